@@ -1,0 +1,44 @@
+import { exponentialBackoff, type ExponentialBackoffOptions } from "./exponentialBackoff.js";
+import { fixedBackoff, type FixedBackoffOptions } from "./fixedBackoff.js";
+import { noRetry } from "./noRetry.js";
+import type { RetryStrategy } from "./retryStrategy.js";
+import { describe, validateChoiceOption } from "../validation/validateNumberOption.js";
+
+/** A strategy described by name and numbers, as it would sit in a configuration file. */
+export type RetryStrategyConfig =
+  | { strategy: "none" }
+  | ({ strategy: "fixed" } & FixedBackoffOptions)
+  | ({ strategy: "exponential" } & ExponentialBackoffOptions);
+
+/** True for an object that already is a {@link RetryStrategy}. */
+export function isRetryStrategy(value: unknown): value is RetryStrategy {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as RetryStrategy).delayInMs === "function" &&
+    typeof (value as RetryStrategy).maxRetries === "number"
+  );
+}
+
+/**
+ * Turns a strategy object or a {@link RetryStrategyConfig} into a strategy, validating
+ * every number; `name` prefixes error messages (for example "retry").
+ */
+export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig, name = "retry"): RetryStrategy {
+  if (isRetryStrategy(config)) return config;
+  if (typeof config !== "object" || config === null) {
+    throw new TypeError(`${name} must be a retry strategy or { strategy: "none" | "fixed" | "exponential", ... }; got ${describe(config)}.`);
+  }
+  const { strategy, ...numbers } = config as { strategy: unknown } & Record<string, unknown>;
+  switch (validateChoiceOption(`${name}.strategy`, strategy, ["none", "fixed", "exponential"] as const)) {
+    case "none":
+      if (Object.keys(numbers).length > 0) {
+        throw new TypeError(`${name}: strategy "none" takes no other options; got ${Object.keys(numbers).join(", ")}.`);
+      }
+      return noRetry();
+    case "fixed":
+      return fixedBackoff(numbers as FixedBackoffOptions);
+    case "exponential":
+      return exponentialBackoff(numbers as ExponentialBackoffOptions);
+  }
+}

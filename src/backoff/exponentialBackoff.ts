@@ -1,0 +1,78 @@
+import { checkRetryNumber, type RandomSource, type RetryStrategy } from "./retryStrategy.js";
+import { optionalNumberOption, rejectUnknownKeys } from "../validation/validateNumberOption.js";
+
+/** Options of {@link exponentialBackoff}; the letters are those of the storage guidance's formula. */
+export interface ExponentialBackoffOptions {
+  /** Retries after the first attempt. Defaults to 6. */
+  maxRetries?: number;
+  /** `z`, the default backoff, in milliseconds. Defaults to 800. */
+  baseDelayInMs?: number;
+  /** `zmin`, added to every wait, in milliseconds. Defaults to 100. */
+  minDelayInMs?: number;
+  /** `zmax`, the cap on every wait, in milliseconds. Defaults to 10000. */
+  maxDelayInMs?: number;
+  /** `j`, the random variance: `z` is drawn from [(1-j)z, (1+j)z]. In [0, 1). Defaults to 0.2 (±20 %). */
+  jitter?: number;
+  /** Uniform random source in [0, 1]. Defaults to `Math.random`; tests pin it. */
+  random?: RandomSource;
+}
+
+/** Defaults of {@link exponentialBackoff}: ride out a partition offline for 10 s within about 15-20 s. */
+export const DEFAULT_EXPONENTIAL_BACKOFF: Readonly<Required<Omit<ExponentialBackoffOptions, "random">>> =
+  Object.freeze({
+    maxRetries: 6,
+    baseDelayInMs: 800,
+    minDelayInMs: 100,
+    maxDelayInMs: 10_000,
+    jitter: 0.2,
+  });
+
+const KNOWN_KEYS = ["maxRetries", "baseDelayInMs", "minDelayInMs", "maxDelayInMs", "jitter", "random"];
+const DAY_IN_MS = 24 * 3600_000;
+
+/**
+ * Randomised exponential backoff as the Azure storage guidance prescribes:
+ * `y = Rand((1-j)z, (1+j)z) * (2^x - 1); y = min(zmin + y, zmax)` with `x` the retry number.
+ * The multiplicative jitter keeps a floor under every wait (unlike "full jitter"), so early
+ * retries do not land in a partition that is still being moved.
+ */
+export function exponentialBackoff(options: ExponentialBackoffOptions = {}): RetryStrategy {
+  rejectUnknownKeys("exponentialBackoff options", options, KNOWN_KEYS);
+  const d = DEFAULT_EXPONENTIAL_BACKOFF;
+  const maxRetries = optionalNumberOption("maxRetries", options.maxRetries, d.maxRetries, { integer: true, max: 1000 });
+  const base = optionalNumberOption("baseDelayInMs", options.baseDelayInMs, d.baseDelayInMs, { max: DAY_IN_MS });
+  const min = optionalNumberOption("minDelayInMs", options.minDelayInMs, d.minDelayInMs, { max: DAY_IN_MS });
+  const max = optionalNumberOption("maxDelayInMs", options.maxDelayInMs, d.maxDelayInMs, { max: DAY_IN_MS });
+  if (min > max) {
+    throw new RangeError(`minDelayInMs (${min}) must not exceed maxDelayInMs (${max}).`);
+  }
+  const jitter = optionalNumberOption("jitter", options.jitter, d.jitter, { max: 0.999_999 });
+  const random = options.random ?? Math.random;
+  if (typeof random !== "function") throw new TypeError("random must be a function returning a number in [0, 1].");
+
+  return {
+    kind: "exponential",
+    maxRetries,
+    maxDelayInMs: max,
+    delayInMs(retryNumber: number): number {
+      checkRetryNumber(retryNumber);
+      return exponentialDelayInMs(retryNumber, { base, min, max, jitter, randomValue: random() });
+    },
+  };
+}
+
+/**
+ * The formula itself, pure: `randomValue` in [0, 1] picks the point in the jitter range
+ * (0 = low end `(1-j)z`, 1 = high end `(1+j)z`). Always in [min, max].
+ */
+export function exponentialDelayInMs(
+  retryNumber: number,
+  p: { base: number; min: number; max: number; jitter: number; randomValue: number },
+): number {
+  const r = Number.isFinite(p.randomValue) ? Math.min(1, Math.max(0, p.randomValue)) : 0.5;
+  const factor = p.base * (1 - p.jitter + 2 * p.jitter * r);
+  // 2^x overflows to Infinity past x = 1023; the wait is capped long before that anyway.
+  const growth = retryNumber >= 64 ? Infinity : 2 ** retryNumber - 1;
+  const y = factor === 0 ? 0 : factor * growth;
+  return Math.min(p.min + y, p.max);
+}

@@ -1,0 +1,40 @@
+import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
+import { optionalNumberOption, rejectUnknownKeys } from "../validation/validateNumberOption.js";
+
+/** Options of {@link fixedBackoff}. */
+export interface FixedBackoffOptions {
+  /** Retries after the first attempt. Defaults to 3. */
+  maxRetries?: number;
+  /** The same wait before every retry, in milliseconds. Defaults to 1000. */
+  delayInMs?: number;
+}
+
+/** Defaults of {@link fixedBackoff}. */
+export const DEFAULT_FIXED_BACKOFF: Readonly<Required<FixedBackoffOptions>> = Object.freeze({
+  maxRetries: 3,
+  delayInMs: 1000,
+});
+
+/**
+ * Fixed backoff: `maxRetries` retries, each after the same wait. Better than none, but
+ * clients that wait the same time collide again; prefer {@link exponentialBackoff}.
+ */
+export function fixedBackoff(options: FixedBackoffOptions = {}): RetryStrategy {
+  rejectUnknownKeys("fixedBackoff options", options, ["maxRetries", "delayInMs"]);
+  const maxRetries = optionalNumberOption("maxRetries", options.maxRetries, DEFAULT_FIXED_BACKOFF.maxRetries, {
+    integer: true,
+    max: 1000,
+  });
+  const delay = optionalNumberOption("delayInMs", options.delayInMs, DEFAULT_FIXED_BACKOFF.delayInMs, {
+    max: 24 * 3600_000,
+  });
+  return {
+    kind: "fixed",
+    maxRetries,
+    maxDelayInMs: delay,
+    delayInMs(retryNumber: number): number {
+      checkRetryNumber(retryNumber);
+      return delay;
+    },
+  };
+}

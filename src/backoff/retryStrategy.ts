@@ -1,0 +1,27 @@
+/** The backoff strategies this package ships. */
+export type RetryStrategyKind = "none" | "fixed" | "exponential";
+
+/**
+ * A pure answer to "how many retries, and how long before retry number N?".
+ * Strategies never sleep; the retry policy does the waiting.
+ */
+export interface RetryStrategy {
+  /** Which strategy this is (for logs and docs). */
+  readonly kind: RetryStrategyKind;
+  /** How many retries after the first attempt (so at most `maxRetries + 1` attempts). */
+  readonly maxRetries: number;
+  /** The longest delay this strategy produces; also caps server `Retry-After` hints by default. */
+  readonly maxDelayInMs: number;
+  /** The wait before retry number `retryNumber` (1 for the first retry), in milliseconds. */
+  delayInMs(retryNumber: number): number;
+}
+
+/** A source of uniform random numbers in [0, 1]; injectable so tests can pin the jitter. */
+export type RandomSource = () => number;
+
+/** Throws a RangeError unless `retryNumber` is a whole number >= 1. */
+export function checkRetryNumber(retryNumber: number): void {
+  if (!Number.isInteger(retryNumber) || retryNumber < 1) {
+    throw new RangeError(`retryNumber must be an integer >= 1; got ${retryNumber}.`);
+  }
+}

@@ -1,0 +1,87 @@
+import type { AttemptOutcome } from "./classify.js";
+import type { OutcomeClass } from "./outcomeClass.js";
+import { OUTCOME_CLASSES } from "./outcomeClass.js";
+import { rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+
+/**
+ * How users extend or override the built-in classification table.
+ * Precedence: `classify` predicate, then the explicit lists, then the built-in table.
+ */
+export interface ClassificationRules {
+  /** Extra HTTP status codes to treat as `transient` (retried). */
+  retriableStatusCodes?: readonly number[];
+  /** Extra `x-ms-error-code` values or error `code`s to treat as `transient` (retried). */
+  retriableErrorCodes?: readonly string[];
+  /** HTTP status codes never to retry (`permanent`), even if the built-in table would. */
+  nonRetriableStatusCodes?: readonly number[];
+  /** `x-ms-error-code` values or error `code`s never to retry (`permanent`). */
+  nonRetriableErrorCodes?: readonly string[];
+  /**
+   * Last word on an outcome: return a class to override, or undefined to keep
+   * `defaultClass`. A caller's abort stays `aborted` whatever this returns.
+   */
+  classify?: (outcome: AttemptOutcome, defaultClass: OutcomeClass) => OutcomeClass | undefined;
+}
+
+const RULE_KEYS = [
+  "retriableStatusCodes",
+  "retriableErrorCodes",
+  "nonRetriableStatusCodes",
+  "nonRetriableErrorCodes",
+  "classify",
+] as const;
+
+/** Validates user rules once, up front; throws a TypeError/RangeError naming the bad option. */
+export function validateClassificationRules(name: string, rules: unknown): ClassificationRules {
+  const object = validateObjectOption(name, rules);
+  rejectUnknownKeys(name, object, RULE_KEYS);
+  for (const key of ["retriableStatusCodes", "nonRetriableStatusCodes"] as const) {
+    const list = object[key];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) throw new TypeError(`${name}.${key} must be an array of status codes.`);
+    for (const status of list) {
+      if (!Number.isInteger(status) || status < 100 || status > 599) {
+        throw new RangeError(`${name}.${key} must hold HTTP status codes (100-599); got ${String(status)}.`);
+      }
+    }
+  }
+  for (const key of ["retriableErrorCodes", "nonRetriableErrorCodes"] as const) {
+    const list = object[key];
+    if (list === undefined) continue;
+    if (!Array.isArray(list) || list.some((code) => typeof code !== "string" || code === "")) {
+      throw new TypeError(`${name}.${key} must be an array of non-empty strings.`);
+    }
+  }
+  if (object.classify !== undefined && typeof object.classify !== "function") {
+    throw new TypeError(`${name}.classify must be a function.`);
+  }
+  return object as ClassificationRules;
+}
+
+/** Applies user rules to the built-in answer. */
+export function applyClassificationRules(
+  outcome: AttemptOutcome,
+  builtIn: OutcomeClass,
+  errorCode: string | undefined,
+  rules: ClassificationRules,
+): OutcomeClass {
+  let result = builtIn;
+  if (builtIn !== "aborted" && builtIn !== "success") {
+    if (outcome.status !== undefined && rules.retriableStatusCodes?.includes(outcome.status)) result = "transient";
+    if (errorCode !== undefined && rules.retriableErrorCodes?.includes(errorCode)) result = "transient";
+    if (outcome.status !== undefined && rules.nonRetriableStatusCodes?.includes(outcome.status)) result = "permanent";
+    if (errorCode !== undefined && rules.nonRetriableErrorCodes?.includes(errorCode)) result = "permanent";
+  } else if (builtIn === "success" && outcome.status !== undefined && rules.retriableStatusCodes?.includes(outcome.status)) {
+    result = "transient";
+  }
+  if (rules.classify && builtIn !== "aborted") {
+    const override = rules.classify(outcome, result);
+    if (override !== undefined) {
+      if (!OUTCOME_CLASSES.includes(override)) {
+        throw new TypeError(`classification.classify returned ${JSON.stringify(override)}, which is not an outcome class.`);
+      }
+      result = override;
+    }
+  }
+  return result;
+}

@@ -1,0 +1,26 @@
+/** Stable codes carried by the package's errors. Part of the public API. */
+export type ResilienceErrorCode = "CIRCUIT_OPEN" | "BODY_NOT_REPLAYABLE" | "RETRY_BUDGET_EXHAUSTED";
+
+const marker = Symbol.for("azure-storage-resilience.error");
+
+/**
+ * Base class of every error the package throws on its own account (not the SDK's
+ * `RestError`s, which are surfaced unchanged). Carries a stable `code` and `cause`.
+ */
+export class ResilienceError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: ResilienceErrorCode;
+  /** Marker that survives two copies of the package (ESM + CJS), where `instanceof` fails. */
+  readonly [marker] = true;
+
+  constructor(code: ResilienceErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ResilienceError";
+    this.code = code;
+  }
+}
+
+/** True for any error thrown by this package (see {@link ResilienceError}), even across package copies. */
+export function isResilienceError(error: unknown): error is ResilienceError {
+  return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[marker] === true;
+}

@@ -1,0 +1,48 @@
+// Public surface of azure-storage-resilience: named re-exports only.
+
+export type { OutcomeClass } from "./classification/outcomeClass.js";
+export { OUTCOME_CLASSES, isRetriableClass } from "./classification/outcomeClass.js";
+export type { AttemptOutcome } from "./classification/classify.js";
+export { classify, classifyStatus } from "./classification/classify.js";
+export type { ClassificationRules } from "./classification/classificationRules.js";
+export { TIMEOUT_ERROR_CODES, TRANSIENT_ERROR_CODES } from "./classification/networkErrors.js";
+
+export type { RetryStrategy, RetryStrategyKind, RandomSource } from "./backoff/retryStrategy.js";
+export { noRetry } from "./backoff/noRetry.js";
+export type { FixedBackoffOptions } from "./backoff/fixedBackoff.js";
+export { fixedBackoff, DEFAULT_FIXED_BACKOFF } from "./backoff/fixedBackoff.js";
+export type { ExponentialBackoffOptions } from "./backoff/exponentialBackoff.js";
+export { exponentialBackoff, exponentialDelayInMs, DEFAULT_EXPONENTIAL_BACKOFF } from "./backoff/exponentialBackoff.js";
+export type { RetryStrategyConfig } from "./backoff/createRetryStrategy.js";
+export { createRetryStrategy } from "./backoff/createRetryStrategy.js";
+
+export { parseRetryAfterInMs } from "./timing/retryAfter.js";
+
+export type { ResilienceErrorCode } from "./errors/resilienceError.js";
+export { ResilienceError, isResilienceError } from "./errors/resilienceError.js";
+export { CircuitOpenError, isCircuitOpenError } from "./errors/circuitOpenError.js";
+
+export type { ResilientRetryPolicyOptions } from "./policies/resilientRetryPolicy.js";
+export {
+  resilientRetryPolicy,
+  resilientRetryPolicyName,
+  DEFAULT_RETRY_POLICY_OPTIONS,
+} from "./policies/resilientRetryPolicy.js";
+export type {
+  AttemptClass,
+  AttemptEvent,
+  DelaySource,
+  OperationEvent,
+  RetryEvent,
+  RetryObserver,
+  StopReason,
+} from "./policies/retryEvents.js";
+export type { AttemptGate, AttemptResult } from "./policies/attemptGate.js";
+export type { RetryInfo } from "./policies/retryInfo.js";
+export { getRetryInfo } from "./policies/retryInfo.js";
+
+export type { StorageService } from "./install/storageService.js";
+export type { InstallResilienceOptions, ResilienceHandle } from "./install/installResilience.js";
+export { installResilience, SDK_RETRY_POLICY_NAMES } from "./install/installResilience.js";
+export type { ServicePreset } from "./presets/servicePresets.js";
+export { SERVICE_PRESETS } from "./presets/servicePresets.js";

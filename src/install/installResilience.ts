@@ -1,0 +1,133 @@
+import type { Pipeline, PipelinePolicy } from "@azure/core-rest-pipeline";
+import type { ClassificationRules } from "../classification/classificationRules.js";
+import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
+import type { RetryStrategy } from "../backoff/retryStrategy.js";
+import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
+import type { RetryObserver } from "../policies/retryEvents.js";
+import { SERVICE_PRESETS } from "../presets/servicePresets.js";
+import { rejectUnknownKeys, validateChoiceOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import { detectService } from "./detectService.js";
+import { findPipeline } from "./findPipeline.js";
+import { STORAGE_SERVICES, type StorageService } from "./storageService.js";
+
+/** Options of {@link installResilience}. Every one is optional; defaults come from the service's preset. */
+export interface InstallResilienceOptions {
+  /** The service behind the client. Detected from the endpoint or client class when omitted. */
+  service?: StorageService;
+  /**
+   * The backoff strategy: an object (`exponentialBackoff(...)`), or a config by name. Numbers
+   * missing from an `"exponential"` config come from the service preset.
+   */
+  retry?: RetryStrategy | RetryStrategyConfig;
+  /** Overall deadline per operation, retries included; `Infinity` for none. Preset default (table: 60000). */
+  maxElapsedInMs?: number;
+  /** Client-side timeout per attempt, classified `timeout` and retried; 0 for none. Preset default (table: 30000). */
+  tryTimeoutInMs?: number;
+  /** Longest `Retry-After` honoured. Defaults to the strategy's maximum delay. */
+  maxRetryAfterInMs?: number;
+  /** Extends or overrides the classification table. */
+  classification?: ClassificationRules;
+  /** Your own hooks on attempts, retries and operation ends. */
+  observers?: readonly RetryObserver[];
+}
+
+/** What {@link installResilience} returns. */
+export interface ResilienceHandle {
+  /** The service the policies were configured for. */
+  readonly service: StorageService;
+  /** The retry policy now in the pipeline's Retry phase. */
+  readonly retryPolicy: PipelinePolicy;
+  /** The SDK retry policies that were removed (put back by `dispose`). */
+  readonly removedPolicies: readonly PipelinePolicy[];
+  /** Removes the package's policies, restores the SDK's retry policies and stops every timer. Idempotent. */
+  dispose(): void;
+}
+
+/** Names of retry policies the Azure SDK packages add; removed wherever they sit, so retries never nest. */
+export const SDK_RETRY_POLICY_NAMES: readonly string[] = [
+  "defaultRetryPolicy",
+  "retryPolicy",
+  "exponentialRetryPolicy",
+  "systemErrorRetryPolicy",
+  "throttlingRetryPolicy",
+  "storageRetryPolicy",
+];
+
+const KNOWN_KEYS = ["service", "retry", "maxElapsedInMs", "tryTimeoutInMs", "maxRetryAfterInMs", "classification", "observers"];
+const installed = new WeakMap<Pipeline, ResilienceHandle>();
+
+/**
+ * Makes an Azure Storage client resilient: removes the SDK's own retry policies and puts
+ * the package's retry policy in the Retry phase of the client's pipeline. Installing on
+ * the same pipeline again replaces the previous installation.
+ *
+ * @example
+ * const handle = installResilience(tableClient);
+ * // ... on shutdown:
+ * handle.dispose();
+ */
+export function installResilience(target: unknown, options: InstallResilienceOptions = {}): ResilienceHandle {
+  validateObjectOption("options", options);
+  rejectUnknownKeys("installResilience options", options, KNOWN_KEYS);
+  const pipeline = findPipeline(target);
+  const service = resolveService(target, options.service);
+  const preset = SERVICE_PRESETS[service];
+  const retryPolicy = resilientRetryPolicy({
+    retry: resolveRetry(options.retry, preset.retry),
+    maxElapsedInMs: options.maxElapsedInMs ?? preset.maxElapsedInMs,
+    tryTimeoutInMs: options.tryTimeoutInMs ?? preset.tryTimeoutInMs,
+    maxRetryAfterInMs: options.maxRetryAfterInMs,
+    classification: options.classification,
+    observers: options.observers,
+  });
+
+  installed.get(pipeline)?.dispose();
+  const removedPolicies = removeRetryPolicies(pipeline);
+  pipeline.addPolicy(retryPolicy, { phase: "Retry" });
+
+  let disposed = false;
+  const handle: ResilienceHandle = {
+    service,
+    retryPolicy,
+    removedPolicies,
+    dispose(): void {
+      if (disposed) return;
+      disposed = true;
+      pipeline.removePolicy({ name: resilientRetryPolicyName });
+      for (const policy of removedPolicies) pipeline.addPolicy(policy, { phase: "Retry" });
+      if (installed.get(pipeline) === handle) installed.delete(pipeline);
+    },
+  };
+  installed.set(pipeline, handle);
+  return handle;
+}
+
+function resolveService(target: unknown, service: unknown): StorageService {
+  if (service !== undefined) return validateChoiceOption("service", service, STORAGE_SERVICES);
+  const detected = detectService(target);
+  if (detected === undefined) {
+    throw new TypeError(
+      'options.service is required: the target\'s endpoint and type do not tell which service it is ("table", "blob" or "queue").',
+    );
+  }
+  return detected;
+}
+
+function resolveRetry(
+  retry: RetryStrategy | RetryStrategyConfig | undefined,
+  presetRetry: (typeof SERVICE_PRESETS)[StorageService]["retry"],
+): RetryStrategy {
+  if (retry === undefined) return createRetryStrategy({ strategy: "exponential", ...presetRetry });
+  if (isRetryStrategy(retry)) return retry;
+  if (typeof retry === "object" && retry !== null && retry.strategy === "exponential") {
+    return createRetryStrategy({ ...presetRetry, ...retry });
+  }
+  return createRetryStrategy(retry);
+}
+
+/** Removes the whole Retry phase and any SDK retry policy placed elsewhere. */
+function removeRetryPolicies(pipeline: Pipeline): PipelinePolicy[] {
+  const removed = pipeline.removePolicy({ phase: "Retry" });
+  for (const name of SDK_RETRY_POLICY_NAMES) removed.push(...pipeline.removePolicy({ name }));
+  return removed;
+}

@@ -1,0 +1,62 @@
+import type { PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
+import type { OutcomeClass } from "../classification/outcomeClass.js";
+
+/** An attempt's class as the policy reports it: an outcome class, or refused by an open circuit. */
+export type AttemptClass = OutcomeClass | "circuit_open";
+
+/** Why the policy stopped retrying an operation. */
+export type StopReason =
+  | "success"
+  | "permanent"
+  | "aborted"
+  | "retries-exhausted"
+  | "deadline"
+  | "body-not-replayable"
+  | "circuit-open";
+
+/** Where a retry's wait came from. */
+export type DelaySource = "backoff" | "retry-after" | "circuit";
+
+/** Reported after every attempt, including ones refused by an open circuit. */
+export interface AttemptEvent {
+  request: PipelineRequest;
+  /** 1 for the first attempt. */
+  attempt: number;
+  attemptClass: AttemptClass;
+  status?: number;
+  errorCode?: string;
+  durationInMs: number;
+}
+
+/** Reported before the policy sleeps ahead of another attempt. */
+export interface RetryEvent {
+  request: PipelineRequest;
+  /** The attempt that failed (1-based). */
+  attempt: number;
+  /** The class that made the policy retry. */
+  reason: AttemptClass;
+  delayInMs: number;
+  delaySource: DelaySource;
+}
+
+/** Reported once per operation, when the policy returns or throws. */
+export interface OperationEvent {
+  request: PipelineRequest;
+  response?: PipelineResponse;
+  error?: unknown;
+  attempts: number;
+  /** The class of the last attempt. */
+  finalClass: AttemptClass;
+  stopReason: StopReason;
+  elapsedInMs: number;
+}
+
+/**
+ * Typed hooks on the retry loop, used by the metrics and logging layers and open to users.
+ * Observers must not throw; an observer that throws is logged and ignored.
+ */
+export interface RetryObserver {
+  onAttempt?(event: AttemptEvent): void;
+  onRetry?(event: RetryEvent): void;
+  onOperationEnd?(event: OperationEvent): void;
+}
