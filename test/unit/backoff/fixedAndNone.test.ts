@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { createRetryStrategy, fixedBackoff, noRetry } from "../../../src/index.js";
+
+describe("fixedBackoff", () => {
+  it("waits the same time before every retry", () => {
+    const strategy = fixedBackoff({ maxRetries: 4, delayInMs: 250 });
+    expect(strategy.kind).toBe("fixed");
+    expect(strategy.maxRetries).toBe(4);
+    expect([1, 2, 3, 4].map((x) => strategy.delayInMs(x))).toEqual([250, 250, 250, 250]);
+  });
+
+  it("defaults to 3 retries of 1000 ms", () => {
+    const strategy = fixedBackoff();
+    expect([strategy.maxRetries, strategy.delayInMs(1)]).toEqual([3, 1000]);
+  });
+
+  it("rejects bad numbers by name", () => {
+    expect(() => fixedBackoff({ delayInMs: -5 })).toThrow(/delayInMs.*-5/);
+    expect(() => fixedBackoff({ maxRetries: Infinity })).toThrow(/maxRetries/);
+  });
+});
+
+describe("noRetry", () => {
+  it("allows no retries", () => {
+    expect(noRetry().maxRetries).toBe(0);
+    expect(noRetry().kind).toBe("none");
+  });
+});
+
+describe("createRetryStrategy", () => {
+  it("builds each strategy by name", () => {
+    expect(createRetryStrategy({ strategy: "none" }).kind).toBe("none");
+    expect(createRetryStrategy({ strategy: "fixed", delayInMs: 5 }).delayInMs(1)).toBe(5);
+    const exponential = createRetryStrategy({ strategy: "exponential", baseDelayInMs: 1000, minDelayInMs: 0, jitter: 0 });
+    expect(exponential.delayInMs(2)).toBe(3000);
+  });
+
+  it("passes a strategy object through", () => {
+    const strategy = fixedBackoff();
+    expect(createRetryStrategy(strategy)).toBe(strategy);
+  });
+
+  it("names a bad strategy", () => {
+    expect(() => createRetryStrategy({ strategy: "linear" } as never)).toThrow(/retry\.strategy.*"linear"/);
+    expect(() => createRetryStrategy(null as never)).toThrow(TypeError);
+    expect(() => createRetryStrategy({ strategy: "none", maxRetries: 3 } as never)).toThrow(/takes no other options/);
+  });
+});

@@ -1,0 +1,143 @@
+import { describe, expect, it } from "vitest";
+import { AzureNamedKeyCredential, TableClient, TableServiceClient } from "@azure/data-tables";
+import {
+  createEmptyPipeline,
+  createHttpHeaders,
+  createPipelineFromOptions,
+  type HttpClient,
+  type PipelineRequest,
+} from "@azure/core-rest-pipeline";
+import { installResilience, resilientRetryPolicyName, getRetryInfo } from "../../../src/index.js";
+
+// The well-known, public Azurite development key: not a secret.
+const credential = new AzureNamedKeyCredential(
+  "devstoreaccount1",
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+);
+
+/** An HttpClient that answers every request with the given status and counts the requests. */
+function countingClient(status: number, errorCode?: string): HttpClient & { requests: PipelineRequest[] } {
+  const requests: PipelineRequest[] = [];
+  return {
+    requests,
+    async sendRequest(request) {
+      requests.push(request);
+      const headers = createHttpHeaders({ "content-type": "application/json", ...(errorCode ? { "x-ms-error-code": errorCode } : {}) });
+      const bodyAsText = errorCode ? JSON.stringify({ "odata.error": { code: errorCode, message: { lang: "en-US", value: "x" } } }) : "{}";
+      return { request, status, headers, bodyAsText };
+    },
+  };
+}
+
+function tableClient(httpClient?: HttpClient): TableClient {
+  return new TableClient("https://myaccount.table.core.windows.net", "orders", credential, { httpClient });
+}
+
+const names = (client: { pipeline: { getOrderedPolicies(): Array<{ name: string }> } }) =>
+  client.pipeline.getOrderedPolicies().map((p) => p.name);
+
+describe("installResilience", () => {
+  it("replaces the SDK's retry policy with ours on a TableClient", () => {
+    const client = tableClient();
+    expect(names(client)).toContain("defaultRetryPolicy");
+    const handle = installResilience(client);
+    expect(handle.service).toBe("table");
+    expect(names(client)).not.toContain("defaultRetryPolicy");
+    expect(names(client).filter((n) => n === resilientRetryPolicyName)).toHaveLength(1);
+    expect(handle.removedPolicies.map((p) => p.name)).toContain("defaultRetryPolicy");
+  });
+
+  it("dispose restores the SDK's policy and is idempotent", () => {
+    const client = tableClient();
+    const before = names(client);
+    const handle = installResilience(client);
+    handle.dispose();
+    handle.dispose();
+    expect(names(client).sort()).toEqual([...before].sort());
+  });
+
+  it("installing twice replaces the first installation", () => {
+    const client = tableClient();
+    installResilience(client);
+    installResilience(client, { retry: { strategy: "none" } });
+    expect(names(client).filter((n) => n === resilientRetryPolicyName)).toHaveLength(1);
+    expect(names(client)).not.toContain("defaultRetryPolicy");
+  });
+
+  it("one 503 makes exactly one request with retries off: no SDK retry nested under ours", async () => {
+    const http = countingClient(503, "ServerBusy");
+    const client = tableClient(http);
+    installResilience(client, { retry: { strategy: "none" } });
+    const error = await client.getEntity("p1", "r1").catch((e: unknown) => e);
+    expect(http.requests).toHaveLength(1);
+    expect(error).toMatchObject({ name: "RestError", statusCode: 503 });
+    expect(getRetryInfo(error)).toMatchObject({ attempts: 1, stopReason: "retries-exhausted" });
+  });
+
+  it("without it the SDK retries the same 503 (the control for the test above)", async () => {
+    const http = countingClient(503, "ServerBusy");
+    const client = new TableClient("https://myaccount.table.core.windows.net", "orders", credential, {
+      httpClient: http,
+      retryOptions: { maxRetries: 1, retryDelayInMs: 1, maxRetryDelayInMs: 1 },
+    });
+    await client.getEntity("p1", "r1").catch(() => undefined);
+    expect(http.requests.length).toBeGreaterThan(1);
+  });
+
+  it("counts attempts with the preset's retries on a 503 (fixed fast backoff)", async () => {
+    const http = countingClient(503, "ServerBusy");
+    const client = tableClient(http);
+    installResilience(client, { retry: { strategy: "fixed", maxRetries: 2, delayInMs: 1 } });
+    await expect(client.getEntity("p1", "r1")).rejects.toMatchObject({ statusCode: 503 });
+    expect(http.requests).toHaveLength(3);
+  });
+
+  it("a 403 is attempted once", async () => {
+    const http = countingClient(403, "AuthorizationFailure");
+    const client = tableClient(http);
+    installResilience(client, { retry: { strategy: "fixed", maxRetries: 5, delayInMs: 1 } });
+    await expect(client.getEntity("p1", "r1")).rejects.toMatchObject({ statusCode: 403 });
+    expect(http.requests).toHaveLength(1);
+  });
+
+  it("works on a TableServiceClient and on a bare Pipeline", () => {
+    const service = new TableServiceClient("https://myaccount.table.core.windows.net", credential);
+    expect(installResilience(service).service).toBe("table");
+    const pipeline = createPipelineFromOptions({});
+    const handle = installResilience(pipeline, { service: "queue" });
+    expect(handle.service).toBe("queue");
+    expect(pipeline.getOrderedPolicies().map((p) => p.name)).not.toContain("defaultRetryPolicy");
+  });
+
+  it("detects the service from a storage host name", () => {
+    const pipeline = createEmptyPipeline();
+    const target = { url: "https://acct.blob.core.windows.net/container", pipeline };
+    expect(installResilience(target).service).toBe("blob");
+    expect(installResilience({ url: "https://acct.table.core.chinacloudapi.cn", pipeline }).service).toBe("table");
+    expect(installResilience({ url: "https://acct.table.cosmos.azure.com", pipeline }).service).toBe("table");
+  });
+
+  it("asks for the service when it cannot tell", () => {
+    expect(() => installResilience(createEmptyPipeline())).toThrow(/options\.service is required/);
+  });
+
+  it.each([
+    [null, /target must be/],
+    [{}, /target must be/],
+    [{ pipeline: { factories: [] } }, /not an @azure\/core-rest-pipeline Pipeline/],
+  ])("rejects target %o", (target, message) => {
+    expect(() => installResilience(target)).toThrow(TypeError);
+    expect(() => installResilience(target)).toThrow(message);
+  });
+
+  it.each([
+    [{ service: "file" }, /service must be one of "table", "blob", "queue"; got "file"/],
+    [{ maxElapsedInMs: -1 }, /maxElapsedInMs.*-1/],
+    [{ tryTimeoutInMs: "5s" }, /tryTimeoutInMs.*"5s"/],
+    [{ retry: { strategy: "exponential", jitter: 2 } }, /jitter.*2/],
+    [{ retry: { strategy: "exponential", minDelayInMs: 50_000 } }, /minDelayInMs \(50000\).*maxDelayInMs \(10000\)/],
+    [{ retries: 3 }, /retries is not a known option/],
+  ])("rejects options %o", (options, message) => {
+    expect(() => installResilience(tableClient(), options as never)).toThrow(message);
+  });
+});

@@ -1,0 +1,369 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Readable } from "node:stream";
+import {
+  createHttpHeaders,
+  createPipelineRequest,
+  RestError,
+  type PipelineRequest,
+  type PipelineResponse,
+  type SendRequest,
+} from "@azure/core-rest-pipeline";
+import {
+  CircuitOpenError,
+  fixedBackoff,
+  getRetryInfo,
+  isCircuitOpenError,
+  resilientRetryPolicy,
+  resilientRetryPolicyName,
+  type AttemptGate,
+  type RetryObserver,
+} from "../../../src/index.js";
+
+const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
+
+function request(init: Partial<Parameters<typeof createPipelineRequest>[0]> = {}): PipelineRequest {
+  return createPipelineRequest({ url, method: "GET", ...init });
+}
+
+function reply(req: PipelineRequest, status: number, headers: Record<string, string> = {}): PipelineResponse {
+  return { request: req, status, headers: createHttpHeaders(headers) };
+}
+
+function serverBusy(req: PipelineRequest, extra: Record<string, string> = {}): PipelineResponse {
+  return reply(req, 503, { "x-ms-error-code": "ServerBusy", ...extra });
+}
+
+/** A `next` that answers from a script, one entry per attempt. */
+function scripted(...steps: Array<(req: PipelineRequest) => PipelineResponse | Error>) {
+  return vi.fn<SendRequest>(async (req) => {
+    const step = steps.shift();
+    if (!step) throw new Error("unexpected extra attempt");
+    const result = step(req);
+    if (result instanceof Error) throw result;
+    return result;
+  });
+}
+
+const ok = (req: PipelineRequest) => reply(req, 200);
+const busy = (req: PipelineRequest) => serverBusy(req);
+const reset = () => new RestError("socket hang up", { code: "ECONNRESET" });
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("resilientRetryPolicy", () => {
+  it("has its name", () => {
+    expect(resilientRetryPolicy().name).toBe(resilientRetryPolicyName);
+  });
+
+  it("retries 503 ServerBusy twice then succeeds: 3 attempts", async () => {
+    const next = scripted(busy, busy, ok);
+    const policy = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 5, delayInMs: 100 }) });
+    const req = request();
+    const pending = policy.sendRequest(req, next);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(next).toHaveBeenCalledTimes(2 - 1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(next).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(100);
+    const response = await pending;
+    expect(response.status).toBe(200);
+    expect(next).toHaveBeenCalledTimes(3);
+    expect(getRetryInfo(response)).toMatchObject({
+      attempts: 3,
+      classes: ["throttled", "throttled", "success"],
+      stopReason: "success",
+    });
+  });
+
+  it.each([403, 404, 409, 501, 505])("does not retry %i", async (status) => {
+    const next = scripted((req) => reply(req, status));
+    const response = await resilientRetryPolicy().sendRequest(request(), next);
+    expect(response.status).toBe(status);
+    expect(next).toHaveBeenCalledTimes(1);
+    expect(getRetryInfo(response)?.stopReason).toBe("permanent");
+  });
+
+  it("retries a connection reset", async () => {
+    const next = scripted(reset, ok);
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ delayInMs: 10 }) }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(10);
+    expect((await pending).status).toBe(200);
+    expect(next).toHaveBeenCalledTimes(2);
+  });
+
+  it("returns the last response unchanged when retries run out", async () => {
+    const next = scripted(busy, busy, busy);
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 2, delayInMs: 10 }) }).sendRequest(
+      request(),
+      next,
+    );
+    await vi.advanceTimersByTimeAsync(20);
+    const response = await pending;
+    expect(response.status).toBe(503);
+    expect(response.headers.get("x-ms-error-code")).toBe("ServerBusy");
+    expect(getRetryInfo(response)).toMatchObject({ attempts: 3, stopReason: "retries-exhausted" });
+  });
+
+  it("rethrows the last RestError unchanged when retries run out, with its info", async () => {
+    const errors = [reset(), reset()];
+    const next = vi.fn<SendRequest>(async (req) => {
+      const error = errors.shift()!;
+      error.request = req;
+      throw error;
+    });
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 1, delayInMs: 10 }) }).sendRequest(
+      request(),
+      next,
+    );
+    const assertion = expect(pending).rejects.toMatchObject({ code: "ECONNRESET", name: "RestError" });
+    await vi.advanceTimersByTimeAsync(10);
+    await assertion;
+    const error = await pending.catch((e: unknown) => e);
+    expect(getRetryInfo(error)).toMatchObject({ attempts: 2, stopReason: "retries-exhausted" });
+  });
+
+  it("waits for Retry-After when it is longer than the backoff", async () => {
+    const next = scripted((req) => serverBusy(req, { "Retry-After": "2" }), ok);
+    const policy = resilientRetryPolicy({ retry: fixedBackoff({ delayInMs: 100 }), maxRetryAfterInMs: 5000 });
+    const pending = policy.sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(next).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await pending).status).toBe(200);
+  });
+
+  it("honours x-ms-retry-after-ms", async () => {
+    const next = scripted((req) => serverBusy(req, { "x-ms-retry-after-ms": "750" }), ok);
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ delayInMs: 100 }), maxRetryAfterInMs: 5000 }).sendRequest(
+      request(),
+      next,
+    );
+    await vi.advanceTimersByTimeAsync(749);
+    expect(next).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await pending;
+    expect(next).toHaveBeenCalledTimes(2);
+  });
+
+  it("caps a server's Retry-After at the strategy's maximum delay by default", async () => {
+    const next = scripted((req) => serverBusy(req, { "Retry-After": "3600" }), ok);
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ delayInMs: 300 }) }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(300);
+    expect((await pending).status).toBe(200);
+  });
+
+  it("rejects promptly on abort during a backoff, with no further attempt", async () => {
+    const next = scripted(busy, ok);
+    const controller = new AbortController();
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ delayInMs: 10_000 }) }).sendRequest(
+      request({ abortSignal: controller.signal }),
+      next,
+    );
+    const assertion = expect(pending).rejects.toMatchObject({ name: "AbortError" });
+    await vi.advanceTimersByTimeAsync(50);
+    controller.abort();
+    await assertion;
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(next).toHaveBeenCalledTimes(1);
+  });
+
+  it("makes no attempt when already aborted", async () => {
+    const next = scripted(ok);
+    const controller = new AbortController();
+    controller.abort();
+    await expect(resilientRetryPolicy().sendRequest(request({ abortSignal: controller.signal }), next)).rejects.toMatchObject({
+      name: "AbortError",
+    });
+    expect(next).not.toHaveBeenCalled();
+  });
+
+  it("never retries a caller's abort that surfaces from the transport", async () => {
+    const controller = new AbortController();
+    const next = vi.fn<SendRequest>(async () => {
+      controller.abort();
+      const error = new Error("The operation was aborted.");
+      error.name = "AbortError";
+      throw error;
+    });
+    await expect(
+      resilientRetryPolicy({ tryTimeoutInMs: 1000 }).sendRequest(request({ abortSignal: controller.signal }), next),
+    ).rejects.toMatchObject({ name: "AbortError" });
+    expect(next).toHaveBeenCalledTimes(1);
+  });
+
+  it("gives up when the next wait would pass the deadline", async () => {
+    const next = scripted(busy, busy, busy, ok);
+    const policy = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 10, delayInMs: 600 }), maxElapsedInMs: 1000 });
+    const pending = policy.sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(600);
+    const response = await pending;
+    expect(response.status).toBe(503);
+    expect(next).toHaveBeenCalledTimes(2);
+    expect(getRetryInfo(response)?.stopReason).toBe("deadline");
+  });
+
+  it("times out a hanging attempt, classifies it timeout and retries", async () => {
+    let calls = 0;
+    const next = vi.fn<SendRequest>((req) => {
+      calls += 1;
+      if (calls > 1) return Promise.resolve(reply(req, 200));
+      return new Promise((_resolve, reject) => {
+        req.abortSignal?.addEventListener("abort", () => {
+          const error = new Error("The operation was aborted.");
+          error.name = "AbortError";
+          reject(error);
+        });
+      });
+    });
+    const callerSignal = new AbortController().signal;
+    const req = request({ abortSignal: callerSignal });
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ delayInMs: 10 }), tryTimeoutInMs: 500 }).sendRequest(req, next);
+    await vi.advanceTimersByTimeAsync(510);
+    const response = await pending;
+    expect(response.status).toBe(200);
+    expect(getRetryInfo(response)?.classes).toEqual(["timeout", "success"]);
+    expect(req.abortSignal).toBe(callerSignal);
+  });
+
+  it("surfaces our per-attempt timeout as a RestError ETIMEDOUT naming the option", async () => {
+    const next = vi.fn<SendRequest>(
+      (req) =>
+        new Promise((_resolve, reject) => {
+          req.abortSignal?.addEventListener("abort", () => reject(Object.assign(new Error("aborted"), { name: "AbortError" })));
+        }),
+    );
+    const pending = resilientRetryPolicy({ retry: { strategy: "none" }, tryTimeoutInMs: 200 }).sendRequest(request(), next);
+    const assertion = expect(pending).rejects.toMatchObject({ name: "RestError", code: "ETIMEDOUT", message: /tryTimeoutInMs/ });
+    await vi.advanceTimersByTimeAsync(200);
+    await assertion;
+  });
+
+  it("does not retry a request whose body is a consumed stream", async () => {
+    const next = scripted(busy, ok);
+    const response = await resilientRetryPolicy().sendRequest(
+      request({ method: "PUT", body: Readable.from(["data"]) }),
+      next,
+    );
+    expect(response.status).toBe(503);
+    expect(next).toHaveBeenCalledTimes(1);
+    expect(getRetryInfo(response)?.stopReason).toBe("body-not-replayable");
+  });
+
+  it("retries a request whose body is a stream factory", async () => {
+    const next = scripted(busy, ok);
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ delayInMs: 1 }) }).sendRequest(
+      request({ method: "PUT", body: () => Readable.from(["data"]) }),
+      next,
+    );
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await pending).status).toBe(200);
+  });
+
+  it("reports typed events to observers and survives one that throws", async () => {
+    const events: string[] = [];
+    const observer: RetryObserver = {
+      onAttempt: (e) => events.push(`attempt ${e.attempt} ${e.attemptClass} ${e.status}`),
+      onRetry: (e) => events.push(`retry after ${e.attempt} ${e.reason} ${e.delayInMs} ${e.delaySource}`),
+      onOperationEnd: (e) => events.push(`end ${e.attempts} ${e.finalClass} ${e.stopReason}`),
+    };
+    const throwing: RetryObserver = {
+      onAttempt: () => {
+        throw new Error("observer bug");
+      },
+    };
+    const next = scripted(busy, ok);
+    const pending = resilientRetryPolicy({
+      retry: fixedBackoff({ delayInMs: 5 }),
+      observers: [throwing, observer],
+    }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(5);
+    await pending;
+    expect(events).toEqual([
+      "attempt 1 throttled 503",
+      "retry after 1 throttled 5 backoff",
+      "attempt 2 success 200",
+      "end 2 success success",
+    ]);
+  });
+
+  it("applies user classification rules", async () => {
+    const next = scripted((req) => reply(req, 409), ok);
+    const pending = resilientRetryPolicy({
+      retry: fixedBackoff({ delayInMs: 1 }),
+      classification: { retriableStatusCodes: [409] },
+    }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await pending).status).toBe(200);
+  });
+});
+
+describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
+  function gate(waitWhenOpen: boolean, openTimes: number, retryAfterInMs = 1000): AttemptGate & { refused: number } {
+    let remaining = openTimes;
+    return {
+      waitWhenOpen,
+      refused: 0,
+      async run(_request, attempt) {
+        if (remaining > 0) {
+          remaining -= 1;
+          this.refused += 1;
+          throw new CircuitOpenError("table|acct|orders|p1", retryAfterInMs);
+        }
+        return attempt();
+      },
+    };
+  }
+
+  it("fails fast with CircuitOpenError in fail mode, without touching the network", async () => {
+    const next = scripted(ok);
+    const error = await resilientRetryPolicy({ gate: gate(false, 1) }).sendRequest(request(), next).catch((e: unknown) => e);
+    expect(isCircuitOpenError(error)).toBe(true);
+    expect(next).not.toHaveBeenCalled();
+  });
+
+  it("waits for the probe time in wait mode without spending retries", async () => {
+    const g = gate(true, 3, 1000);
+    const next = scripted(ok);
+    const pending = resilientRetryPolicy({ gate: g, retry: { strategy: "none" } }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(2999);
+    expect(next).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    const response = await pending;
+    expect(response.status).toBe(200);
+    expect(g.refused).toBe(3);
+    expect(getRetryInfo(response)?.classes).toEqual(["circuit_open", "circuit_open", "circuit_open", "success"]);
+  });
+
+  it("gives up in wait mode when the probe time is past the deadline", async () => {
+    const next = scripted(ok);
+    const pending = resilientRetryPolicy({ gate: gate(true, 1, 5000), maxElapsedInMs: 1000 }).sendRequest(request(), next);
+    await expect(pending).rejects.toMatchObject({ code: "CIRCUIT_OPEN" });
+    expect(next).not.toHaveBeenCalled();
+  });
+});
+
+describe("resilientRetryPolicy option validation", () => {
+  it.each([
+    [{ maxElapsedInMs: 0 }, /maxElapsedInMs.*0/],
+    [{ maxElapsedInMs: -1 }, /maxElapsedInMs.*-1/],
+    [{ tryTimeoutInMs: Number.NaN }, /tryTimeoutInMs.*NaN/],
+    [{ maxRetryAfterInMs: -5 }, /maxRetryAfterInMs.*-5/],
+    [{ retry: { strategy: "sometimes" } }, /retry\.strategy/],
+    [{ classification: { retriableStatusCodes: [999] } }, /retriableStatusCodes.*999/],
+    [{ classification: { retriableErrorCodes: "ServerBusy" } }, /retriableErrorCodes/],
+    [{ maxElapsed: 5 }, /maxElapsed is not a known option/],
+    [{ gate: {} }, /gate/],
+    [{ observers: {} }, /observers/],
+  ])("rejects %o", (options, message) => {
+    expect(() => resilientRetryPolicy(options as never)).toThrow(message);
+  });
+
+  it("accepts Infinity as no deadline", () => {
+    expect(() => resilientRetryPolicy({ maxElapsedInMs: Infinity })).not.toThrow();
+  });
+});
