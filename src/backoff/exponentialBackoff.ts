@@ -63,7 +63,7 @@ export function exponentialBackoff(options: ExponentialBackoffOptions = {}): Ret
 
 /**
  * The formula itself, pure: `randomValue` in [0, 1] picks the point in the jitter range
- * (0 = low end `(1-j)z`, 1 = high end `(1+j)z`). Always in [min, max].
+ * (0 = low end `(1-j)z`, 1 = high end `(1+j)z`). Whole milliseconds, always in [min, max].
  */
 export function exponentialDelayInMs(
   retryNumber: number,
@@ -74,5 +74,6 @@ export function exponentialDelayInMs(
   // 2^x overflows to Infinity past x = 1023; the wait is capped long before that anyway.
   const growth = retryNumber >= 64 ? Infinity : 2 ** retryNumber - 1;
   const y = factor === 0 ? 0 : factor * growth;
-  return Math.min(p.min + y, p.max);
+  // Whole milliseconds (timers take no less), clamped again so rounding cannot leave [min, max].
+  return Math.min(Math.max(Math.round(Math.min(p.min + y, p.max)), p.min), p.max);
 }
