@@ -1,0 +1,55 @@
+import type { StorageService } from "./partitionScope.js";
+
+/**
+ * Hosts that name the service in the second label:
+ * `<account>[-secondary].<service>.core.<cloud suffix>` (public, China, US Gov, legacy
+ * Germany), Azure DNS-zone endpoints `<account>.z<NN>.<service>.storage.azure.net`, and
+ * Cosmos DB's Table API `<account>.table.cosmos.azure.com`.
+ */
+const STORAGE_HOST =
+  /^([^.]+)\.(?:(?:z\d+\.)?(table|blob|queue)\.(?:core\.(?:windows\.net|chinacloudapi\.cn|usgovcloudapi\.net|cloudapi\.de)|storage\.azure\.net)|(table)\.cosmos\.azure\.(?:com|cn|us))$/;
+
+/** Azurite's production-style URLs: `<account>.<service>.localhost`. */
+const AZURITE_PRODUCT_STYLE_HOST = /^([^.]+)\.(table|blob|queue)\.localhost$/;
+
+/** Account name and service read from a host-style hostname, if it is one we know. */
+export interface StorageHost {
+  /** The account name, without a `-secondary` suffix. */
+  account: string;
+  /** The service named by the host. */
+  service: StorageService;
+}
+
+/**
+ * Reads account and service from a known Azure Storage hostname (lower-case, no port),
+ * or returns undefined. Exported for {@link parseAccountAndPath}; not a public entry point.
+ */
+export function parseStorageHost(hostname: string): StorageHost | undefined {
+  const match = STORAGE_HOST.exec(hostname) ?? AZURITE_PRODUCT_STYLE_HOST.exec(hostname);
+  if (match === null) return undefined;
+  const account = stripSecondary(match[1] ?? "");
+  const service = (match[2] ?? match[3]) as StorageService | undefined;
+  if (account === "" || service === undefined) return undefined;
+  return { account, service };
+}
+
+/**
+ * The storage service a URL addresses, read from its hostname:
+ * `*.table|blob|queue.core.windows.net` and the sovereign clouds
+ * (`core.chinacloudapi.cn`, `core.usgovcloudapi.net`), `*.table.cosmos.azure.com`,
+ * and Azurite's `<account>.<service>.localhost`. Returns undefined for Azurite
+ * path-style URLs (`http://127.0.0.1:10002/devstoreaccount1/...`), whatever the port,
+ * because a port says nothing reliable about the service; and for anything unparsable.
+ */
+export function detectServiceFromUrl(url: string): StorageService | undefined {
+  try {
+    return parseStorageHost(new URL(url).hostname.toLowerCase())?.service;
+  } catch {
+    return undefined;
+  }
+}
+
+/** RA-GRS secondary endpoints append `-secondary`; the partition is the primary's. */
+export function stripSecondary(account: string): string {
+  return account.endsWith("-secondary") ? account.slice(0, -"-secondary".length) : account;
+}
