@@ -1,5 +1,3 @@
-/** The Azure Storage services the package knows. */
-export type StorageService = "table" | "blob" | "queue";
-
-/** Every {@link StorageService}. */
-export const STORAGE_SERVICES: readonly StorageService[] = ["table", "blob", "queue"];
+// The service names live with partition scopes; re-exported here for the install layer.
+export type { StorageService } from "../partition/partitionScope.js";
+export { STORAGE_SERVICES } from "../partition/partitionScope.js";
