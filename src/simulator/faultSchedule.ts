@@ -1,0 +1,74 @@
+import { matchesRule, validateFaultRule, type FaultRule, type SimulatedRequestInfo, type ValidatedFaultRule } from "./faultRule.js";
+
+/** Clock and randomness for a {@link FaultSchedule}; injected so tests need no timers. */
+export interface FaultScheduleOptions {
+  /** Monotonic milliseconds. */
+  now: () => number;
+  /** Floats in [0, 1); the simulator passes a seeded {@link mulberry32}. */
+  random: () => number;
+}
+
+interface ActiveRule {
+  rule: ValidatedFaultRule;
+  startsAt: number;
+  endsAt: number;
+  remaining: number;
+}
+
+/**
+ * The rules in force and the decision which one, if any, faults a request. Pure
+ * bookkeeping: no timers, time is read from `now` when a request arrives. Rules are
+ * tried in the order they were added; the first whose window, match, remaining count
+ * and probability draw all pass wins. The generator is drawn only for a matching rule
+ * with probability below 1, so a seed replays the same faults for the same requests.
+ */
+export class FaultSchedule {
+  readonly #now: () => number;
+  readonly #random: () => number;
+  #rules: ActiveRule[] = [];
+
+  constructor(options: FaultScheduleOptions) {
+    this.#now = options.now;
+    this.#random = options.random;
+  }
+
+  /** Validates and adds a rule; returns a function that removes it (idempotent). */
+  add(rule: FaultRule): () => void {
+    const validated = validateFaultRule(rule);
+    const startsAt = this.#now() + validated.startInMs;
+    const active: ActiveRule = { rule: validated, startsAt, endsAt: startsAt + validated.durationInMs, remaining: validated.count };
+    this.#rules.push(active);
+    return () => {
+      this.#rules = this.#rules.filter((candidate) => candidate !== active);
+    };
+  }
+
+  /** Removes every rule. */
+  clear(): void {
+    this.#rules = [];
+  }
+
+  /** The number of rules that have not yet ended (by time or count). */
+  get size(): number {
+    this.#dropEnded(this.#now());
+    return this.#rules.length;
+  }
+
+  /** The rule that faults this request, consuming one of its count; undefined to pass it through. */
+  select(request: SimulatedRequestInfo): ValidatedFaultRule | undefined {
+    const now = this.#now();
+    this.#dropEnded(now);
+    for (const active of this.#rules) {
+      if (now < active.startsAt) continue;
+      if (!matchesRule(active.rule.match, request)) continue;
+      if (active.rule.probability < 1 && this.#random() >= active.rule.probability) continue;
+      active.remaining--;
+      return active.rule;
+    }
+    return undefined;
+  }
+
+  #dropEnded(now: number): void {
+    this.#rules = this.#rules.filter((active) => active.remaining > 0 && now < active.endsAt);
+  }
+}

@@ -1,0 +1,176 @@
+import { isRestError, type RestError } from "@azure/core-rest-pipeline";
+import type { TableClient } from "@azure/data-tables";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
+
+const fixture = withTableSimulator({ seed: 7 });
+const table = uniqueTableName("sim");
+let client: TableClient;
+let direct: TableClient;
+
+/** The rejection of `promise`, which must be a RestError. */
+async function restErrorOf(promise: Promise<unknown>): Promise<RestError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!isRestError(error)) throw new Error(`expected a RestError, got ${String(error)}`);
+  return error;
+}
+
+async function storedRow(partitionKey: string, rowKey: string): Promise<Record<string, unknown> | undefined> {
+  try {
+    return await direct.getEntity(partitionKey, rowKey);
+  } catch (error) {
+    if (isRestError(error) && error.statusCode === 404) return undefined;
+    throw error;
+  }
+}
+
+beforeAll(async () => {
+  client = fixture.tableClient(table);
+  direct = fixture.directTableClient(table);
+  await client.createTable();
+});
+
+beforeEach(() => {
+  fixture.simulator.clearFaults();
+  fixture.simulator.resetRecords();
+});
+
+describe("rebalancing simulator in front of Azurite, with the real TableClient", () => {
+  it("passes signed requests through unchanged: insert, get, query, batch", async () => {
+    await client.createEntity({ partitionKey: "plain", rowKey: "1", value: 1 });
+    await client.upsertEntity({ partitionKey: "plain", rowKey: "2", value: 2 }, "Replace");
+    const entity = await client.getEntity<{ value: number }>("plain", "1");
+    expect(entity.value).toBe(1);
+    const rows = [];
+    for await (const row of client.listEntities({ queryOptions: { filter: "PartitionKey eq 'plain'" } })) rows.push(row);
+    expect(rows).toHaveLength(2);
+    await client.submitTransaction([
+      ["create", { partitionKey: "plain", rowKey: "3" }],
+      ["delete", { partitionKey: "plain", rowKey: "2" }],
+    ]);
+    expect(await storedRow("plain", "3")).toBeDefined();
+    expect(await storedRow("plain", "2")).toBeUndefined();
+
+    const sim = fixture.simulator;
+    expect(sim.count()).toBe(5);
+    expect(sim.count({ partition: "plain", forwarded: true, fault: undefined })).toBe(5);
+    expect(sim.records.map((r) => r.status)).toEqual([204, 204, 200, 200, 202]);
+    expect(sim.records.every((r) => r.scope?.resource === table && r.scope.account === "devstoreaccount1")).toBe(true);
+    expect(JSON.stringify(sim.records)).not.toMatch(/SharedKey|authorization/i);
+  });
+
+  it("answers 503 ServerBusy for the rebalancing partition only", async () => {
+    const sim = fixture.simulator;
+    sim.addFault({ name: "move-hot", kind: "serverBusy", match: { partition: "hot" } });
+
+    const error = await restErrorOf(client.createEntity({ partitionKey: "hot", rowKey: "1" }));
+    expect(error.statusCode).toBe(503);
+    expect(error.response?.headers.get("x-ms-error-code")).toBe("ServerBusy");
+    expect(error.response?.headers.get("x-ms-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(error.response?.headers.get("content-type")).toBe("application/json;odata=minimalmetadata;streaming=true;charset=utf-8");
+    const body = JSON.parse(error.response?.bodyAsText ?? "{}") as { "odata.error": { code: string; message: { value: string } } };
+    expect(body["odata.error"].code).toBe("ServerBusy");
+    expect(body["odata.error"].message.value).toMatch(/^The server is busy\.\nRequestId:.+\nTime:\d{4}-\d\d-\d\dT[\d:]+\.\d{7}Z$/);
+    await expect(restErrorOf(client.getEntity("hot", "1"))).resolves.toMatchObject({ statusCode: 503 });
+    await expect(restErrorOf(client.submitTransaction([["create", { partitionKey: "hot", rowKey: "2" }]]))).resolves.toMatchObject({
+      statusCode: 503,
+    });
+
+    await client.createEntity({ partitionKey: "cold", rowKey: "1" });
+    await client.submitTransaction([["create", { partitionKey: "cold", rowKey: "2" }]]);
+    expect(await storedRow("hot", "1")).toBeUndefined();
+    expect(await storedRow("hot", "2")).toBeUndefined();
+    expect(await storedRow("cold", "2")).toBeDefined();
+
+    expect(sim.count({ partition: "hot", fault: "serverBusy", ruleName: "move-hot", forwarded: false, status: 503 })).toBe(3);
+    expect(sim.count({ partition: "cold", fault: undefined })).toBe(2);
+    expect(sim.totals).toMatchObject({ requests: 5, forwarded: 2, faults: { serverBusy: 3 } });
+  });
+
+  it("applies the write but resets the connection on resetAfterForward", async () => {
+    fixture.simulator.addFault({ kind: "resetAfterForward", match: { partition: "lost-ack", method: "POST" }, count: 1 });
+    const error = await restErrorOf(client.createEntity({ partitionKey: "lost-ack", rowKey: "1", v: 42 }));
+    expect(error.statusCode).toBeUndefined();
+    expect(error.code).toBe("ECONNRESET");
+    expect(await storedRow("lost-ack", "1")).toMatchObject({ v: 42 });
+    expect(fixture.simulator.records[0]).toMatchObject({ fault: "resetAfterForward", forwarded: true, upstreamStatus: 204 });
+    expect(fixture.simulator.records[0]?.status).toBeUndefined();
+
+    // count: 1 — the retry a resilient client would make now sees the row already there.
+    const retry = await restErrorOf(client.createEntity({ partitionKey: "lost-ack", rowKey: "1", v: 42 }));
+    expect(retry.statusCode).toBe(409);
+  });
+
+  it("never forwards on resetBeforeForward", async () => {
+    fixture.simulator.addFault({ kind: "resetBeforeForward", match: { partition: "cut" } });
+    const error = await restErrorOf(client.createEntity({ partitionKey: "cut", rowKey: "1" }));
+    expect(error.code).toBe("ECONNRESET");
+    expect(await storedRow("cut", "1")).toBeUndefined();
+    expect(fixture.simulator.count({ fault: "resetBeforeForward", forwarded: false })).toBe(1);
+  });
+
+  it("answers 500 OperationTimedOut after the delay, without forwarding", async () => {
+    fixture.simulator.addFault({ kind: "operationTimedOut", match: { partition: "stuck" }, delayInMs: 150 });
+    const started = performance.now();
+    const error = await restErrorOf(client.createEntity({ partitionKey: "stuck", rowKey: "1" }));
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    expect(error.statusCode).toBe(500);
+    expect(error.response?.headers.get("x-ms-error-code")).toBe("OperationTimedOut");
+    expect(error.response?.bodyAsText).toContain('"code":"OperationTimedOut"');
+    expect(await storedRow("stuck", "1")).toBeUndefined();
+    expect(fixture.simulator.count({ fault: "operationTimedOut", status: 500, forwarded: false })).toBe(1);
+  });
+
+  it("sends throttling answers with a retry hint, and fixed permanent errors", async () => {
+    const sim = fixture.simulator;
+    sim.addFault({ kind: "throttle", match: { partition: "busy" }, status: 429, retryAfter: { ms: 1500 } });
+    sim.addFault({ kind: "status", match: { partition: "denied" }, status: 403, errorCode: "AuthorizationFailure" });
+    sim.addFault({ kind: "status", match: { partition: "nyi" }, status: 501 });
+
+    const throttled = await restErrorOf(client.createEntity({ partitionKey: "busy", rowKey: "1" }));
+    expect(throttled.statusCode).toBe(429);
+    expect(throttled.response?.headers.get("x-ms-retry-after-ms")).toBe("1500");
+    expect(throttled.response?.headers.get("x-ms-error-code")).toBe("ServerBusy");
+
+    const denied = await restErrorOf(client.getEntity("denied", "1"));
+    expect(denied.statusCode).toBe(403);
+    expect(denied.response?.headers.get("x-ms-error-code")).toBe("AuthorizationFailure");
+
+    const notImplemented = await restErrorOf(client.deleteEntity("nyi", "1"));
+    expect(notImplemented.statusCode).toBe(501);
+    expect(notImplemented.response?.headers.get("x-ms-error-code")).toBe("NotImplemented");
+    expect(sim.count({ forwarded: true })).toBe(0);
+  });
+
+  it("delays the real response on slow", async () => {
+    fixture.simulator.addFault({ kind: "slow", match: { partition: "sluggish" }, delayInMs: 150 });
+    const started = performance.now();
+    await client.createEntity({ partitionKey: "sluggish", rowKey: "1" });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    expect(await storedRow("sluggish", "1")).toBeDefined();
+    expect(fixture.simulator.records[0]).toMatchObject({ fault: "slow", forwarded: true, status: 204, upstreamStatus: 204 });
+  });
+
+  it("models a rebalance: the partition is offline for a window, then comes back", async () => {
+    const sim = fixture.simulator;
+    sim.addFault({ kind: "serverBusy", match: { partition: "moving" }, durationInMs: 300 });
+    await expect(restErrorOf(client.createEntity({ partitionKey: "moving", rowKey: "1" }))).resolves.toMatchObject({ statusCode: 503 });
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    await client.createEntity({ partitionKey: "moving", rowKey: "1" });
+    expect(sim.count({ partition: "moving", fault: "serverBusy" })).toBe(1);
+    expect(sim.count({ partition: "moving", status: 204 })).toBe(1);
+  });
+
+  it("lets a retrying client through once a counted fault is used up", async () => {
+    const sim = fixture.simulator;
+    sim.addFault({ kind: "serverBusy", match: { partition: "flaky" }, count: 2 });
+    const retrying = fixture.tableClient(table, { retryOptions: { maxRetries: 3, retryDelayInMs: 10, maxRetryDelayInMs: 20 } });
+    await retrying.createEntity({ partitionKey: "flaky", rowKey: "1" });
+    expect(sim.count({ partition: "flaky" })).toBe(3);
+    expect(sim.count({ partition: "flaky", fault: "serverBusy" })).toBe(2);
+    expect(sim.count({ partition: "flaky", status: 204 })).toBe(1);
+  });
+});
