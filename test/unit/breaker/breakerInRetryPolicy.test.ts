@@ -1,0 +1,76 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createHttpHeaders, createPipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
+import { fixedBackoff } from "../../../src/backoff/fixedBackoff.js";
+import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
+import { isCircuitOpenError } from "../../../src/errors/circuitOpenError.js";
+import { resilientRetryPolicy } from "../../../src/policies/resilientRetryPolicy.js";
+
+const HOST = "https://acct.table.core.windows.net";
+const OFFLINE_UNTIL_IN_MS = 8_000;
+const RESET_IN_MS = 2_000;
+
+/** A service where partition "hot" answers 503 ServerBusy until OFFLINE_UNTIL_IN_MS; every call is logged with its time. */
+function partitionService(calls: Array<{ pk: string; at: number }>, start: number): SendRequest {
+  return vi.fn<SendRequest>(async (request) => {
+    const pk = /PartitionKey='([^']*)'/.exec(request.url)?.[1] ?? "";
+    const at = Date.now() - start;
+    calls.push({ pk, at });
+    const offline = pk === "hot" && at < OFFLINE_UNTIL_IN_MS;
+    const headers = createHttpHeaders(offline ? { "x-ms-error-code": "ServerBusy" } : {});
+    return { request, status: offline ? 503 : 204, headers } satisfies PipelineResponse;
+  });
+}
+
+function send(policy: ReturnType<typeof resilientRetryPolicy>, next: SendRequest, pk: string) {
+  const request = createPipelineRequest({ url: `${HOST}/orders(PartitionKey='${pk}',RowKey='r')`, method: "PUT" });
+  return policy.sendRequest(request, next);
+}
+
+let breaker: PartitionBreaker | undefined;
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  breaker?.dispose();
+  vi.useRealTimers();
+});
+
+describe("partition breaker inside resilientRetryPolicy", () => {
+  it("wait mode: every caller of the offline partition succeeds after it returns, with at most one probe per reset period", async () => {
+    breaker = createPartitionBreaker({ resetTimeoutInMs: RESET_IN_MS });
+    const opened: number[] = [];
+    const start = Date.now();
+    breaker.onTransition((t) => t.to === "open" && opened.push(Date.now() - start));
+    const policy = resilientRetryPolicy({ gate: breaker, retry: fixedBackoff({ maxRetries: 1_000, delayInMs: 100 }), maxElapsedInMs: 60_000 });
+    const calls: Array<{ pk: string; at: number }> = [];
+    const next = partitionService(calls, start);
+    const hot = Array.from({ length: 20 }, () => send(policy, next, "hot"));
+    const cool = Array.from({ length: 20 }, (_, i) => send(policy, next, `cool${i % 4}`));
+    await vi.advanceTimersByTimeAsync(20_000);
+    const statuses = await Promise.all([...hot, ...cool].map((p) => p.then((r) => r.status)));
+    expect(statuses.every((s) => s === 204)).toBe(true);
+
+    expect(opened.length).toBeGreaterThanOrEqual(1);
+    const firstOpen = opened[0]!;
+    // After the circuit opened, the offline partition saw only probes: one per reset period.
+    const probes = calls.filter((c) => c.pk === "hot" && c.at > firstOpen && c.at < OFFLINE_UNTIL_IN_MS);
+    const periods = Math.ceil((OFFLINE_UNTIL_IN_MS - firstOpen) / RESET_IN_MS);
+    expect(probes.length).toBeLessThanOrEqual(periods);
+    for (let i = 1; i < probes.length; i++) expect(probes[i]!.at - probes[i - 1]!.at).toBeGreaterThanOrEqual(RESET_IN_MS);
+    expect(calls.filter((c) => c.pk.startsWith("cool"))).toHaveLength(20);
+  });
+
+  it("fail mode: callers get CircuitOpenError at once, without an attempt", async () => {
+    breaker = createPartitionBreaker({ mode: "fail" });
+    const policy = resilientRetryPolicy({ gate: breaker, retry: fixedBackoff({ maxRetries: 20, delayInMs: 10 }) });
+    const calls: Array<{ pk: string; at: number }> = [];
+    const next = partitionService(calls, Date.now());
+    const first = send(policy, next, "hot").catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(200);
+    await first;
+    const before = calls.length;
+    const error = await send(policy, next, "hot").catch((e: unknown) => e);
+    expect(isCircuitOpenError(error)).toBe(true);
+    expect(calls.length).toBe(before);
+  });
+});
