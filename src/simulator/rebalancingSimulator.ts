@@ -284,9 +284,12 @@ class Simulator implements RebalancingSimulator {
 
   #describe(req: IncomingMessage, body: Buffer): SimulatedRequestInfo {
     const pathAndQuery = req.url ?? "/";
-    const origin = typeof req.headers.host === "string" && req.headers.host !== "" ? `http://${req.headers.host}` : this.#config.target.origin;
-    const url = origin + pathAndQuery;
-    const service = this.#config.service ?? detectServiceFromUrl(url) ?? "table";
+    // A Host naming a storage endpoint (a client pointed at the proxy by DNS) scopes host-style;
+    // any other Host is the proxy's own address, so scope path-style as the target would.
+    const hostUrl = `http://${req.headers.host ?? ""}${pathAndQuery}`;
+    const hostService = detectServiceFromUrl(hostUrl);
+    const url = hostService === undefined ? this.#config.target.origin + pathAndQuery : hostUrl;
+    const service = this.#config.service ?? hostService ?? "table";
     const text = service === "table" && body.length > 0 && body.length <= MAX_SCOPE_BODY_BYTES ? body.toString("utf8") : undefined;
     const method = req.method ?? "GET";
     const headers = { ...req.headers };

@@ -1,6 +1,11 @@
 import { isRestError, type RestError } from "@azure/core-rest-pipeline";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inspect } from "node:util";
 import type { TableClient } from "@azure/data-tables";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startAzurite } from "../../src/azurite/startAzurite.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
 const fixture = withTableSimulator({ seed: 7 });
@@ -172,5 +177,45 @@ describe("rebalancing simulator in front of Azurite, with the real TableClient",
     expect(sim.count({ partition: "flaky" })).toBe(3);
     expect(sim.count({ partition: "flaky", fault: "serverBusy" })).toBe(2);
     expect(sim.count({ partition: "flaky", status: 204 })).toBe(1);
+  });
+});
+
+describe("startAzurite", () => {
+  it("starts only the services asked for, and stops them", async () => {
+    const azurite = await startAzurite({ services: ["blob"] });
+    try {
+      expect(azurite.services).toEqual(["blob"]);
+      expect(azurite.blobUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/devstoreaccount1$/);
+      expect(() => azurite.tableUrl).toThrow(/table service was not started; started: blob/);
+      expect(azurite.connectionString).toMatch(/;BlobEndpoint=http:\/\/127\.0\.0\.1:\d+\/devstoreaccount1;$/);
+      expect(azurite.connectionString).not.toMatch(/TableEndpoint|QueueEndpoint/);
+      expect(inspect(azurite)).not.toContain(azurite.accountKey);
+      expect(JSON.stringify(azurite)).not.toContain(azurite.accountKey);
+      const listing = await fetch(`${azurite.blobUrl}?comp=list`);
+      expect(listing.status).toBe(403); // unsigned, but answered by Azurite
+    } finally {
+      await azurite.stop();
+      await azurite.stop();
+    }
+    await expect(fetch(`${azurite.blobUrl}?comp=list`)).rejects.toThrow();
+  });
+
+  it("validates its options", async () => {
+    await expect(startAzurite({ services: [] })).rejects.toThrow(RangeError);
+    await expect(startAzurite({ services: ["file" as never] })).rejects.toThrow(/services must contain only .*; got "file"/);
+    await expect(startAzurite({ startTimeoutInMs: 0 })).rejects.toThrow(/startTimeoutInMs must be between 1 and/);
+  });
+
+  it("reports a failed start with Azurite's stderr", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "azurite-test-"));
+    const notAFolder = join(directory, "file");
+    await writeFile(notAFolder, "");
+    try {
+      await expect(startAzurite({ services: ["table"], location: notAFolder })).rejects.toThrow(
+        /^Azurite table service exited during start \(exit code 1\)\. stderr: .+/s,
+      );
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 });
