@@ -46,3 +46,25 @@ export type { InstallResilienceOptions, ResilienceHandle } from "./install/insta
 export { installResilience, SDK_RETRY_POLICY_NAMES } from "./install/installResilience.js";
 export type { ServicePreset } from "./presets/servicePresets.js";
 export { SERVICE_PRESETS } from "./presets/servicePresets.js";
+
+export {
+  DEFAULT_METRICS_PREFIX,
+  DEFAULT_SECONDS_BUCKETS,
+  METRIC_LABELS,
+  METRIC_NAMES,
+  OPERATION_OUTCOMES,
+  THROTTLE_ERROR_CODES,
+  THROTTLE_STATUSES,
+} from "./metrics/metricNames.js";
+export type { MetricKey, OperationOutcome } from "./metrics/metricNames.js";
+export type { MetricsOptions, PartitionLabelOptions } from "./metrics/metricsOptions.js";
+export { DEFAULT_METRICS_OPTIONS } from "./metrics/metricsOptions.js";
+export type { MetricsObserver } from "./metrics/metricsObserver.js";
+export { createMetricsObserver } from "./metrics/metricsObserver.js";
+export type { OperationRequest, StorageOperation } from "./metrics/storageOperation.js";
+export { STORAGE_OPERATIONS, storageOperationName } from "./metrics/storageOperation.js";
+export { OTHER_PARTITION_LABEL } from "./metrics/topScopeLabels.js";
+export type { MetricsRequestHandler } from "./metrics/metricsHandler.js";
+export { metricsHandler } from "./metrics/metricsHandler.js";
+export type { MetricsServer, MetricsServerOptions } from "./metrics/metricsServer.js";
+export { DEFAULT_METRICS_SERVER_OPTIONS, startMetricsServer } from "./metrics/metricsServer.js";

@@ -1,0 +1,77 @@
+/** The prefix every metric name starts with unless `metrics.prefix` says otherwise. */
+export const DEFAULT_METRICS_PREFIX = "azure_storage_";
+
+/**
+ * Metric names after the prefix. Names and label sets are public API: dashboards and
+ * alerts depend on them, so changing one is a breaking change.
+ */
+export const METRIC_NAMES = Object.freeze({
+  /** Counter: logical operations by final outcome. */
+  operations: "operations_total",
+  /** Counter: every attempt by class, including attempts refused by an open circuit. */
+  attempts: "attempts_total",
+  /** Counter: retries (waits before another attempt) by the class that caused them. */
+  retries: "retries_total",
+  /** Counter: throttled attempts (429, 503 ServerBusy) by status and allow-listed error code. */
+  throttles: "throttles_total",
+  /** Histogram: each retry's wait, in seconds. */
+  retryDelay: "retry_delay_seconds",
+  /** Histogram: each operation's duration, retries and waits included, in seconds. */
+  operationDuration: "operation_duration_seconds",
+  /** Counter: operations that gave up on a retriable failure (retries or deadline spent). */
+  retriesExhausted: "retries_exhausted_total",
+  /** Gauge: live circuits per state. */
+  circuitBreakers: "circuit_breakers",
+  /** Counter: circuit state changes by target state. */
+  circuitTransitions: "circuit_transitions_total",
+  /** Counter: attempts refused by an open circuit. */
+  circuitRejections: "circuit_rejections_total",
+  /** Counter (opt-in): throttled attempts by bounded partition label. */
+  partitionThrottles: "partition_throttles_total",
+} as const);
+
+/** A key of {@link METRIC_NAMES}. */
+export type MetricKey = keyof typeof METRIC_NAMES;
+
+/** The label names of each metric, in the order documented in docs/metrics.md. Public API. */
+export const METRIC_LABELS: Readonly<Record<MetricKey, readonly string[]>> = Object.freeze({
+  operations: ["service", "operation", "outcome"],
+  attempts: ["service", "operation", "class"],
+  retries: ["service", "operation", "reason"],
+  throttles: ["service", "operation", "status", "error_code"],
+  retryDelay: ["service", "reason"],
+  operationDuration: ["service", "operation", "outcome"],
+  retriesExhausted: ["service", "operation", "class"],
+  circuitBreakers: ["service", "state"],
+  circuitTransitions: ["service", "to"],
+  circuitRejections: ["service", "operation"],
+  partitionThrottles: ["service", "partition"],
+});
+
+/** The `outcome` label of operations: how a logical operation ended. */
+export type OperationOutcome = "success" | "failure" | "circuit_open" | "aborted";
+
+/** Every {@link OperationOutcome}. */
+export const OPERATION_OUTCOMES: readonly OperationOutcome[] = ["success", "failure", "circuit_open", "aborted"];
+
+/**
+ * `x-ms-error-code` values that keep their own `error_code` label on throttles; any other
+ * code becomes `other` and a missing one `none`, so the label stays small whatever a server sends.
+ */
+export const THROTTLE_ERROR_CODES: readonly string[] = [
+  "ServerBusy",
+  "TooManyRequests",
+  "OperationTimedOut",
+  "InternalError",
+];
+
+/** Statuses that keep their own `status` label on throttles; others become `other`, none `none`. */
+export const THROTTLE_STATUSES: readonly number[] = [429, 503, 500];
+
+/**
+ * Histogram buckets (seconds) for operation durations and retry delays: 5 ms to 60 s,
+ * wider than prom-client's default 10 s, because a throttled operation can wait that long.
+ */
+export const DEFAULT_SECONDS_BUCKETS: readonly number[] = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];

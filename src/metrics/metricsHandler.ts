@@ -1,0 +1,36 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { register, type Registry } from "prom-client";
+import { logger } from "../logging/logger.js";
+
+/** A `node:http` request listener; Express and Connect accept it as a route handler too. */
+export type MetricsRequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
+
+/**
+ * A handler that answers GET and HEAD with the registry's exposition text and its content
+ * type (`text/plain; version=0.0.4` or OpenMetrics, as the registry is set up); other methods
+ * get 405. `registry` defaults to prom-client's default registry.
+ *
+ * @example
+ * app.get("/metrics", metricsHandler(registry));
+ */
+export function metricsHandler(registry: Registry = register): MetricsRequestHandler {
+  if (typeof registry?.metrics !== "function") throw new TypeError("registry must be a prom-client Registry.");
+  return (request, response) => {
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      response.writeHead(405, { Allow: "GET, HEAD", "Content-Type": "text/plain; charset=utf-8" });
+      response.end("Method Not Allowed\n");
+      return;
+    }
+    registry.metrics().then(
+      (body) => {
+        response.writeHead(200, { "Content-Type": registry.contentType, "Content-Length": Buffer.byteLength(body) });
+        response.end(request.method === "HEAD" ? undefined : body);
+      },
+      (error: unknown) => {
+        logger.warning(`Collecting metrics failed: ${(error as Error)?.name ?? "error"}`);
+        if (!response.headersSent) response.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" });
+        response.end("Collecting metrics failed\n");
+      },
+    );
+  };
+}

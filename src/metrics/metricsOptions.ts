@@ -1,0 +1,101 @@
+import { register, type Registry } from "prom-client";
+import { rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import { DEFAULT_METRICS_PREFIX, DEFAULT_SECONDS_BUCKETS } from "./metricNames.js";
+
+/** The opt-in, bounded `partition` label (see docs/metrics.md for its cost). */
+export interface PartitionLabelOptions {
+  /** How many partition scopes per service get their own label value; the rest count as `other`. Defaults to 10. */
+  topN?: number;
+  /** Throttles a scope needs before it earns a label, so one-off throttles do not take the slots. Defaults to 3. */
+  minThrottles?: number;
+}
+
+/** Options of the metrics layer (`installResilience(client, { metrics })`). Every one is optional. */
+export interface MetricsOptions {
+  /** Where the metric families go. Defaults to prom-client's default registry (`register`), which apps already expose. */
+  registry?: Registry;
+  /** Prefix of every metric name. Defaults to `"azure_storage_"`. */
+  prefix?: string;
+  /**
+   * Adds `<prefix>partition_throttles_total{service,partition}` with a bounded partition label:
+   * `true` for the defaults, or the bounds. Off by default: partition scopes name tables,
+   * containers and partition keys, which can be business data. Defaults to false.
+   */
+  partitionLabel?: boolean | PartitionLabelOptions;
+  /** Bucket upper bounds (seconds) of the duration and delay histograms. Defaults to 5 ms ... 60 s. */
+  bucketsInSeconds?: readonly number[];
+}
+
+/** Defaults of {@link MetricsOptions}. */
+export const DEFAULT_METRICS_OPTIONS = Object.freeze({
+  prefix: DEFAULT_METRICS_PREFIX,
+  partitionLabel: false,
+  bucketsInSeconds: DEFAULT_SECONDS_BUCKETS,
+  partitionTopN: 10,
+  partitionMinThrottles: 3,
+});
+
+/** {@link MetricsOptions} validated and filled in. */
+export interface ResolvedMetricsOptions {
+  registry: Registry;
+  prefix: string;
+  partitionLabel: { topN: number; minThrottles: number } | undefined;
+  bucketsInSeconds: readonly number[];
+}
+
+const KNOWN_KEYS = ["registry", "prefix", "partitionLabel", "bucketsInSeconds"];
+const PARTITION_KEYS = ["topN", "minThrottles"];
+const PREFIX_PATTERN = /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/;
+
+/** Validates metrics options once, with errors that name the option. */
+export function resolveMetricsOptions(options: MetricsOptions = {}): ResolvedMetricsOptions {
+  validateObjectOption("metrics", options);
+  rejectUnknownKeys("metrics", options, KNOWN_KEYS);
+  const registry = options.registry ?? register;
+  if (typeof registry?.getSingleMetric !== "function" || typeof registry.registerMetric !== "function") {
+    throw new TypeError("metrics.registry must be a prom-client Registry.");
+  }
+  const prefix = options.prefix ?? DEFAULT_METRICS_OPTIONS.prefix;
+  if (typeof prefix !== "string" || !PREFIX_PATTERN.test(prefix)) {
+    throw new TypeError(`metrics.prefix must match ${PREFIX_PATTERN.source} (a Prometheus metric name prefix); got ${JSON.stringify(prefix)}.`);
+  }
+  return {
+    registry,
+    prefix,
+    partitionLabel: resolvePartitionLabel(options.partitionLabel),
+    bucketsInSeconds: resolveBuckets(options.bucketsInSeconds),
+  };
+}
+
+function resolvePartitionLabel(value: MetricsOptions["partitionLabel"]): ResolvedMetricsOptions["partitionLabel"] {
+  if (value === undefined || value === false) return undefined;
+  const given = value === true ? {} : validateObjectOption("metrics.partitionLabel", value);
+  rejectUnknownKeys("metrics.partitionLabel", given, PARTITION_KEYS);
+  const topN = validateNumberOption("metrics.partitionLabel.topN", given.topN ?? DEFAULT_METRICS_OPTIONS.partitionTopN, {
+    min: 1,
+    max: 1000,
+    integer: true,
+  });
+  const minThrottles = validateNumberOption(
+    "metrics.partitionLabel.minThrottles",
+    given.minThrottles ?? DEFAULT_METRICS_OPTIONS.partitionMinThrottles,
+    { min: 1, integer: true },
+  );
+  return { topN, minThrottles };
+}
+
+function resolveBuckets(value: unknown): readonly number[] {
+  if (value === undefined) return DEFAULT_METRICS_OPTIONS.bucketsInSeconds;
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new TypeError("metrics.bucketsInSeconds must be a non-empty array of increasing positive numbers.");
+  }
+  let previous = 0;
+  for (const [index, bound] of value.entries()) {
+    validateNumberOption(`metrics.bucketsInSeconds[${index}]`, bound, { min: Number.MIN_VALUE });
+    if ((bound as number) <= previous) {
+      throw new RangeError(`metrics.bucketsInSeconds must increase; got ${bound} after ${previous}.`);
+    }
+    previous = bound as number;
+  }
+  return Object.freeze([...(value as number[])]);
+}

@@ -1,0 +1,87 @@
+import { createServer } from "node:http";
+import { register, type Registry } from "prom-client";
+import { optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+import { metricsHandler } from "./metricsHandler.js";
+
+/** Options of {@link startMetricsServer}. Every one is optional. */
+export interface MetricsServerOptions {
+  /** TCP port; 0 picks a free one (read it from the result). Defaults to 9464. */
+  port?: number;
+  /** Interface to listen on. Defaults to `"127.0.0.1"`: exposing metrics beyond the host is a choice to make. */
+  host?: string;
+  /** The registry to expose. Defaults to prom-client's default registry. */
+  registry?: Registry;
+  /** The path that serves metrics; every other path gets 404. Defaults to `"/metrics"`. */
+  path?: string;
+}
+
+/** Defaults of {@link startMetricsServer}. */
+export const DEFAULT_METRICS_SERVER_OPTIONS = Object.freeze({
+  port: 9464,
+  host: "127.0.0.1",
+  path: "/metrics",
+});
+
+/** A running metrics endpoint. */
+export interface MetricsServer {
+  /** The scrape URL, e.g. `http://127.0.0.1:9464/metrics`. */
+  readonly url: string;
+  /** The port actually bound. */
+  readonly port: number;
+  /** Stops listening and closes idle connections. Idempotent. */
+  close(): Promise<void>;
+}
+
+const KNOWN_KEYS = ["port", "host", "registry", "path"];
+
+/**
+ * Starts a small `node:http` server exposing `registry` at `path`, for apps that do not
+ * already run one. Resolves once it listens.
+ *
+ * @example
+ * const server = await startMetricsServer({ port: 9464 });
+ * // scrape server.url; on shutdown:
+ * await server.close();
+ */
+export async function startMetricsServer(options: MetricsServerOptions = {}): Promise<MetricsServer> {
+  validateObjectOption("options", options);
+  rejectUnknownKeys("startMetricsServer options", options, KNOWN_KEYS);
+  const port = optionalNumberOption("port", options.port, DEFAULT_METRICS_SERVER_OPTIONS.port, { max: 65_535, integer: true });
+  const host = options.host ?? DEFAULT_METRICS_SERVER_OPTIONS.host;
+  if (typeof host !== "string" || host === "") throw new TypeError(`host must be a non-empty string; got ${typeof host}.`);
+  const path = options.path ?? DEFAULT_METRICS_SERVER_OPTIONS.path;
+  if (typeof path !== "string" || !path.startsWith("/")) throw new TypeError(`path must be a string starting with "/"; got ${JSON.stringify(path)}.`);
+  const handler = metricsHandler(options.registry ?? register);
+
+  const server = createServer((request, response) => {
+    const requestPath = (request.url ?? "/").split("?", 1)[0];
+    if (requestPath === path) {
+      handler(request, response);
+      return;
+    }
+    response.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" });
+    response.end("Not Found\n");
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const boundPort = typeof address === "object" && address !== null ? address.port : port;
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${boundPort}${path}`,
+    port: boundPort,
+    close(): Promise<void> {
+      closing ??= new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}

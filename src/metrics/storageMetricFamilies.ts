@@ -1,0 +1,94 @@
+import type { Registry } from "prom-client";
+import { CollectedGaugeFamily, CounterFamily, HistogramFamily, registerFamily } from "./metricFamily.js";
+import { METRIC_LABELS, METRIC_NAMES, type MetricKey } from "./metricNames.js";
+
+/** The families one registry holds under one prefix, shared by every install on them. */
+export interface StorageMetricFamilies {
+  operations: CounterFamily;
+  attempts: CounterFamily;
+  retries: CounterFamily;
+  throttles: CounterFamily;
+  retryDelay: HistogramFamily;
+  operationDuration: HistogramFamily;
+  retriesExhausted: CounterFamily;
+  circuitBreakers: CollectedGaugeFamily;
+  circuitTransitions: CounterFamily;
+  circuitRejections: CounterFamily;
+  /** Only when the bounded partition label is enabled. */
+  partitionThrottles?: CounterFamily;
+}
+
+/** HELP texts; they show in `/metrics` output and Grafana's metric browser. */
+const HELP: Readonly<Record<MetricKey, string>> = {
+  operations: "Logical Azure Storage operations by final outcome (success, failure, circuit_open, aborted).",
+  attempts: "Azure Storage attempts by classification, including attempts refused by an open circuit.",
+  retries: "Retries (waits before another attempt) by the class of the attempt that caused them.",
+  throttles: "Throttled Azure Storage attempts (429, 503 ServerBusy) by status and allow-listed error code.",
+  retryDelay: "Wait before each retry, in seconds.",
+  operationDuration: "Duration of logical operations, retries and waits included, in seconds.",
+  retriesExhausted: "Operations that gave up on a retriable failure because retries or the deadline ran out.",
+  circuitBreakers: "Live per-partition circuits by state.",
+  circuitTransitions: "Per-partition circuit state changes, by the state entered.",
+  circuitRejections: "Attempts refused without a request because the partition's circuit was open.",
+  partitionThrottles: "Throttled attempts by partition scope; only the top N scopes get their own label, the rest count as other.",
+};
+
+/**
+ * Finds or registers every family on `registry` under `prefix` (see {@link registerFamily}).
+ * Throws a clear error when a name is taken by a foreign metric.
+ */
+export function storageMetricFamilies(
+  registry: Registry,
+  prefix: string,
+  bucketsInSeconds: readonly number[],
+  withPartitionLabel: boolean,
+): StorageMetricFamilies {
+  const counter = (key: MetricKey): CounterFamily => {
+    const name = prefix + METRIC_NAMES[key];
+    const labelNames = METRIC_LABELS[key];
+    return registerFamily(registry, {
+      name,
+      help: HELP[key],
+      type: "counter",
+      labelNames,
+      create: () => new CounterFamily(name, HELP[key], labelNames),
+    });
+  };
+  const histogram = (key: MetricKey): HistogramFamily => {
+    const name = prefix + METRIC_NAMES[key];
+    const labelNames = METRIC_LABELS[key];
+    return registerFamily(registry, {
+      name,
+      help: HELP[key],
+      type: "histogram",
+      labelNames,
+      upperBounds: bucketsInSeconds,
+      create: () => new HistogramFamily(name, HELP[key], labelNames, bucketsInSeconds),
+    });
+  };
+  const gauge = (key: MetricKey): CollectedGaugeFamily => {
+    const name = prefix + METRIC_NAMES[key];
+    const labelNames = METRIC_LABELS[key];
+    return registerFamily(registry, {
+      name,
+      help: HELP[key],
+      type: "gauge",
+      labelNames,
+      create: () => new CollectedGaugeFamily(name, HELP[key], labelNames),
+    });
+  };
+  const families: StorageMetricFamilies = {
+    operations: counter("operations"),
+    attempts: counter("attempts"),
+    retries: counter("retries"),
+    throttles: counter("throttles"),
+    retryDelay: histogram("retryDelay"),
+    operationDuration: histogram("operationDuration"),
+    retriesExhausted: counter("retriesExhausted"),
+    circuitBreakers: gauge("circuitBreakers"),
+    circuitTransitions: counter("circuitTransitions"),
+    circuitRejections: counter("circuitRejections"),
+  };
+  if (withPartitionLabel) families.partitionThrottles = counter("partitionThrottles");
+  return families;
+}

@@ -1,0 +1,248 @@
+import { parseAccountAndPath } from "../partition/parseAccountAndPath.js";
+import type { StorageService } from "../partition/partitionScope.js";
+import { parseTableSegment } from "../partition/parseTableSegment.js";
+import { queryParameter } from "../partition/tableScope.js";
+
+/**
+ * The `operation` label: a small fixed set of names for what a request does, read from its
+ * service, method, URL and (for Tables updates and Blob copies) one header. Public API.
+ */
+export type StorageOperation =
+  // Tables
+  | "query_entities"
+  | "get_entity"
+  | "insert_entity"
+  | "update_entity"
+  | "upsert_entity"
+  | "delete_entity"
+  | "create_table"
+  | "delete_table"
+  | "query_tables"
+  // Tables `$batch` and Blob `comp=batch`
+  | "batch"
+  // Blob
+  | "upload_blob"
+  | "download_blob"
+  | "get_blob_properties"
+  | "delete_blob"
+  | "copy_blob"
+  | "put_block"
+  | "put_block_list"
+  | "append_block"
+  | "list_blobs"
+  | "create_container"
+  | "delete_container"
+  | "get_container_properties"
+  | "list_containers"
+  // Queue
+  | "send_message"
+  | "receive_messages"
+  | "peek_messages"
+  | "delete_message"
+  | "update_message"
+  | "clear_messages"
+  | "create_queue"
+  | "delete_queue"
+  | "get_queue_properties"
+  | "list_queues"
+  // Anything else: ACLs, metadata, leases, service properties, unparsable URLs.
+  | "other";
+
+/** Every {@link StorageOperation}, in a stable order. */
+export const STORAGE_OPERATIONS: readonly StorageOperation[] = [
+  "query_entities",
+  "get_entity",
+  "insert_entity",
+  "update_entity",
+  "upsert_entity",
+  "delete_entity",
+  "create_table",
+  "delete_table",
+  "query_tables",
+  "batch",
+  "upload_blob",
+  "download_blob",
+  "get_blob_properties",
+  "delete_blob",
+  "copy_blob",
+  "put_block",
+  "put_block_list",
+  "append_block",
+  "list_blobs",
+  "create_container",
+  "delete_container",
+  "get_container_properties",
+  "list_containers",
+  "send_message",
+  "receive_messages",
+  "peek_messages",
+  "delete_message",
+  "update_message",
+  "clear_messages",
+  "create_queue",
+  "delete_queue",
+  "get_queue_properties",
+  "list_queues",
+  "other",
+];
+
+/** The parts of a request that operation naming reads; a `PipelineRequest` fits. */
+export interface OperationRequest {
+  /** The HTTP method, e.g. `"GET"`. */
+  method: string;
+  /** The absolute request URL. */
+  url: string;
+  /** Request headers; only `If-Match` and `x-ms-copy-source` are read. */
+  headers?: { get(name: string): string | undefined };
+}
+
+/** A request taken apart for naming: what {@link operationFromParts} reads. */
+export interface OperationParts {
+  /** The HTTP method, upper-case. */
+  method: string;
+  /** Percent-decoded path segments after the account. */
+  segments: string[];
+  /** The raw query string without its `?`. */
+  search: string;
+  headers: OperationRequest["headers"];
+}
+
+/**
+ * Names the operation a request performs (see {@link StorageOperation}). Pure and total:
+ * a URL it cannot read gives `"other"`. Tables updates: a PUT or PATCH/MERGE on an entity
+ * address with an `If-Match` header (any value, `*` included) is `update_entity`, without one
+ * `upsert_entity`; that is the REST API's own distinction (Update vs Insert-Or-Replace/Merge),
+ * and the SDK's `updateEntity` sends `If-Match: *` unless given an etag.
+ */
+export function storageOperationName(service: StorageService, request: OperationRequest): StorageOperation {
+  const parsed = parseAccountAndPath(request.url);
+  if (parsed === undefined) return "other";
+  return operationFromParts(service, {
+    method: request.method.toUpperCase(),
+    segments: parsed.pathSegments,
+    search: searchOf(request.url),
+    headers: request.headers,
+  });
+}
+
+/** The operation of a request already split into account-relative parts. */
+export function operationFromParts(service: StorageService, parts: OperationParts): StorageOperation {
+  switch (service) {
+    case "table":
+      return tableOperation(parts);
+    case "blob":
+      return blobOperation(parts);
+    case "queue":
+      return queueOperation(parts);
+    default:
+      return "other";
+  }
+}
+
+/** The query string of a URL, without `?` and without any `#fragment`. */
+export function searchOf(url: string): string {
+  const question = url.indexOf("?");
+  if (question === -1) return "";
+  const hash = url.indexOf("#", question);
+  return hash === -1 ? url.slice(question + 1) : url.slice(question + 1, hash);
+}
+
+function tableOperation({ method, segments, search, headers }: OperationParts): StorageOperation {
+  const first = segments[0];
+  if (first === undefined || first === "") return "other";
+  if (first === "$batch") return method === "POST" ? "batch" : "other";
+  const segment = parseTableSegment(first);
+  if (segment === undefined) return "other";
+  if (segment.name === "Tables") {
+    if (method === "GET") return "query_tables";
+    if (method === "POST") return "create_table";
+    return method === "DELETE" ? "delete_table" : "other";
+  }
+  if (queryParameter(search, "comp") !== undefined) return "other"; // table ACLs
+  if (segment.keys.has("PartitionKey") && segment.keys.has("RowKey")) {
+    switch (method) {
+      case "GET":
+        return "get_entity";
+      case "DELETE":
+        return "delete_entity";
+      case "PUT":
+      case "PATCH":
+      case "MERGE":
+        return headers?.get("if-match") === undefined ? "upsert_entity" : "update_entity";
+      default:
+        return "other";
+    }
+  }
+  if (method === "GET") return "query_entities";
+  return method === "POST" && !segment.hasParentheses ? "insert_entity" : "other";
+}
+
+function blobOperation({ method, segments, search, headers }: OperationParts): StorageOperation {
+  const comp = queryParameter(search, "comp");
+  if (comp === "batch") return method === "POST" ? "batch" : "other";
+  if (segments.length === 0 || segments[0] === "") {
+    return method === "GET" && comp === "list" ? "list_containers" : "other";
+  }
+  if (segments.length === 1 && queryParameter(search, "restype") === "container") {
+    if (comp === "list") return method === "GET" ? "list_blobs" : "other";
+    if (comp !== undefined) return "other"; // ACL, metadata, lease
+    if (method === "PUT") return "create_container";
+    if (method === "DELETE") return "delete_container";
+    return method === "GET" || method === "HEAD" ? "get_container_properties" : "other";
+  }
+  switch (comp) {
+    case undefined:
+      break;
+    case "block":
+      return method === "PUT" ? "put_block" : "other";
+    case "blocklist":
+      return method === "PUT" ? "put_block_list" : "other";
+    case "appendblock":
+      return method === "PUT" ? "append_block" : "other";
+    default:
+      return "other"; // metadata, properties, tier, lease, snapshot, page...
+  }
+  switch (method) {
+    case "PUT":
+      return headers?.get("x-ms-copy-source") === undefined ? "upload_blob" : "copy_blob";
+    case "GET":
+      return "download_blob";
+    case "HEAD":
+      return "get_blob_properties";
+    case "DELETE":
+      return "delete_blob";
+    default:
+      return "other";
+  }
+}
+
+function queueOperation({ method, segments, search }: OperationParts): StorageOperation {
+  const comp = queryParameter(search, "comp");
+  if (segments.length === 0 || segments[0] === "") {
+    return method === "GET" && comp === "list" ? "list_queues" : "other";
+  }
+  if (segments.length === 1) {
+    if (comp === "metadata") return method === "GET" || method === "HEAD" ? "get_queue_properties" : "other";
+    if (comp !== undefined) return "other"; // ACL
+    if (method === "PUT") return "create_queue";
+    return method === "DELETE" ? "delete_queue" : "other";
+  }
+  if (segments[1] !== "messages") return "other";
+  if (segments.length === 2) {
+    switch (method) {
+      case "POST":
+        return "send_message";
+      case "GET":
+        return queryParameter(search, "peekonly")?.toLowerCase() === "true" ? "peek_messages" : "receive_messages";
+      case "DELETE":
+        return "clear_messages";
+      default:
+        return "other";
+    }
+  }
+  if (segments.length === 3) {
+    if (method === "DELETE") return "delete_message";
+    return method === "PUT" ? "update_message" : "other";
+  }
+  return "other";
+}
