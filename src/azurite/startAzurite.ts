@@ -5,7 +5,7 @@ import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
-import { optionalNumberOption } from "../validation/validateNumberOption.js";
+import { describe, optionalNumberOption } from "../validation/validateNumberOption.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "./devstoreAccount.js";
 
 /** Options of {@link startAzurite}. */
@@ -78,7 +78,7 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
     integer: true,
   });
   if (options.location !== undefined && (typeof options.location !== "string" || options.location === "")) {
-    throw new TypeError(`location must be a non-empty string; got ${typeof options.location}.`);
+    throw new TypeError(`location must be a non-empty string; got ${describe(options.location)}.`);
   }
   // Even in memory, Azurite creates its workspace folder (the working directory): keep it out of the caller's.
   const workDirectory = await mkdtemp(join(tmpdir(), "azurite-"));
@@ -164,7 +164,7 @@ class AzuriteInstance implements RunningAzurite {
 
 function validateServices(services: unknown): StorageService[] {
   if (services === undefined) return [...DEFAULT_START_AZURITE_OPTIONS.services];
-  if (!Array.isArray(services)) throw new TypeError(`services must be an array; got ${typeof services}.`);
+  if (!Array.isArray(services)) throw new TypeError(`services must be an array; got ${describe(services)}.`);
   if (services.length === 0) throw new RangeError("services must name at least one service; got [].");
   for (const service of services) {
     if (!STORAGE_SERVICES.includes(service as StorageService)) {

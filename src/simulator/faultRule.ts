@@ -1,5 +1,4 @@
-import type { PartitionScope, StorageService } from "../partition/partitionScope.js";
-import { STORAGE_SERVICES } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type PartitionScope, type StorageService } from "../partition/partitionScope.js";
 import { describe, optionalNumberOption, validateChoiceOption } from "../validation/validateNumberOption.js";
 
 /**
@@ -39,7 +38,7 @@ export interface SimulatedRequestInfo {
   service: StorageService;
   /** The request's partition scope, if one could be read. */
   scope: PartitionScope | undefined;
-  /** Request headers, lower-case names, without `authorization`. */
+  /** Request headers, lower-case names, without `authorization` and other credentials. */
   headers: Readonly<Record<string, string | string[] | undefined>>;
   /** The body as text, for Tables requests (JSON and `$batch`); undefined otherwise. */
   body: string | undefined;
@@ -80,7 +79,10 @@ export interface FaultRule {
   probability?: number;
   /** `operationTimedOut`: the wait before the 500. `slow`: the extra delay of the response. Defaults to 0. */
   delayInMs?: number;
-  /** `status`: the status to answer (required); `throttle`/`serverBusy`: overrides 503 (e.g. 429). */
+  /**
+   * `status`: the status to answer (required). `serverBusy`/`throttle`: replaces 503
+   * (e.g. 429); `operationTimedOut`: replaces 500 (e.g. 504).
+   */
   status?: number;
   /** The `x-ms-error-code` to answer with. Defaults by kind and status. */
   errorCode?: string;

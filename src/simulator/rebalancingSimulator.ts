@@ -69,6 +69,8 @@ export interface RebalancingSimulator {
 
 /** Largest body read as text for scope extraction: a `$batch` is at most 4 MiB. */
 const MAX_SCOPE_BODY_BYTES = 8 * 1024 * 1024;
+/** Request headers kept from fault predicates, so user code cannot log them by accident. */
+const SECRET_HEADERS = ["authorization", "proxy-authorization", "x-ms-copy-source-authorization", "cookie"];
 /** Response headers that describe one connection, not the message; Node sets its own. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade", "te", "trailer"]);
 
@@ -293,7 +295,7 @@ class Simulator implements RebalancingSimulator {
     const text = service === "table" && body.length > 0 && body.length <= MAX_SCOPE_BODY_BYTES ? body.toString("utf8") : undefined;
     const method = req.method ?? "GET";
     const headers = { ...req.headers };
-    delete headers.authorization;
+    for (const secret of SECRET_HEADERS) delete headers[secret];
     return { method, path: redactPath(pathAndQuery), service, scope: extractScope({ method, url, body: text }, service), headers, body: text };
   }
 
@@ -307,7 +309,11 @@ class Simulator implements RebalancingSimulator {
     res.writeHead(status, upstream.statusMessage, withoutHopByHop(upstream.rawHeaders));
     await new Promise<void>((resolve) => {
       upstream.pipe(res);
-      res.once("close", resolve);
+      res.once("close", () => {
+        // The client went away mid-answer: release the target connection instead of leaving it paused.
+        if (!upstream.complete) upstream.destroy();
+        resolve();
+      });
       upstream.once("error", () => {
         destroy(req.socket);
         resolve();
