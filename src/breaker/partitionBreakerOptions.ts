@@ -43,7 +43,7 @@ export interface PartitionBreakerOptions {
   volumeThreshold?: number;
   /** The rolling window (10 buckets) over which failures are counted. Defaults to 3000. */
   rollingWindowInMs?: number;
-  /** Most live circuits; the least recently used beyond it is evicted. Defaults to 10000. */
+  /** Most live circuits (about 7 KB each); the least recently used beyond it is evicted. Defaults to 5000. */
   maxScopes?: number;
   /** A circuit unused this long is evicted; `Infinity` for never. Defaults to 30000. */
   idleTtlInMs?: number;
@@ -56,7 +56,7 @@ export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
   errorThresholdPercentage: 50,
   volumeThreshold: 10,
   rollingWindowInMs: 3_000,
-  maxScopes: 10_000,
+  maxScopes: 5_000,
   idleTtlInMs: 30_000,
 });
 
