@@ -68,3 +68,10 @@ export type { MetricsRequestHandler } from "./metrics/metricsHandler.js";
 export { metricsHandler } from "./metrics/metricsHandler.js";
 export type { MetricsServer, MetricsServerOptions } from "./metrics/metricsServer.js";
 export { DEFAULT_METRICS_SERVER_OPTIONS, startMetricsServer } from "./metrics/metricsServer.js";
+
+export type { CircuitState, CircuitStateSource, CircuitTransition } from "./breaker/circuitStateSource.js";
+export type { PartitionBreaker } from "./breaker/partitionBreaker.js";
+export { createPartitionBreaker } from "./breaker/partitionBreaker.js";
+export type { PartitionBreakerMode, PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";
+export { DEFAULT_PARTITION_BREAKER_OPTIONS, PARTITION_BREAKER_MODES } from "./breaker/partitionBreakerOptions.js";
+export { isRebalancingOutcome } from "./breaker/isRebalancingOutcome.js";

@@ -2,10 +2,14 @@ import type { Pipeline, PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
+import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
+import { createMetricsObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
+import type { MetricsOptions } from "../metrics/metricsOptions.js";
+import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
 import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
 import type { RetryObserver } from "../policies/retryEvents.js";
 import { SERVICE_PRESETS } from "../presets/servicePresets.js";
-import { rejectUnknownKeys, validateChoiceOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import { describe, rejectUnknownKeys, validateChoiceOption, validateObjectOption } from "../validation/validateNumberOption.js";
 import { detectService } from "./detectService.js";
 import { findPipeline } from "./findPipeline.js";
 import { STORAGE_SERVICES, type StorageService } from "./storageService.js";
@@ -29,6 +33,16 @@ export interface InstallResilienceOptions {
   classification?: ClassificationRules;
   /** Your own hooks on attempts, retries and operation ends. */
   observers?: readonly RetryObserver[];
+  /**
+   * The per-partition circuit breaker (docs/circuit-breaker.md): its options, or `false` to
+   * turn it off. Defaults to on, with `DEFAULT_PARTITION_BREAKER_OPTIONS` and the service above.
+   */
+  circuitBreaker?: PartitionBreakerOptions | false;
+  /**
+   * Prometheus metrics (docs/metrics.md): their options, or `false` to turn them off. Defaults
+   * to on, registering on prom-client's default registry; never calls `collectDefaultMetrics`.
+   */
+  metrics?: MetricsOptions | false;
 }
 
 /** What {@link installResilience} returns. */
@@ -39,6 +53,10 @@ export interface ResilienceHandle {
   readonly retryPolicy: PipelinePolicy;
   /** The SDK retry policies that were removed (put back by `dispose`). */
   readonly removedPolicies: readonly PipelinePolicy[];
+  /** The per-partition circuit breaker (open scopes, state counts, transitions); undefined when turned off. */
+  readonly circuitBreaker: PartitionBreaker | undefined;
+  /** The observer recording this client's metrics; undefined when turned off. */
+  readonly metrics: MetricsObserver | undefined;
   /** Removes the package's policies, restores the SDK's retry policies and stops every timer. Idempotent. */
   dispose(): void;
 }
@@ -53,7 +71,7 @@ export const SDK_RETRY_POLICY_NAMES: readonly string[] = [
   "storageRetryPolicy",
 ];
 
-const KNOWN_KEYS = ["service", "retry", "maxElapsedInMs", "tryTimeoutInMs", "maxRetryAfterInMs", "classification", "observers"];
+const KNOWN_KEYS = ["service", "retry", "maxElapsedInMs", "tryTimeoutInMs", "maxRetryAfterInMs", "classification", "observers", "circuitBreaker", "metrics"];
 const installed = new WeakMap<Pipeline, ResilienceHandle>();
 
 /**
@@ -72,14 +90,19 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   const pipeline = findPipeline(target);
   const service = resolveService(target, options.service);
   const preset = SERVICE_PRESETS[service];
+  const circuitBreaker = createCircuitBreaker(options.circuitBreaker, service);
+  const metrics = createMetrics(options.metrics, service);
   const retryPolicy = resilientRetryPolicy({
     retry: resolveRetry(options.retry, preset.retry),
     maxElapsedInMs: options.maxElapsedInMs ?? preset.maxElapsedInMs,
     tryTimeoutInMs: options.tryTimeoutInMs ?? preset.tryTimeoutInMs,
     maxRetryAfterInMs: options.maxRetryAfterInMs,
     classification: options.classification,
-    observers: options.observers,
+    observers: metrics ? [...(options.observers ?? []), metrics] : options.observers,
+    gate: circuitBreaker,
   });
+  // Subscribed only once nothing else can throw, so a failed install leaves no gauge source behind.
+  if (metrics && circuitBreaker) metrics.observeCircuits(circuitBreaker);
 
   installed.get(pipeline)?.dispose();
   const removedPolicies = removeRetryPolicies(pipeline);
@@ -90,10 +113,14 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     service,
     retryPolicy,
     removedPolicies,
+    circuitBreaker,
+    metrics,
     dispose(): void {
       if (disposed) return;
       disposed = true;
       pipeline.removePolicy({ name: resilientRetryPolicyName });
+      circuitBreaker?.dispose();
+      metrics?.dispose();
       for (const policy of removedPolicies) pipeline.addPolicy(policy, { phase: "Retry" });
       if (installed.get(pipeline) === handle) installed.delete(pipeline);
     },
@@ -123,6 +150,22 @@ function resolveRetry(
     return createRetryStrategy({ ...presetRetry, ...retry });
   }
   return createRetryStrategy(retry);
+}
+
+/** The breaker for `option`: none for `false`, the defaults for undefined. Creating one starts no timer. */
+function createCircuitBreaker(option: unknown, service: StorageService): PartitionBreaker | undefined {
+  if (option === false) return undefined;
+  if (option === undefined) return createPartitionBreaker({ service });
+  if (typeof option !== "object" || option === null || Array.isArray(option)) {
+    throw new TypeError(`circuitBreaker must be an options object or false; got ${describe(option)}.`);
+  }
+  return createPartitionBreaker({ service, ...(option as PartitionBreakerOptions) });
+}
+
+/** The metrics observer for `option`: none for `false`, the defaults (default registry) for undefined. */
+function createMetrics(option: MetricsOptions | false | undefined, service: StorageService): MetricsObserver | undefined {
+  if (option === false) return undefined;
+  return createMetricsObserver(service, option ?? {});
 }
 
 /** Removes the whole Retry phase and any SDK retry policy placed elsewhere. */

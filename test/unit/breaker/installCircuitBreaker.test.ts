@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
+import { createHttpHeaders, type HttpClient, type PipelineRequest } from "@azure/core-rest-pipeline";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
+import { fixedBackoff, installResilience, isCircuitOpenError } from "../../../src/index.js";
+
+/** An HttpClient answering 503 ServerBusy for partition "hot" and 204 for the others, counting requests. */
+function hotPartitionClient(): HttpClient & { requests: PipelineRequest[] } {
+  const requests: PipelineRequest[] = [];
+  return {
+    requests,
+    async sendRequest(request) {
+      requests.push(request);
+      if (!request.url.includes("PartitionKey='hot'")) return { request, status: 204, headers: createHttpHeaders({}) };
+      const headers = createHttpHeaders({ "content-type": "application/json", "x-ms-error-code": "ServerBusy" });
+      const bodyAsText = JSON.stringify({ "odata.error": { code: "ServerBusy", message: { lang: "en-US", value: "busy" } } });
+      return { request, status: 503, headers, bodyAsText };
+    },
+  };
+}
+
+function tableClient(httpClient?: HttpClient): TableClient {
+  const credential = new AzureNamedKeyCredential(DEVSTORE_ACCOUNT_NAME, DEVSTORE_ACCOUNT_KEY);
+  return new TableClient("https://myaccount.table.core.windows.net", "orders", credential, { httpClient });
+}
+
+describe("installResilience: circuitBreaker", () => {
+  it("is on by default and exposed on the handle; dispose() disposes it", () => {
+    const handle = installResilience(tableClient());
+    expect(handle.circuitBreaker?.mode).toBe("wait");
+    handle.dispose();
+    expect(handle.circuitBreaker?.size).toBe(0);
+  });
+
+  it("false turns it off; anything but an object or false is rejected by name", () => {
+    expect(installResilience(tableClient(), { circuitBreaker: false }).circuitBreaker).toBeUndefined();
+    expect(() => installResilience(tableClient(), { circuitBreaker: true as unknown as false })).toThrow(
+      /circuitBreaker must be an options object or false; got true/,
+    );
+    expect(() => installResilience(tableClient(), { circuitBreaker: { resetTimeoutInMs: -1 } })).toThrow(RangeError);
+    expect(() => installResilience(tableClient(), { circuitBreaker: { bogus: 1 } as never })).toThrow(/bogus is not a known option/);
+  });
+
+  it("gates the client's requests per partition: fail mode surfaces CircuitOpenError with no request sent", async () => {
+    const http = hotPartitionClient();
+    const client = tableClient(http);
+    const handle = installResilience(client, {
+      retry: fixedBackoff({ maxRetries: 12, delayInMs: 1 }),
+      circuitBreaker: { mode: "fail", volumeThreshold: 5 },
+    });
+    try {
+      // The circuit opens during this operation; with a real 503 in hand the policy surfaces that.
+      await expect(client.upsertEntity({ partitionKey: "hot", rowKey: "r" })).rejects.toMatchObject({ statusCode: 503 });
+      expect(http.requests).toHaveLength(5);
+      expect(handle.circuitBreaker?.openScopes()).toEqual(["table|myaccount|orders|hot"]);
+      const sent = http.requests.length;
+      await expect(client.upsertEntity({ partitionKey: "hot", rowKey: "r2" })).rejects.toSatisfy(isCircuitOpenError);
+      expect(http.requests).toHaveLength(sent);
+      await client.upsertEntity({ partitionKey: "cool", rowKey: "r" });
+      expect(http.requests.length).toBe(sent + 1);
+    } finally {
+      handle.dispose();
+    }
+  });
+});
