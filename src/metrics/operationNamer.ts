@@ -58,34 +58,20 @@ export function accountBase(url: string): string | undefined {
   return `${origin}/${account}/`;
 }
 
-/** No dot segments or backslashes, which a URL parser would rewrite. */
+/** No dot segments (plain or `%2e`) or backslashes, which a URL parser would rewrite. Native searches: this runs per operation. */
 function isPlainPath(url: string, from: number): boolean {
-  const end = pathEnd(url, from);
-  for (let i = from; i < end; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 92 /* \ */) return false;
-    if (c === 46 /* . */ && (i === from || url.charCodeAt(i - 1) === 47) && isDotSegment(url, i, end)) return false;
-  }
-  return true;
-}
-
-function isDotSegment(url: string, dot: number, end: number): boolean {
-  const next = dot + 1 < end ? url.charCodeAt(dot + 1) : 47;
-  if (next === 47) return true;
-  if (next !== 46) return false;
-  return dot + 2 >= end || url.charCodeAt(dot + 2) === 47;
-}
-
-function pathEnd(url: string, from: number): number {
-  for (let i = from; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 63 /* ? */ || c === 35 /* # */) return i;
-  }
-  return url.length;
+  return (
+    url.indexOf("/.", from - 1) === -1 &&
+    url.indexOf("\\", from) === -1 &&
+    url.indexOf("%2e", from) === -1 &&
+    url.indexOf("%2E", from) === -1
+  );
 }
 
 function relativeSegments(url: string, from: number): string[] {
-  const end = pathEnd(url, from);
+  const question = url.indexOf("?", from);
+  const hash = url.indexOf("#", from);
+  const end = question === -1 ? (hash === -1 ? url.length : hash) : hash === -1 ? question : Math.min(question, hash);
   if (end === from) return [];
   const segments = url.slice(from, end).split("/");
   for (let i = 0; i < segments.length; i++) {

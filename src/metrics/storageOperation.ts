@@ -1,6 +1,5 @@
 import { parseAccountAndPath } from "../partition/parseAccountAndPath.js";
 import type { StorageService } from "../partition/partitionScope.js";
-import { parseTableSegment } from "../partition/parseTableSegment.js";
 import { queryParameter } from "../partition/tableScope.js";
 
 /**
@@ -151,15 +150,17 @@ function tableOperation({ method, segments, search, headers }: OperationParts): 
   const first = segments[0];
   if (first === undefined || first === "") return "other";
   if (first === "$batch") return method === "POST" ? "batch" : "other";
-  const segment = parseTableSegment(first);
-  if (segment === undefined) return "other";
-  if (segment.name === "Tables") {
+  const open = first.indexOf("(");
+  if (open !== -1 && !first.endsWith(")")) return "other"; // malformed parentheses
+  if (first.startsWith("Tables") && (first.length === 6 || open === 6)) {
     if (method === "GET") return "query_tables";
     if (method === "POST") return "create_table";
     return method === "DELETE" ? "delete_table" : "other";
   }
-  if (queryParameter(search, "comp") !== undefined) return "other"; // table ACLs
-  if (segment.keys.has("PartitionKey") && segment.keys.has("RowKey")) {
+  if (search !== "" && queryParameter(search, "comp") !== undefined) return "other"; // table ACLs
+  // Anything inside the parentheses is an entity address (`orders(PartitionKey='p',RowKey='r')`);
+  // `orders()` is a query. Checked by shape, not parsed: the keys' values do not matter here.
+  if (open !== -1 && first.length - open > 2) {
     switch (method) {
       case "GET":
         return "get_entity";
@@ -174,11 +175,11 @@ function tableOperation({ method, segments, search, headers }: OperationParts): 
     }
   }
   if (method === "GET") return "query_entities";
-  return method === "POST" && !segment.hasParentheses ? "insert_entity" : "other";
+  return method === "POST" && open === -1 ? "insert_entity" : "other";
 }
 
 function blobOperation({ method, segments, search, headers }: OperationParts): StorageOperation {
-  const comp = queryParameter(search, "comp");
+  const comp = search === "" ? undefined : queryParameter(search, "comp");
   if (comp === "batch") return method === "POST" ? "batch" : "other";
   if (segments.length === 0 || segments[0] === "") {
     return method === "GET" && comp === "list" ? "list_containers" : "other";
@@ -217,7 +218,7 @@ function blobOperation({ method, segments, search, headers }: OperationParts): S
 }
 
 function queueOperation({ method, segments, search }: OperationParts): StorageOperation {
-  const comp = queryParameter(search, "comp");
+  const comp = search === "" ? undefined : queryParameter(search, "comp");
   if (segments.length === 0 || segments[0] === "") {
     return method === "GET" && comp === "list" ? "list_queues" : "other";
   }

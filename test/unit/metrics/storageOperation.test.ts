@@ -35,6 +35,7 @@ const ROWS: Row[] = [
   ["table", "GET", `${T}/?restype=service&comp=properties`, {}, "other"],
   ["table", "GET", `${T}/orders(PartitionKey='a''b%2Fc',RowKey='(x)')`, {}, "get_entity"],
   ["table", "GET", `${T}/orders(PartitionKey='unterminated`, {}, "other"],
+  ["table", "GET", `${T}/Tablesque()`, {}, "query_entities"],
   ["table", "GET", `${AZ}/${entity}`, {}, "get_entity"],
   ["table", "POST", `${AZ}/$batch`, {}, "batch"],
   ["table", "GET", "not a url", {}, "other"],
@@ -125,7 +126,7 @@ describe("OperationNamer (the observer's fast path)", () => {
   it("a URL a parser would rewrite leaves the fast path", () => {
     const namer = new OperationNamer("table");
     namer.name(asRequest("GET", `${T}/orders()`, {}));
-    const tricky = [`${T}/x/../${entity}`, `${T}/./${entity}`, `${T}\\${entity}`, `${T}/orders%28PartitionKey='p',RowKey='r'%29`];
+    const tricky = [`${T}/x/%2e%2e/${entity}`, `${T}/x/%2E%2E/orders()`, `${T}/x/../${entity}`, `${T}/./${entity}`, `${T}\\${entity}`, `${T}/orders%28PartitionKey='p',RowKey='r'%29`];
     for (const url of tricky) {
       expect(namer.name(asRequest("GET", url, {})), url).toBe(storageOperationName("table", asRequest("GET", url, {})));
     }

@@ -1,0 +1,121 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
+import {
+  createHttpHeaders,
+  createPipelineFromOptions,
+  createPipelineRequest,
+  type HttpClient,
+  type PipelineRequest,
+} from "@azure/core-rest-pipeline";
+import { Registry, register } from "prom-client";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
+import { fixedBackoff, installResilience, isCircuitOpenError, type ResilienceHandle } from "../../../src/index.js";
+import { sampleValue, samplesOf, sumOf } from "./metricsTestKit.js";
+
+/** Answers 503 ServerBusy for PartitionKey 'hot', 204 for anything else; counts requests. */
+function stubHttp(): HttpClient & { requests: PipelineRequest[] } {
+  const requests: PipelineRequest[] = [];
+  return {
+    requests,
+    async sendRequest(request) {
+      requests.push(request);
+      if (!request.url.includes("PartitionKey='hot'")) return { request, status: 204, headers: createHttpHeaders({}) };
+      const headers = createHttpHeaders({ "content-type": "application/json", "x-ms-error-code": "ServerBusy" });
+      const bodyAsText = JSON.stringify({ "odata.error": { code: "ServerBusy", message: { lang: "en-US", value: "busy" } } });
+      return { request, status: 503, headers, bodyAsText };
+    },
+  };
+}
+
+function tableClient(http: HttpClient, table = "orders"): TableClient {
+  const credential = new AzureNamedKeyCredential(DEVSTORE_ACCOUNT_NAME, DEVSTORE_ACCOUNT_KEY);
+  return new TableClient("https://myaccount.table.core.windows.net", table, credential, { httpClient: http });
+}
+
+const handles: ResilienceHandle[] = [];
+function install(...args: Parameters<typeof installResilience>): ResilienceHandle {
+  const handle = installResilience(...args);
+  handles.push(handle);
+  return handle;
+}
+afterEach(() => {
+  for (const handle of handles.splice(0)) handle.dispose();
+});
+
+describe("installResilience: metrics", () => {
+  it("two clients and a queue pipeline on one registry: no error, series told apart by service and operation", async () => {
+    const registry = new Registry();
+    const http = stubHttp();
+    const orders = tableClient(http, "orders");
+    const invoices = tableClient(http, "invoices");
+    install(orders, { metrics: { registry }, circuitBreaker: false });
+    install(invoices, { metrics: { registry }, circuitBreaker: false });
+    const queuePipeline = createPipelineFromOptions({});
+    install(queuePipeline, { service: "queue", metrics: { registry }, circuitBreaker: false });
+
+    await orders.upsertEntity({ partitionKey: "p", rowKey: "1" });
+    await invoices.upsertEntity({ partitionKey: "p", rowKey: "2" });
+    await invoices.deleteEntity("p", "2");
+    const send = createPipelineRequest({ url: "https://myaccount.queue.core.windows.net/jobs/messages", method: "POST" });
+    await queuePipeline.sendRequest(http, send);
+
+    const ops = "azure_storage_operations_total";
+    expect(await sampleValue(registry, ops, { service: "table", operation: "upsert_entity", outcome: "success" })).toBe(2);
+    expect(await sampleValue(registry, ops, { service: "table", operation: "delete_entity", outcome: "success" })).toBe(1);
+    expect(await sampleValue(registry, ops, { service: "queue", operation: "send_message", outcome: "success" })).toBe(1);
+    expect(await sumOf(registry, "azure_storage_attempts_total")).toBe(4);
+  });
+
+  it("installing twice on one client reuses the families and keeps counting in the same series", async () => {
+    const registry = new Registry();
+    const client = tableClient(stubHttp());
+    install(client, { metrics: { registry }, circuitBreaker: false });
+    await client.upsertEntity({ partitionKey: "p", rowKey: "1" });
+    install(client, { metrics: { registry }, circuitBreaker: false });
+    await client.upsertEntity({ partitionKey: "p", rowKey: "1" });
+    expect(await sampleValue(registry, "azure_storage_attempts_total", { service: "table", operation: "upsert_entity", class: "success" })).toBe(2);
+  });
+
+  it("defaults to prom-client's default registry, and false turns metrics off", async () => {
+    register.clear();
+    const handle = install(tableClient(stubHttp()), { circuitBreaker: false });
+    expect(handle.metrics?.service).toBe("table");
+    expect(register.getSingleMetric("azure_storage_operations_total")).toBeDefined();
+    register.clear();
+    const off = install(tableClient(stubHttp()), { metrics: false, circuitBreaker: false });
+    expect(off.metrics).toBeUndefined();
+    expect(await register.metrics()).not.toContain("azure_storage");
+  });
+
+  it("rejects bad metrics options by name", () => {
+    expect(() => install(tableClient(stubHttp()), { metrics: { prefix: "9bad" } })).toThrow(/metrics.prefix must match/);
+    expect(() => install(tableClient(stubHttp()), { metrics: "on" as never })).toThrow(/metrics must be an object; got "on"/);
+  });
+
+  it("reports the breaker: gauge by state, transitions, rejections; dispose() removes the gauge source", async () => {
+    const registry = new Registry();
+    const http = stubHttp();
+    const client = tableClient(http);
+    const handle = install(client, {
+      metrics: { registry },
+      retry: fixedBackoff({ maxRetries: 12, delayInMs: 1 }),
+      circuitBreaker: { mode: "fail", volumeThreshold: 5 },
+    });
+    await expect(client.upsertEntity({ partitionKey: "hot", rowKey: "r" })).rejects.toMatchObject({ statusCode: 503 });
+    await expect(client.upsertEntity({ partitionKey: "hot", rowKey: "r2" })).rejects.toSatisfy(isCircuitOpenError);
+    await client.upsertEntity({ partitionKey: "cool", rowKey: "r" });
+
+    const upsert = { service: "table", operation: "upsert_entity" };
+    expect(await sampleValue(registry, "azure_storage_circuit_breakers", { service: "table", state: "open" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_circuit_breakers", { service: "table", state: "closed" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_circuit_transitions_total", { service: "table", to: "open" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_attempts_total", { ...upsert, class: "throttled" })).toBe(http.requests.length - 1);
+    // First operation: 5 throttled attempts then refused by the circuit it opened; second: refused at once.
+    expect(await sampleValue(registry, "azure_storage_circuit_rejections_total", upsert)).toBe(2);
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...upsert, outcome: "circuit_open" })).toBe(2);
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...upsert, outcome: "success" })).toBe(1);
+
+    handle.dispose();
+    expect(await samplesOf(registry, "azure_storage_circuit_breakers")).toEqual([]);
+  });
+});
