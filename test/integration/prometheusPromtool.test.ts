@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Registry } from "prom-client";
+import {
+  CircuitOpenError,
+  createMetricsObserver,
+  fixedBackoff,
+  resilientRetryPolicy,
+  type AttemptGate,
+} from "../../src/index.js";
+import type { CircuitStateSource, CircuitTransition } from "../../src/breaker/circuitStateSource.js";
+import { internal, notFound, ok, reply, request, scripted, serverBusy, timedOut, type Step } from "../unit/metrics/metricsTestKit.js";
+
+const RULES_DIR = join(dirname(fileURLToPath(import.meta.url)), "../../docs/prometheus");
+
+/** Runs promtool, failing (never skipping) when it is missing: CI installs it in .ci/run. */
+function promtool(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync("promtool", args, { input, encoding: "utf8", cwd: RULES_DIR, timeout: 30_000 });
+  if ((result.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") {
+    throw new Error(
+      "promtool is not on PATH. Run .ci/run (as root it installs Debian's prometheus package, which ships promtool), " +
+        "or apt-get install -y prometheus.",
+    );
+  }
+  if (result.error) throw result.error;
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A registry holding every family with real values, from real policy runs. */
+async function populatedRegistry(): Promise<Registry> {
+  const registry = new Registry();
+  const table = createMetricsObserver("table", { registry, partitionLabel: { topN: 2, minThrottles: 1 } });
+  const blob = createMetricsObserver("blob", { registry });
+  const transitions = new Set<(t: CircuitTransition) => void>();
+  const circuits: CircuitStateSource = {
+    stateCounts: () => ({ closed: 4, open: 1, half_open: 0 }),
+    onTransition: (listener) => {
+      transitions.add(listener);
+      return () => transitions.delete(listener);
+    },
+  };
+  table.observeCircuits(circuits);
+  for (const listener of transitions) listener({ service: "table", scope: "table|acct|orders|p1", from: "closed", to: "open" });
+
+  const runs: Array<[typeof table, Step[], string?]> = [
+    [table, [serverBusy, serverBusy, ok]],
+    [table, [(req) => reply(req, 429, { "x-ms-error-code": "TooManyRequests" }), ok]],
+    [table, [timedOut, notFound]],
+    [table, [internal, internal]],
+    [blob, [serverBusy, ok], "https://acct.blob.core.windows.net/photos/cat.jpg"],
+  ];
+  for (const [observer, steps, url] of runs) {
+    const policy = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 1, delayInMs: 1 }), observers: [observer] });
+    await policy.sendRequest(request(url ? { url } : {}), scripted(...steps)).catch(() => undefined);
+  }
+  const gate: AttemptGate = {
+    waitWhenOpen: false,
+    run: async () => {
+      throw new CircuitOpenError("table|acct|orders|p1", 100);
+    },
+  };
+  await resilientRetryPolicy({ observers: [table], gate }).sendRequest(request(), scripted()).catch(() => undefined);
+  return registry;
+}
+
+describe("promtool", () => {
+  it("check metrics: the real exposition output passes with no warnings", async () => {
+    const exposition = await (await populatedRegistry()).metrics();
+    for (const family of ["operations_total", "attempts_total", "retries_total", "throttles_total", "retry_delay_seconds_bucket",
+      "operation_duration_seconds_bucket", "retries_exhausted_total", "circuit_breakers", "circuit_transitions_total",
+      "circuit_rejections_total", "partition_throttles_total"]) {
+      expect(exposition).toMatch(new RegExp(`^azure_storage_${family}\\{`, "m"));
+    }
+    const result = promtool(["check", "metrics"], exposition);
+    console.log(`promtool check metrics: exit ${result.status}, output ${JSON.stringify(result.stdout + result.stderr)}`);
+    expect(result.stdout + result.stderr).toBe("");
+    expect(result.status).toBe(0);
+  });
+
+  it("check metrics does flag a bad exposition (so the check above can fail)", () => {
+    const bad = "# HELP requests Requests.\n# TYPE requests counter\nrequests 1\n";
+    const result = promtool(["check", "metrics"], bad);
+    expect(result.status).not.toBe(0);
+    expect(result.stdout + result.stderr).toMatch(/counter metrics should have "_total" suffix/);
+  });
+
+  it("check rules: docs/prometheus/alerts.yml", () => {
+    const result = promtool(["check", "rules", "alerts.yml"]);
+    console.log(`promtool check rules: ${result.stdout.trim()}`);
+    expect(result.stdout).toContain("SUCCESS: 3 rules found");
+    expect(result.status).toBe(0);
+  });
+
+  it("test rules: docs/prometheus/alerts.test.yml", () => {
+    const result = promtool(["test", "rules", "alerts.test.yml"]);
+    console.log(`promtool test rules: ${result.stdout.trim()}`);
+    expect(result.stdout + result.stderr).toContain("SUCCESS");
+    expect(result.status).toBe(0);
+  });
+});
