@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Registry } from "prom-client";
+import { createMetricsObserver, fixedBackoff, resilientRetryPolicy, startMetricsServer, type MetricsServer } from "../../src/index.js";
+import { ok, request, scripted, serverBusy } from "../unit/metrics/metricsTestKit.js";
+
+const ALERT_RULES = join(dirname(fileURLToPath(import.meta.url)), "../../docs/prometheus/alerts.yml");
+const HOST = "127.0.0.1";
+
+let workDir: string;
+let prometheus: ChildProcess | undefined;
+let prometheusOutput = "";
+let prometheusUrl: string;
+let app: MetricsServer;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, HOST, () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+/** Polls `probe` until it returns a value, or fails with what Prometheus printed. */
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutInMs = 12_000): Promise<T> {
+  const deadline = Date.now() + timeoutInMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (prometheus?.exitCode !== null && prometheus?.exitCode !== undefined) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${what} did not happen in time (last error: ${String(lastError)}). Prometheus output:\n${prometheusOutput.slice(-3000)}`);
+}
+
+interface VectorSample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+async function instantQuery(promql: string): Promise<VectorSample[]> {
+  const response = await fetch(`${prometheusUrl}/api/v1/query?query=${encodeURIComponent(promql)}`);
+  const body = (await response.json()) as { status: string; data: { resultType: string; result: VectorSample[] } };
+  if (body.status !== "success") throw new Error(`query failed: ${JSON.stringify(body)}`);
+  return body.data.result;
+}
+
+beforeAll(async () => {
+  const found = spawnSync("prometheus", ["--version"], { encoding: "utf8" });
+  if ((found.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") {
+    throw new Error("prometheus is not on PATH. Run .ci/run (as root it installs Debian's prometheus package), or apt-get install -y prometheus.");
+  }
+
+  // The app: one client's metrics after a scripted run (two 503 ServerBusy, then success; then a plain success).
+  const registry = new Registry();
+  const observer = createMetricsObserver("table", { registry });
+  const policy = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 1 }), observers: [observer] });
+  await policy.sendRequest(request(), scripted(serverBusy, serverBusy, ok));
+  await policy.sendRequest(request(), scripted(ok));
+  app = await startMetricsServer({ port: 0, registry });
+
+  workDir = await mkdtemp(join(tmpdir(), "prometheus-test-"));
+  const config = [
+    "global:",
+    "  scrape_interval: 1s",
+    "  evaluation_interval: 1s",
+    "rule_files:",
+    `  - ${JSON.stringify(ALERT_RULES)}`,
+    "scrape_configs:",
+    "  - job_name: storage-app",
+    "    scrape_interval: 1s",
+    "    static_configs:",
+    `      - targets: ["${HOST}:${app.port}"]`,
+  ].join("\n");
+  await writeFile(join(workDir, "prometheus.yml"), config);
+  const port = await freePort();
+  prometheusUrl = `http://${HOST}:${port}`;
+  prometheus = spawn(
+    "prometheus",
+    [
+      `--config.file=${join(workDir, "prometheus.yml")}`,
+      `--storage.tsdb.path=${join(workDir, "data")}`,
+      `--web.listen-address=${HOST}:${port}`,
+      "--log.level=warn",
+    ],
+    { cwd: workDir, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  prometheus.stdout?.setEncoding("utf8").on("data", (chunk: string) => (prometheusOutput += chunk));
+  prometheus.stderr?.setEncoding("utf8").on("data", (chunk: string) => (prometheusOutput += chunk));
+  await eventually("Prometheus ready", async () => ((await fetch(`${prometheusUrl}/-/ready`)).ok ? true : undefined));
+}, 30_000);
+
+afterAll(async () => {
+  if (prometheus && prometheus.exitCode === null) {
+    const exited = new Promise((resolve) => prometheus?.once("exit", resolve));
+    prometheus.kill("SIGTERM");
+    const killer = setTimeout(() => prometheus?.kill("SIGKILL"), 5_000);
+    await exited;
+    clearTimeout(killer);
+  }
+  await app?.close();
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+});
+
+describe("a real Prometheus scraping startMetricsServer", () => {
+  it("finds the series with the expected values through /api/v1/query", async () => {
+    const promql = 'azure_storage_operations_total{job="storage-app",service="table",operation="get_entity",outcome="success"}';
+    const [sample] = await eventually("the series scraped", async () => {
+      const result = await instantQuery(promql);
+      return result.length > 0 ? result : undefined;
+    });
+    console.log(`PromQL ${promql} -> ${JSON.stringify(sample)}`);
+    expect(sample?.value[1]).toBe("2");
+
+    const byClass = await instantQuery('sum by (class) (azure_storage_attempts_total{job="storage-app",service="table"})');
+    expect(Object.fromEntries(byClass.map((s) => [s.metric.class, s.value[1]]))).toEqual({ throttled: "2", success: "2" });
+    const [throttles] = await instantQuery('azure_storage_throttles_total{job="storage-app",status="503",error_code="ServerBusy"}');
+    expect(throttles?.value[1]).toBe("2");
+    const [retries] = await instantQuery('azure_storage_retries_total{job="storage-app",reason="throttled"}');
+    expect(retries?.value[1]).toBe("2");
+    const [delays] = await instantQuery('azure_storage_retry_delay_seconds_count{job="storage-app",service="table"}');
+    expect(delays?.value[1]).toBe("2");
+    const [up] = await instantQuery('up{job="storage-app"}');
+    expect(up?.value[1]).toBe("1");
+  });
+
+  it("loads the alert rules from docs/prometheus/alerts.yml", async () => {
+    const response = await fetch(`${prometheusUrl}/api/v1/rules`);
+    const body = (await response.json()) as { data: { groups: Array<{ rules: Array<{ name: string; health: string }> }> } };
+    const rules = body.data.groups.flatMap((group) => group.rules);
+    expect(rules.map((rule) => rule.name).sort()).toEqual(["AzureStorageCircuitsOpen", "AzureStorageRetriesExhausted", "AzureStorageThrottleRateHigh"]);
+  });
+});
