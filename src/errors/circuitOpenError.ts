@@ -8,7 +8,10 @@ import { ResilienceError } from "./resilienceError.js";
 export class CircuitOpenError extends ResilienceError {
   /** The partition scope whose circuit is open, e.g. "table|myaccount|orders|2024-06". */
   readonly scope: string;
-  /** Milliseconds until the next probe may go through. */
+  /**
+   * Milliseconds until the next probe may go through. While a probe is in flight
+   * (half-open) it is a short polling interval instead, a tenth of the reset period.
+   */
   readonly retryAfterInMs: number;
 
   constructor(scope: string, retryAfterInMs: number, options?: { cause?: unknown }) {
