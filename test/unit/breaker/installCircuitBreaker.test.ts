@@ -63,3 +63,25 @@ describe("installResilience: circuitBreaker", () => {
     }
   });
 });
+
+describe("installResilience: circuit scopes of real SDK requests", () => {
+  it("scopes a TableClient's insert, upsert and $batch by PartitionKey (bodies as the SDK sends them)", async () => {
+    const http: HttpClient = {
+      async sendRequest(request) {
+        return { request, status: 204, headers: createHttpHeaders({}) };
+      },
+    };
+    const client = tableClient(http);
+    const handle = installResilience(client);
+    try {
+      await client.createEntity({ partitionKey: "inserted", rowKey: "r" }).catch(() => undefined);
+      await client.upsertEntity({ partitionKey: "upserted", rowKey: "r" }).catch(() => undefined);
+      await client.submitTransaction([["create", { partitionKey: "batched", rowKey: "r" }]]).catch(() => undefined);
+      for (const pk of ["inserted", "upserted", "batched"]) {
+        expect(handle.circuitBreaker?.stateOf(`table|myaccount|orders|${pk}`), pk).toBe("closed");
+      }
+    } finally {
+      handle.dispose();
+    }
+  });
+});
