@@ -24,6 +24,16 @@ export function detectService(target: unknown): StorageService | undefined {
   const url = (target as { url?: unknown } | null)?.url;
   const fromUrl = typeof url === "string" ? detectServiceFromUrl(url) : undefined;
   if (fromUrl !== undefined) return fromUrl;
-  const className = (target as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-  return typeof className === "string" ? CLASS_NAMES[className] : undefined;
+  return serviceFromClassName(target);
+}
+
+/** The service of the nearest SDK class in `target`'s prototype chain, so a user's subclass is recognised too. */
+function serviceFromClassName(target: unknown): StorageService | undefined {
+  if (typeof target !== "object" || target === null) return undefined;
+  for (let proto: unknown = Object.getPrototypeOf(target); proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    const className = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+    const service = typeof className === "string" && Object.hasOwn(CLASS_NAMES, className) ? CLASS_NAMES[className] : undefined;
+    if (service !== undefined) return service;
+  }
+  return undefined;
 }
