@@ -1,0 +1,109 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createServer, type Server } from "node:http";
+import { Registry, register } from "prom-client";
+import { createMetricsObserver, metricsHandler, startMetricsServer, type MetricsServer } from "../../../src/index.js";
+
+const servers: MetricsServer[] = [];
+const plainServers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+  await Promise.all(plainServers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+});
+
+async function start(options: Parameters<typeof startMetricsServer>[0]): Promise<MetricsServer> {
+  const server = await startMetricsServer(options);
+  servers.push(server);
+  return server;
+}
+
+describe("startMetricsServer", () => {
+  it("serves the registry at /metrics on 127.0.0.1 with Prometheus's content type", async () => {
+    const registry = new Registry();
+    createMetricsObserver("table", { registry });
+    const server = await start({ port: 0, registry });
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}/metrics`);
+    const response = await fetch(server.url);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+    expect(await response.text()).toContain("# TYPE azure_storage_operations_total counter");
+  });
+
+  it("answers 404 off its path, 405 to other methods, headers only to HEAD", async () => {
+    const server = await start({ port: 0, registry: new Registry(), path: "/custom" });
+    expect(server.url.endsWith("/custom")).toBe(true);
+    expect((await fetch(server.url.replace("/custom", "/metrics"))).status).toBe(404);
+    expect((await fetch(`${server.url}?x=1`)).status).toBe(200);
+    const post = await fetch(server.url, { method: "POST" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, HEAD");
+    const head = await fetch(server.url, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe("");
+  });
+
+  it("uses the OpenMetrics content type of an OpenMetrics registry", async () => {
+    const registry = new Registry(Registry.OPENMETRICS_CONTENT_TYPE);
+    createMetricsObserver("table", { registry });
+    const server = await start({ port: 0, registry });
+    const response = await fetch(server.url);
+    expect(response.headers.get("content-type")).toBe(Registry.OPENMETRICS_CONTENT_TYPE);
+    const text = await response.text();
+    expect(text).toContain("# TYPE azure_storage_operations counter");
+    expect(text.endsWith("# EOF\n")).toBe(true);
+  });
+
+  it("defaults to prom-client's default registry; close() is idempotent and frees the port", async () => {
+    register.clear();
+    createMetricsObserver("queue");
+    const server = await start({ port: 0 });
+    expect(await (await fetch(server.url)).text()).toContain("azure_storage_attempts_total");
+    await server.close();
+    await server.close();
+    await expect(fetch(server.url)).rejects.toThrow();
+    register.clear();
+  });
+
+  it.each([
+    [{ port: -1 }, /port must be between 0 and 65535; got -1/],
+    [{ port: 1.5 }, /port must be an integer/],
+    [{ host: "" }, /host must be a non-empty string/],
+    [{ path: "metrics" }, /path must be a string starting with "\/"/],
+    [{ registry: {} }, /registry must be a prom-client Registry/],
+    [{ prot: 1 }, /startMetricsServer options.prot is not a known option/],
+  ])("rejects %j", async (options, message) => {
+    await expect(startMetricsServer(options as never)).rejects.toThrow(message);
+  });
+
+  it("rejects when the port is taken", async () => {
+    const first = await start({ port: 0, registry: new Registry() });
+    await expect(startMetricsServer({ port: first.port, registry: new Registry() })).rejects.toThrow(/EADDRINUSE/);
+  });
+});
+
+describe("metricsHandler", () => {
+  it("plugs into a node:http server", async () => {
+    const registry = new Registry();
+    createMetricsObserver("blob", { registry });
+    const server = createServer(metricsHandler(registry));
+    plainServers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    const response = await fetch(`http://127.0.0.1:${port}/anything`);
+    expect(response.headers.get("content-type")).toBe(registry.contentType);
+    expect(await response.text()).toContain("azure_storage_retries_total");
+  });
+
+  it("answers 500 without details when collecting fails", async () => {
+    const registry = new Registry();
+    registry.metrics = () => Promise.reject(new Error("secret detail"));
+    const server = createServer(metricsHandler(registry));
+    plainServers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(response.status).toBe(500);
+    expect(await response.text()).not.toContain("secret");
+  });
+});
