@@ -75,3 +75,6 @@ export { createPartitionBreaker } from "./breaker/partitionBreaker.js";
 export type { PartitionBreakerMode, PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";
 export { DEFAULT_PARTITION_BREAKER_OPTIONS, PARTITION_BREAKER_MODES } from "./breaker/partitionBreakerOptions.js";
 export { isRebalancingOutcome } from "./breaker/isRebalancingOutcome.js";
+
+export type { RetryLogObserverOptions } from "./logging/retryLogObserver.js";
+export { createRetryLogObserver } from "./logging/retryLogObserver.js";

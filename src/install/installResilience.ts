@@ -9,6 +9,7 @@ import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions
 import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
 import type { RetryObserver } from "../policies/retryEvents.js";
 import { SERVICE_PRESETS } from "../presets/servicePresets.js";
+import { createRetryLogObserver } from "../logging/retryLogObserver.js";
 import { describe, rejectUnknownKeys, validateChoiceOption, validateObjectOption } from "../validation/validateNumberOption.js";
 import { detectService } from "./detectService.js";
 import { findPipeline } from "./findPipeline.js";
@@ -98,7 +99,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     tryTimeoutInMs: options.tryTimeoutInMs ?? preset.tryTimeoutInMs,
     maxRetryAfterInMs: options.maxRetryAfterInMs,
     classification: options.classification,
-    observers: metrics ? [...(options.observers ?? []), metrics] : options.observers,
+    observers: withPackageObservers(options.observers, metrics, service),
     gate: circuitBreaker,
   });
   // Subscribed only once nothing else can throw, so a failed install leaves no gauge source behind.
@@ -127,6 +128,16 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   };
   installed.set(pipeline, handle);
   return handle;
+}
+
+/** The user's observers, preceded by the retry log and followed by metrics; a non-array is passed on for the policy to reject. */
+function withPackageObservers(
+  observers: readonly RetryObserver[] | undefined,
+  metrics: RetryObserver | undefined,
+  service: StorageService,
+): readonly RetryObserver[] | undefined {
+  if (observers !== undefined && !Array.isArray(observers)) return observers;
+  return [createRetryLogObserver({ service }), ...(observers ?? []), ...(metrics ? [metrics] : [])];
 }
 
 function resolveService(target: unknown, service: unknown): StorageService {

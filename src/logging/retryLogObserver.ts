@@ -1,0 +1,80 @@
+import type { PipelineRequest } from "@azure/core-rest-pipeline";
+import { storageOperationName } from "../metrics/storageOperation.js";
+import { detectServiceFromUrl } from "../partition/detectServiceFromUrl.js";
+import { extractScope } from "../partition/extractScope.js";
+import type { StorageService } from "../partition/partitionScope.js";
+import { scopeKey } from "../partition/scopeKey.js";
+import type { AttemptEvent, RetryObserver } from "../policies/retryEvents.js";
+import { formatLogFields } from "./formatLogFields.js";
+import { logger } from "./logger.js";
+
+/** Options of {@link createRetryLogObserver}. */
+export interface RetryLogObserverOptions {
+  /** The service the requests go to; detected from each request's host when omitted (Azurite's path-style URLs name none). */
+  service?: StorageService;
+}
+
+/**
+ * A {@link RetryObserver} that logs through `@azure/logger` (namespace
+ * `azure:storage-resilience`), at `info`, so `AZURE_LOG_LEVEL=info` shows it:
+ *
+ * - each retry: `operation`, `scope`, `attempt` (the one that failed), `class`, its `status`
+ *   and `errorCode`, `delayInMs` and `delaySource`;
+ * - the end of an operation that was retried or failed: `attempts`, `stopReason`,
+ *   `finalClass`, `elapsedInMs`.
+ *
+ * It never logs URLs, query strings (SAS signatures), headers or bodies: the operation is
+ * a fixed name and the scope is `service|account|container-or-table-or-queue|partition`,
+ * read from the path. `installResilience` adds one to every installation; add it yourself
+ * when you put `resilientRetryPolicy` in a pipeline by hand.
+ */
+export function createRetryLogObserver(options: RetryLogObserverOptions = {}): RetryObserver {
+  const service = options.service;
+  // The failed attempt's status and code, for the retry line that follows it.
+  const lastAttempts = new WeakMap<PipelineRequest, AttemptEvent>();
+  return {
+    onAttempt(event) {
+      if (logger.info.enabled) lastAttempts.set(event.request, event);
+    },
+    onRetry(event) {
+      if (!logger.info.enabled) return;
+      const last = lastAttempts.get(event.request);
+      const fields = describeRequest(event.request, service);
+      logger.info(
+        `Retrying: ${formatLogFields({
+          ...fields,
+          attempt: event.attempt,
+          class: event.reason,
+          status: last?.attempt === event.attempt ? last.status : undefined,
+          errorCode: last?.attempt === event.attempt ? last.errorCode : undefined,
+          delayInMs: event.delayInMs,
+          delaySource: event.delaySource,
+        })}`,
+      );
+    },
+    onOperationEnd(event) {
+      lastAttempts.delete(event.request);
+      if (!logger.info.enabled || (event.attempts <= 1 && event.stopReason === "success")) return;
+      logger.info(
+        `Operation ended: ${formatLogFields({
+          ...describeRequest(event.request, service),
+          attempts: event.attempts,
+          stopReason: event.stopReason,
+          finalClass: event.finalClass,
+          elapsedInMs: event.elapsedInMs,
+        })}`,
+      );
+    },
+  };
+}
+
+/** The operation's fixed name and the partition scope, from method and path only. */
+function describeRequest(request: PipelineRequest, service: StorageService | undefined): { operation: string; scope: string | undefined } {
+  const resolved = service ?? detectServiceFromUrl(request.url);
+  const body = typeof request.body === "string" ? request.body : undefined;
+  const scope = extractScope({ method: request.method, url: request.url, body }, resolved);
+  return {
+    operation: resolved === undefined ? "other" : storageOperationName(resolved, request),
+    scope: scope === undefined ? undefined : scopeKey(scope),
+  };
+}
