@@ -1,4 +1,4 @@
-import type { Metric, Registry } from "prom-client";
+import type { Metric, Registry, RegistryContentType } from "prom-client";
 
 /**
  * Lean metric families that a prom-client `Registry` exposes like its own Counter, Gauge
@@ -205,7 +205,7 @@ export interface FamilySpec<F extends Family> {
  * "already registered" error; anything else under the name is refused with an error that
  * says what squats it.
  */
-export function registerFamily<F extends Family>(registry: Registry, spec: FamilySpec<F>): F {
+export function registerFamily<F extends Family>(registry: Registry<RegistryContentType>, spec: FamilySpec<F>): F {
   const existing = registry.getSingleMetric(spec.name) as unknown;
   if (existing === undefined) {
     const family = spec.create();

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { register, type Registry } from "prom-client";
+import { register, type Registry, type RegistryContentType } from "prom-client";
 import { logger } from "../logging/logger.js";
 
 /** A `node:http` request listener; Express and Connect accept it as a route handler too. */
@@ -13,7 +13,7 @@ export type MetricsRequestHandler = (request: IncomingMessage, response: ServerR
  * @example
  * app.get("/metrics", metricsHandler(registry));
  */
-export function metricsHandler(registry: Registry = register): MetricsRequestHandler {
+export function metricsHandler(registry: Registry<RegistryContentType> = register): MetricsRequestHandler {
   if (typeof registry?.metrics !== "function") throw new TypeError("registry must be a prom-client Registry.");
   return (request, response) => {
     if (request.method !== "GET" && request.method !== "HEAD") {

@@ -1,4 +1,4 @@
-import { register, type Registry } from "prom-client";
+import { register, type Registry, type RegistryContentType } from "prom-client";
 import { rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
 import { DEFAULT_METRICS_PREFIX, DEFAULT_SECONDS_BUCKETS } from "./metricNames.js";
 
@@ -13,7 +13,7 @@ export interface PartitionLabelOptions {
 /** Options of the metrics layer (`installResilience(client, { metrics })`). Every one is optional. */
 export interface MetricsOptions {
   /** Where the metric families go. Defaults to prom-client's default registry (`register`), which apps already expose. */
-  registry?: Registry;
+  registry?: Registry<RegistryContentType>;
   /** Prefix of every metric name. Defaults to `"azure_storage_"`. */
   prefix?: string;
   /**
@@ -37,7 +37,7 @@ export const DEFAULT_METRICS_OPTIONS = Object.freeze({
 
 /** {@link MetricsOptions} validated and filled in. */
 export interface ResolvedMetricsOptions {
-  registry: Registry;
+  registry: Registry<RegistryContentType>;
   prefix: string;
   partitionLabel: { topN: number; minThrottles: number } | undefined;
   bucketsInSeconds: readonly number[];

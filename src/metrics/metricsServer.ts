@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import { register, type Registry } from "prom-client";
+import { register, type Registry, type RegistryContentType } from "prom-client";
 import { optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
 import { metricsHandler } from "./metricsHandler.js";
 
@@ -10,7 +10,7 @@ export interface MetricsServerOptions {
   /** Interface to listen on. Defaults to `"127.0.0.1"`: exposing metrics beyond the host is a choice to make. */
   host?: string;
   /** The registry to expose. Defaults to prom-client's default registry. */
-  registry?: Registry;
+  registry?: Registry<RegistryContentType>;
   /** The path that serves metrics; every other path gets 404. Defaults to `"/metrics"`. */
   path?: string;
 }

@@ -1,4 +1,4 @@
-import type { Registry } from "prom-client";
+import type { Registry, RegistryContentType } from "prom-client";
 import { CollectedGaugeFamily, CounterFamily, HistogramFamily, registerFamily } from "./metricFamily.js";
 import { METRIC_LABELS, METRIC_NAMES, type MetricKey } from "./metricNames.js";
 
@@ -38,7 +38,7 @@ const HELP: Readonly<Record<MetricKey, string>> = {
  * Throws a clear error when a name is taken by a foreign metric.
  */
 export function storageMetricFamilies(
-  registry: Registry,
+  registry: Registry<RegistryContentType>,
   prefix: string,
   bucketsInSeconds: readonly number[],
   withPartitionLabel: boolean,

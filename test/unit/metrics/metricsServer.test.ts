@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
-import { Registry, register } from "prom-client";
+import { Registry, register, type OpenMetricsContentType } from "prom-client";
 import { createMetricsObserver, metricsHandler, startMetricsServer, type MetricsServer } from "../../../src/index.js";
 
 const servers: MetricsServer[] = [];
@@ -42,7 +42,8 @@ describe("startMetricsServer", () => {
   });
 
   it("uses the OpenMetrics content type of an OpenMetrics registry", async () => {
-    const registry = new Registry(Registry.OPENMETRICS_CONTENT_TYPE);
+    const registry = new Registry<OpenMetricsContentType>();
+    registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
     createMetricsObserver("table", { registry });
     const server = await start({ port: 0, registry });
     const response = await fetch(server.url);
