@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -9,7 +9,8 @@ import { Registry } from "prom-client";
 import { createMetricsObserver, fixedBackoff, resilientRetryPolicy, startMetricsServer, type MetricsServer } from "../../src/index.js";
 import { ok, request, scripted, serverBusy } from "../unit/metrics/metricsTestKit.js";
 
-const ALERT_RULES = join(dirname(fileURLToPath(import.meta.url)), "../../docs/prometheus/alerts.yml");
+const DOCS = join(dirname(fileURLToPath(import.meta.url)), "../../docs");
+const ALERT_RULES = join(DOCS, "prometheus/alerts.yml");
 const HOST = "127.0.0.1";
 
 let workDir: string;
@@ -142,5 +143,27 @@ describe("a real Prometheus scraping startMetricsServer", () => {
     const body = (await response.json()) as { data: { groups: Array<{ rules: Array<{ name: string; health: string }> }> } };
     const rules = body.data.groups.flatMap((group) => group.rules);
     expect(rules.map((rule) => rule.name).sort()).toEqual(["AzureStorageCircuitsOpen", "AzureStorageRetriesExhausted", "AzureStorageThrottleRateHigh"]);
+  });
+
+  it("every PromQL example in docs/metrics.md and every dashboard panel query is valid PromQL", async () => {
+    const markdown = await readFile(join(DOCS, "metrics.md"), "utf8");
+    const examples = [...markdown.matchAll(/```promql\n([\s\S]*?)```/g)].map((match) => match[1]!.trim());
+    const dashboard = JSON.parse(await readFile(join(DOCS, "grafana-dashboard.json"), "utf8")) as {
+      panels: Array<{ targets: Array<{ expr: string }> }>;
+    };
+    const panelQueries = dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr));
+    expect(examples.length).toBeGreaterThanOrEqual(6);
+    expect(panelQueries.length).toBeGreaterThanOrEqual(14);
+    for (const promql of [...examples, ...panelQueries]) {
+      // Grafana's variables, as Grafana would fill them in.
+      const query = promql.replaceAll("$__rate_interval", "1m").replaceAll("$service", ".*");
+      const response = await fetch(`${prometheusUrl}/api/v1/query?query=${encodeURIComponent(query)}`);
+      const body = (await response.json()) as { status: string; error?: string };
+      expect({ query, status: body.status, error: body.error }).toEqual({ query, status: "success", error: undefined });
+    }
+    const [ratio] = await instantQuery(
+      'sum by (service) (azure_storage_retries_total{job="storage-app"}) / sum by (service) (azure_storage_operations_total{job="storage-app"})',
+    );
+    expect(ratio?.value[1]).toBe("1"); // 2 retries over 2 operations
   });
 });
