@@ -37,12 +37,17 @@ abstract class Family {
   readonly [FAMILY_MARKER] = FAMILY_SHAPE_VERSION;
   readonly aggregator = "sum";
   abstract readonly type: FamilyType;
+  // Not readonly: an OpenMetrics registry rewrites counter names (drops `_total`) when scraping.
+  name: string;
+  readonly help: string;
+  readonly labelNames: readonly string[];
 
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly labelNames: readonly string[],
-  ) {}
+  // Fields spelled out rather than as parameter properties, which Node's type stripping rejects.
+  constructor(name: string, help: string, labelNames: readonly string[]) {
+    this.name = name;
+    this.help = help;
+    this.labelNames = labelNames;
+  }
 
   abstract get(): Promise<MetricSnapshot>;
   abstract reset(): void;
@@ -51,7 +56,11 @@ abstract class Family {
 /** One counter series: bound to its labels once, incremented by plain addition. */
 export class CounterChild {
   value = 0;
-  constructor(readonly labels: Readonly<Record<string, string>>) {}
+  readonly labels: Readonly<Record<string, string>>;
+
+  constructor(labels: Readonly<Record<string, string>>) {
+    this.labels = labels;
+  }
 
   /** Adds `amount` (default 1). */
   inc(amount = 1): void {
@@ -90,13 +99,14 @@ export class CounterFamily extends Family {
 /** One histogram series: per-bucket counts (not cumulative), sum and count. */
 export class HistogramChild {
   readonly counts: Float64Array;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly upperBounds: readonly number[];
   sum = 0;
   count = 0;
 
-  constructor(
-    readonly labels: Readonly<Record<string, string>>,
-    readonly upperBounds: readonly number[],
-  ) {
+  constructor(labels: Readonly<Record<string, string>>, upperBounds: readonly number[]) {
+    this.labels = labels;
+    this.upperBounds = upperBounds;
     this.counts = new Float64Array(upperBounds.length);
   }
 
@@ -119,13 +129,11 @@ export class HistogramFamily extends Family {
   readonly type = "histogram";
   readonly #children = new Map<string, HistogramChild>();
 
-  constructor(
-    name: string,
-    help: string,
-    labelNames: readonly string[],
-    readonly upperBounds: readonly number[],
-  ) {
+  readonly upperBounds: readonly number[];
+
+  constructor(name: string, help: string, labelNames: readonly string[], upperBounds: readonly number[]) {
     super(name, help, labelNames);
+    this.upperBounds = upperBounds;
   }
 
   /** The child for `labels`; created on first use. Not for hot paths. */

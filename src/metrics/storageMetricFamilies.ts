@@ -26,7 +26,7 @@ const HELP: Readonly<Record<MetricKey, string>> = {
   throttles: "Throttled Azure Storage attempts (429, 503 ServerBusy) by status and allow-listed error code.",
   retryDelay: "Wait before each retry, in seconds.",
   operationDuration: "Duration of logical operations, retries and waits included, in seconds.",
-  retriesExhausted: "Operations that gave up on a retriable failure because retries or the deadline ran out.",
+  retriesExhausted: "Operations that gave up on a retriable failure because retries, the deadline or the retry budget ran out.",
   circuitBreakers: "Live per-partition circuits by state.",
   circuitTransitions: "Per-partition circuit state changes, by the state entered.",
   circuitRejections: "Attempts refused without a request because the partition's circuit was open.",
