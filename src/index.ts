@@ -78,3 +78,15 @@ export { isRebalancingOutcome } from "./breaker/isRebalancingOutcome.js";
 
 export type { RetryLogObserverOptions } from "./logging/retryLogObserver.js";
 export { createRetryLogObserver } from "./logging/retryLogObserver.js";
+
+export type { RetryBudget, RetryBudgetOptions, RetryBudgetSnapshot } from "./budget/retryBudget.js";
+export { createRetryBudget, DEFAULT_RETRY_BUDGET_OPTIONS } from "./budget/retryBudget.js";
+export type { AmbiguousWriteResult, TableWrite, TableWriteKind } from "./policies/ambiguousWrite.js";
+export { AMBIGUOUS_WRITE_RESULTS, describeTableWrite, isUnknownOutcome } from "./policies/ambiguousWrite.js";
+export { entityMatches } from "./policies/ambiguousWriteComparison.js";
+export { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "./policies/ambiguousWriteReadBack.js";
+export type { AmbiguousWriteOptions } from "./policies/resilientRetryPolicy.js";
+export { DEFAULT_AMBIGUOUS_WRITE_OPTIONS } from "./policies/resilientRetryPolicy.js";
+export type { AmbiguousWriteEvent } from "./policies/retryEvents.js";
+export { isPossiblyApplied } from "./policies/retryInfo.js";
+export { SAFETY_METRIC_NAMES, createSafetyMetricsObserver } from "./safety/safetyMetrics.js";

@@ -6,7 +6,15 @@ import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partit
 import { createMetricsObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
 import type { MetricsOptions } from "../metrics/metricsOptions.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
-import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
+import type { RetryBudget, RetryBudgetOptions } from "../budget/retryBudget.js";
+import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../policies/ambiguousWriteReadBack.js";
+import {
+  resilientRetryPolicy,
+  resilientRetryPolicyName,
+  resolveAmbiguousWrites,
+  type AmbiguousWriteOptions,
+} from "../policies/resilientRetryPolicy.js";
+import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
 import type { RetryObserver } from "../policies/retryEvents.js";
 import { SERVICE_PRESETS } from "../presets/servicePresets.js";
 import { createRetryLogObserver } from "../logging/retryLogObserver.js";
@@ -44,6 +52,18 @@ export interface InstallResilienceOptions {
    * to on, registering on prom-client's default registry; never calls `collectDefaultMetrics`.
    */
   metrics?: MetricsOptions | false;
+  /**
+   * Settling Tables writes whose outcome is unknown by reading the entity back
+   * (docs/data-safety.md): `false` turns it off. Defaults to on for Tables; other services
+   * do not support it.
+   */
+  ambiguousWrites?: boolean | AmbiguousWriteOptions;
+  /**
+   * The client's retry budget (docs/data-safety.md): its options, a shared
+   * `createRetryBudget()`, or `false` for none. Defaults to 20 % of requests plus 10 retries
+   * per second over 10 s (`DEFAULT_RETRY_BUDGET_OPTIONS`).
+   */
+  retryBudget?: RetryBudgetOptions | RetryBudget | false;
 }
 
 /** What {@link installResilience} returns. */
@@ -72,7 +92,19 @@ export const SDK_RETRY_POLICY_NAMES: readonly string[] = [
   "storageRetryPolicy",
 ];
 
-const KNOWN_KEYS = ["service", "retry", "maxElapsedInMs", "tryTimeoutInMs", "maxRetryAfterInMs", "classification", "observers", "circuitBreaker", "metrics"];
+const KNOWN_KEYS = [
+  "service",
+  "retry",
+  "maxElapsedInMs",
+  "tryTimeoutInMs",
+  "maxRetryAfterInMs",
+  "classification",
+  "observers",
+  "circuitBreaker",
+  "metrics",
+  "ambiguousWrites",
+  "retryBudget",
+];
 const installed = new WeakMap<Pipeline, ResilienceHandle>();
 
 /**
@@ -93,14 +125,18 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   const preset = SERVICE_PRESETS[service];
   const circuitBreaker = createCircuitBreaker(options.circuitBreaker, service);
   const metrics = createMetrics(options.metrics, service);
+  const safetyMetrics = metrics ? createSafetyMetricsObserver(service, options.metrics || {}) : undefined;
+  const ambiguousWrites = resolveInstallAmbiguousWrites(options.ambiguousWrites, service);
   const retryPolicy = resilientRetryPolicy({
     retry: resolveRetry(options.retry, preset.retry),
     maxElapsedInMs: options.maxElapsedInMs ?? preset.maxElapsedInMs,
     tryTimeoutInMs: options.tryTimeoutInMs ?? preset.tryTimeoutInMs,
     maxRetryAfterInMs: options.maxRetryAfterInMs,
     classification: options.classification,
-    observers: withPackageObservers(options.observers, metrics, service),
+    observers: withPackageObservers(options.observers, metrics, service, safetyMetrics),
     gate: circuitBreaker,
+    ambiguousWrites,
+    retryBudget: options.retryBudget,
   });
   // Subscribed only once nothing else can throw, so a failed install leaves no gauge source behind.
   if (metrics && circuitBreaker) metrics.observeCircuits(circuitBreaker);
@@ -108,6 +144,8 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   installed.get(pipeline)?.dispose();
   const removedPolicies = removeRetryPolicies(pipeline);
   pipeline.addPolicy(retryPolicy, { phase: "Retry" });
+  // Before the credential policy, so read-backs are signed by the client's own pipeline (docs/data-safety.md).
+  if (ambiguousWrites) pipeline.addPolicy(ambiguousWriteReadBackPolicy(), { phase: "Serialize" });
 
   let disposed = false;
   const handle: ResilienceHandle = {
@@ -120,6 +158,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
       if (disposed) return;
       disposed = true;
       pipeline.removePolicy({ name: resilientRetryPolicyName });
+      pipeline.removePolicy({ name: ambiguousWriteReadBackPolicyName });
       circuitBreaker?.dispose();
       metrics?.dispose();
       for (const policy of removedPolicies) pipeline.addPolicy(policy, { phase: "Retry" });
@@ -135,9 +174,10 @@ function withPackageObservers(
   observers: readonly RetryObserver[] | undefined,
   metrics: RetryObserver | undefined,
   service: StorageService,
+  safetyMetrics?: RetryObserver,
 ): readonly RetryObserver[] | undefined {
   if (observers !== undefined && !Array.isArray(observers)) return observers;
-  return [createRetryLogObserver({ service }), ...(observers ?? []), ...(metrics ? [metrics] : [])];
+  return [createRetryLogObserver({ service }), ...(observers ?? []), ...(metrics ? [metrics] : []), ...(safetyMetrics ? [safetyMetrics] : [])];
 }
 
 function resolveService(target: unknown, service: unknown): StorageService {
@@ -177,6 +217,15 @@ function createCircuitBreaker(option: unknown, service: StorageService): Partiti
 function createMetrics(option: MetricsOptions | false | undefined, service: StorageService): MetricsObserver | undefined {
   if (option === false) return undefined;
   return createMetricsObserver(service, option ?? {});
+}
+
+/** `ambiguousWrites` for an install: on by default for Tables, refused for services without entity writes. */
+function resolveInstallAmbiguousWrites(option: unknown, service: StorageService): ReturnType<typeof resolveAmbiguousWrites> {
+  if (service !== "table") {
+    if (option === undefined || option === false) return undefined;
+    throw new TypeError(`ambiguousWrites is only supported for the table service; got it for "${service}".`);
+  }
+  return resolveAmbiguousWrites(option === undefined ? true : option);
 }
 
 /** Removes the whole Retry phase and any SDK retry policy placed elsewhere. */

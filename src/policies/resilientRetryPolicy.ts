@@ -6,10 +6,21 @@ import { validateClassificationRules, type ClassificationRules } from "../classi
 import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
+import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
 import { isCircuitOpenError } from "../errors/circuitOpenError.js";
 import { logger } from "../logging/logger.js";
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
-import { optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+import { describe, optionalNumberOption, rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import {
+  bodyText,
+  describeTableWrite,
+  isAppliedAnswer,
+  isUnknownOutcome,
+  isWriteMethod,
+  type AmbiguousWriteResult,
+  type TableWrite,
+} from "./ambiguousWrite.js";
+import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
 import type { AttemptGate, AttemptResult } from "./attemptGate.js";
 import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, DelaySource, RetryObserver, StopReason } from "./retryEvents.js";
@@ -35,7 +46,31 @@ export interface ResilientRetryPolicyOptions {
   observers?: readonly RetryObserver[];
   /** Decides whether an attempt may go out (the per-partition circuit breaker). */
   gate?: AttemptGate;
+  /**
+   * Settles Tables writes whose outcome is unknown by reading the entity back
+   * (docs/data-safety.md): `true` or options to turn it on, `false` to leave it off. The
+   * read-back needs `ambiguousWriteReadBackPolicy()` before the credential policy;
+   * `installResilience` adds it and turns this on for Tables. Defaults to false.
+   */
+  ambiguousWrites?: boolean | AmbiguousWriteOptions;
+  /**
+   * Limits retries to a fraction of requests (docs/data-safety.md): a budget from
+   * `createRetryBudget()` (to share one between policies), its options, or `false` for none.
+   * Defaults to a budget of its own with `DEFAULT_RETRY_BUDGET_OPTIONS`.
+   */
+  retryBudget?: RetryBudget | RetryBudgetOptions | false;
 }
+
+/** Options of ambiguous-write resolution. */
+export interface AmbiguousWriteOptions {
+  /** Longest time a read-back may take; it also ends at the operation's deadline. Defaults to 10000. */
+  readBackTimeoutInMs?: number;
+}
+
+/** Defaults of {@link AmbiguousWriteOptions}. */
+export const DEFAULT_AMBIGUOUS_WRITE_OPTIONS = Object.freeze({
+  readBackTimeoutInMs: 10_000,
+});
 
 /** Defaults of {@link resilientRetryPolicy} beyond the strategy's own. */
 export const DEFAULT_RETRY_POLICY_OPTIONS = Object.freeze({
@@ -43,7 +78,17 @@ export const DEFAULT_RETRY_POLICY_OPTIONS = Object.freeze({
   tryTimeoutInMs: 0,
 });
 
-const KNOWN_KEYS = ["retry", "maxElapsedInMs", "tryTimeoutInMs", "maxRetryAfterInMs", "classification", "observers", "gate"];
+const KNOWN_KEYS = [
+  "retry",
+  "maxElapsedInMs",
+  "tryTimeoutInMs",
+  "maxRetryAfterInMs",
+  "classification",
+  "observers",
+  "gate",
+  "ambiguousWrites",
+  "retryBudget",
+];
 const DAY_IN_MS = 24 * 3600_000;
 /** Floor under a circuit wait, so a breaker that answers 0 cannot make us spin. */
 const MIN_CIRCUIT_WAIT_IN_MS = 10;
@@ -69,12 +114,14 @@ interface Settings {
   rules: ClassificationRules | undefined;
   observers: readonly RetryObserver[];
   gate: AttemptGate | undefined;
+  ambiguousWrites: Required<AmbiguousWriteOptions> | undefined;
+  budget: RetryBudget | undefined;
 }
 
 function resolveOptions(options: ResilientRetryPolicyOptions): Settings {
   validateObjectOption("options", options);
   rejectUnknownKeys("resilientRetryPolicy options", options, KNOWN_KEYS);
-  const strategy = options.retry === undefined ? exponentialBackoff() : createRetryStrategy(options.retry);
+  const strategy = options.retry === undefined ? exponentialBackoff() : validateStrategy(createRetryStrategy(options.retry));
   const maxElapsedInMs = optionalNumberOption(
     "maxElapsedInMs",
     options.maxElapsedInMs,
@@ -97,7 +144,54 @@ function resolveOptions(options: ResilientRetryPolicyOptions): Settings {
   if (options.gate !== undefined && typeof options.gate?.run !== "function") {
     throw new TypeError("gate must have a run(request, attempt) method.");
   }
-  return { strategy, maxElapsedInMs, tryTimeoutInMs, maxRetryAfterInMs, rules, observers, gate: options.gate };
+  for (const [index, observer] of observers.entries()) {
+    if (typeof observer !== "object" || observer === null) {
+      throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describe(observer)}.`);
+    }
+  }
+  return {
+    strategy,
+    maxElapsedInMs,
+    tryTimeoutInMs,
+    maxRetryAfterInMs,
+    rules,
+    observers,
+    gate: options.gate,
+    ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
+    budget: resolveBudget(options.retryBudget),
+  };
+}
+
+/** A strategy object from a user is checked like our own: a bad one must not loop forever. */
+function validateStrategy(strategy: RetryStrategy): RetryStrategy {
+  validateNumberOption("retry.maxRetries", strategy.maxRetries, { integer: true, max: 1_000_000 });
+  validateNumberOption("retry.maxDelayInMs", strategy.maxDelayInMs, { max: DAY_IN_MS });
+  return strategy;
+}
+
+/** `ambiguousWrites`: undefined and false turn it off; true and an options object turn it on. */
+export function resolveAmbiguousWrites(option: unknown, name = "ambiguousWrites"): Required<AmbiguousWriteOptions> | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (option === true) return { ...DEFAULT_AMBIGUOUS_WRITE_OPTIONS };
+  if (typeof option !== "object" || option === null || Array.isArray(option)) {
+    throw new TypeError(`${name} must be a boolean or an options object; got ${describe(option)}.`);
+  }
+  rejectUnknownKeys(name, option, ["readBackTimeoutInMs"]);
+  const readBackTimeoutInMs = optionalNumberOption(
+    `${name}.readBackTimeoutInMs`,
+    (option as AmbiguousWriteOptions).readBackTimeoutInMs,
+    DEFAULT_AMBIGUOUS_WRITE_OPTIONS.readBackTimeoutInMs,
+    { min: 1, max: DAY_IN_MS },
+  );
+  return { readBackTimeoutInMs };
+}
+
+/** `retryBudget`: false for none, a budget object as is, options (or undefined) for a new one. */
+function resolveBudget(option: unknown): RetryBudget | undefined {
+  if (option === false) return undefined;
+  if (option === undefined) return createRetryBudget();
+  if (isRetryBudget(option)) return option;
+  return createRetryBudget(resolveRetryBudgetOptions(option, "retryBudget") as RetryBudgetOptions);
 }
 
 /** The one I/O loop: attempt, classify, decide, wait, again. */
@@ -106,6 +200,8 @@ async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: S
   const deadline = started + s.maxElapsedInMs;
   const info = startRetryInfo(request);
   const replayable = isReplayable(request);
+  const write = isWriteMethod(request.method);
+  s.budget?.recordRequest();
   const attempt = (): Promise<AttemptResult> => {
     const remaining = deadline - performance.now();
     const tryTimeout = s.tryTimeoutInMs > 0 ? s.tryTimeoutInMs : Infinity;
@@ -114,10 +210,20 @@ async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: S
   };
   let retryNumber = 0;
   let last: AttemptResult | undefined;
+  let tableWrite: TableWrite | undefined | null = null;
+  // Parsed at most once, and only for a write that had an unknown outcome.
+  const describeWrite = (): TableWrite | undefined => (tableWrite ??= describeTableWrite(request, bodyText(request)));
 
-  const finish = (result: AttemptResult | undefined, finalClass: AttemptClass, stopReason: StopReason, error?: unknown) => {
+  const finish = (
+    result: AttemptResult | undefined,
+    finalClass: AttemptClass,
+    stopReason: StopReason,
+    error?: unknown,
+    resolution?: AmbiguousWriteResult,
+  ) => {
     info.stopReason = stopReason;
     info.elapsedInMs = performance.now() - started;
+    if (write && info.unknownOutcomes > 0) noteAmbiguity(s, info, request, describeWrite(), stopReason, resolution);
     if (stopReason !== "success" && stopReason !== "permanent") {
       logger.warning(`Gave up after ${info.attempts} attempt(s): ${stopReason} (last: ${finalClass}).`);
     }
@@ -149,16 +255,29 @@ async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: S
         // With a real failure already in hand, surface that: callers keep their statusCode checks.
         return last ? finish(last, "circuit_open", "circuit-open") : finish(undefined, "circuit_open", "circuit-open", error);
       }
-      // Waiting for the probe is not a retry: nothing reached the network.
-      await sleep(s, request, info.attempts, "circuit_open", wait, "circuit");
+      // Waiting for the probe is not a retry: nothing reached the network, and no budget is spent.
+      try {
+        await sleep(s, request, info.attempts, "circuit_open", wait, "circuit");
+      } catch (abort) {
+        return last ? finish(last, "aborted", "aborted", abort) : finish(undefined, "aborted", "aborted", abort);
+      }
       continue;
     }
     last = result;
     const cls = result.outcomeClass;
     recordAttempt(s, info, request, cls, attemptStarted, result);
+    if (write && isUnknownOutcome(result)) info.unknownOutcomes += 1;
     if (cls === "success") return finish(result, cls, "success");
     if (cls === "aborted") return finish(result, cls, "aborted");
-    if (!isRetriableClass(cls)) return finish(result, cls, "permanent");
+    if (!isRetriableClass(cls)) {
+      if (s.ambiguousWrites && write && info.unknownOutcomes > 0) {
+        const described = describeWrite();
+        if (described !== undefined && isAppliedAnswer(described, result)) {
+          return settleAmbiguousWrite(s.ambiguousWrites, request, described, result, deadline, finish);
+        }
+      }
+      return finish(result, cls, "permanent");
+    }
     if (!replayable) {
       logger.warning("Not retrying: the request body is a stream that the first attempt consumed; pass a stream factory to make it retriable.");
       return finish(result, cls, "body-not-replayable");
@@ -167,6 +286,7 @@ async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: S
     retryNumber += 1;
     const { delayInMs, source } = retryDelay(s, retryNumber, result);
     if (performance.now() + delayInMs >= deadline) return finish(result, cls, "deadline");
+    if (s.budget !== undefined && !s.budget.tryRetry()) return finish(result, cls, "budget-exhausted");
     releaseBody(result);
     try {
       await sleep(s, request, info.attempts, cls, delayInMs, source);
@@ -174,6 +294,55 @@ async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: S
       return finish(result, "aborted", "aborted", error);
     }
   }
+}
+
+type Finish = (
+  result: AttemptResult | undefined,
+  finalClass: AttemptClass,
+  stopReason: StopReason,
+  error?: unknown,
+  resolution?: AmbiguousWriteResult,
+) => PipelineResponse;
+
+/**
+ * A retry answered what an earlier, unknown attempt's success would cause (409 after an
+ * insert, 404 after a delete, 412 after a conditional update): read the entity back. The
+ * same as sent: the write succeeded, report success. Otherwise the error surfaces as it
+ * is, marked possibly applied.
+ */
+async function settleAmbiguousWrite(
+  options: Required<AmbiguousWriteOptions>,
+  request: PipelineRequest,
+  write: TableWrite,
+  result: AttemptResult,
+  deadline: number,
+  finish: Finish,
+): Promise<PipelineResponse> {
+  const timeoutInMs = Math.min(options.readBackTimeoutInMs, deadline - performance.now());
+  const outcome = await readBackAmbiguousWrite(request, write, bodyText(request), timeoutInMs);
+  logger.info(`An ambiguous ${write.operation} was read back: ${outcome.result}.`);
+  if (outcome.result === "applied" && outcome.response !== undefined) {
+    const response = outcome.response;
+    return finish({ response, status: response.status, outcomeClass: "success" }, "success", "success", undefined, "applied");
+  }
+  return finish(result, result.outcomeClass, "permanent", undefined, outcome.result);
+}
+
+/** Marks a write that ended after an unknown outcome, and tells the observers. */
+function noteAmbiguity(
+  s: Settings,
+  info: RetryInfo,
+  request: PipelineRequest,
+  write: TableWrite | undefined,
+  stopReason: StopReason,
+  resolution: AmbiguousWriteResult | undefined,
+): void {
+  // A batch's HTTP success can hide a failed sub-request (the SDK throws after reading the body).
+  const result = resolution ?? (write?.kind === "batch" ? "not_resolvable" : stopReason === "success" ? undefined : "unresolved");
+  if (result === undefined) return;
+  info.ambiguousWrite = result;
+  info.possiblyApplied = result !== "applied";
+  notify(s.observers, "onAmbiguousWrite", { request, operation: write?.operation ?? "other", result, unknownOutcomes: info.unknownOutcomes });
 }
 
 function recordAttempt(
@@ -199,12 +368,18 @@ function recordAttempt(
 
 /** The strategy's delay, or the server's hint when longer (capped by maxRetryAfterInMs). */
 function retryDelay(s: Settings, retryNumber: number, result: AttemptResult): { delayInMs: number; source: DelaySource } {
-  const computed = s.strategy.delayInMs(retryNumber);
+  const computed = sanitizeDelay(s.strategy.delayInMs(retryNumber), s.strategy.maxDelayInMs);
   const headers = result.response?.headers ?? (result.error as { response?: PipelineResponse } | undefined)?.response?.headers;
   const hint = headers ? parseRetryAfterInMs(headers) : undefined;
   if (hint === undefined) return { delayInMs: computed, source: "backoff" };
   const capped = Math.min(hint, s.maxRetryAfterInMs);
   return capped > computed ? { delayInMs: capped, source: "retry-after" } : { delayInMs: computed, source: "backoff" };
+}
+
+/** A user strategy's answer, made safe to wait on: NaN or negative waits the cap's worth or nothing, and no wait passes a day. */
+function sanitizeDelay(delayInMs: number, maxDelayInMs: number): number {
+  if (typeof delayInMs !== "number" || Number.isNaN(delayInMs)) return Math.min(maxDelayInMs, DAY_IN_MS);
+  return Math.min(Math.max(0, delayInMs), DAY_IN_MS);
 }
 
 async function sleep(

@@ -1,5 +1,6 @@
 import type { PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
 import type { OutcomeClass } from "../classification/outcomeClass.js";
+import type { AmbiguousWriteResult, TableWrite } from "./ambiguousWrite.js";
 
 /** An attempt's class as the policy reports it: an outcome class, or refused by an open circuit. */
 export type AttemptClass = OutcomeClass | "circuit_open";
@@ -12,7 +13,9 @@ export type StopReason =
   | "retries-exhausted"
   | "deadline"
   | "body-not-replayable"
-  | "circuit-open";
+  | "circuit-open"
+  /** The client's retry budget had no retry left (the account is throttled as a whole). */
+  | "budget-exhausted";
 
 /** Where a retry's wait came from. */
 export type DelaySource = "backoff" | "retry-after" | "circuit";
@@ -52,6 +55,19 @@ export interface OperationEvent {
 }
 
 /**
+ * Reported when a write ends after an attempt whose outcome is unknown, unless a later
+ * attempt simply succeeded (see docs/data-safety.md).
+ */
+export interface AmbiguousWriteEvent {
+  request: PipelineRequest;
+  /** The write's `operation` label, or `other` for writes that are not Tables entity writes. */
+  operation: TableWrite["operation"] | "other";
+  result: AmbiguousWriteResult;
+  /** How many attempts had an unknown outcome. */
+  unknownOutcomes: number;
+}
+
+/**
  * Typed hooks on the retry loop, used by the metrics and logging layers and open to users.
  * Observers must not throw; an observer that throws is logged and ignored.
  */
@@ -59,4 +75,6 @@ export interface RetryObserver {
   onAttempt?(event: AttemptEvent): void;
   onRetry?(event: RetryEvent): void;
   onOperationEnd?(event: OperationEvent): void;
+  /** Called before `onOperationEnd` when a write ended after an unknown outcome. */
+  onAmbiguousWrite?(event: AmbiguousWriteEvent): void;
 }

@@ -1,4 +1,5 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
+import type { AmbiguousWriteResult } from "./ambiguousWrite.js";
 import type { AttemptClass, StopReason } from "./retryEvents.js";
 
 /** What the retry policy did for one operation; read it with {@link getRetryInfo}. */
@@ -11,6 +12,17 @@ export interface RetryInfo {
   stopReason?: StopReason;
   /** Milliseconds from the first attempt to the end. */
   elapsedInMs?: number;
+  /**
+   * True when this write may have been applied although the result says otherwise: an
+   * attempt's outcome was unknown (reset, timeout, 500 OperationTimedOut) and the policy
+   * could not settle it by reading back, or it is a `$batch`. Check the store before
+   * writing again. False otherwise.
+   */
+  possiblyApplied: boolean;
+  /** Attempts whose outcome was unknown: the request may have reached the store. */
+  unknownOutcomes: number;
+  /** How an ambiguous write was settled, when it needed settling (see docs/data-safety.md). */
+  ambiguousWrite?: AmbiguousWriteResult;
 }
 
 // Keyed by the request so that the SDK's RestError and PipelineResponse, which both carry
@@ -19,7 +31,7 @@ const infos = new WeakMap<PipelineRequest, RetryInfo>();
 
 /** Starts the record for a request (internal to the policy). */
 export function startRetryInfo(request: PipelineRequest): RetryInfo {
-  const info: RetryInfo = { attempts: 0, classes: [] };
+  const info: RetryInfo = { attempts: 0, classes: [], possiblyApplied: false, unknownOutcomes: 0 };
   infos.set(request, info);
   return info;
 }
@@ -33,4 +45,12 @@ export function getRetryInfo(source: unknown): RetryInfo | undefined {
   if (typeof source !== "object" || source === null) return undefined;
   const request = (source as { request?: unknown }).request ?? source;
   return typeof request === "object" && request !== null ? infos.get(request as PipelineRequest) : undefined;
+}
+
+/**
+ * True when `source` (an error, a response or a request) ended a write that may have been
+ * applied anyway: see {@link RetryInfo.possiblyApplied}.
+ */
+export function isPossiblyApplied(source: unknown): boolean {
+  return getRetryInfo(source)?.possiblyApplied === true;
 }

@@ -1,0 +1,144 @@
+import { optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+
+/** Options of {@link createRetryBudget}. Every one is optional. */
+export interface RetryBudgetOptions {
+  /**
+   * Retries allowed as a fraction of the requests (first attempts) seen in the window,
+   * Finagle's `percentCanRetry`. 0 allows only the floor below. Defaults to 0.2.
+   */
+  retryRatio?: number;
+  /** Retries allowed per second whatever the request rate, so a quiet client can still retry. Defaults to 10. */
+  minRetriesPerSecond?: number;
+  /** How long a request's deposit and a retry's withdrawal count, in milliseconds. Defaults to 10000. */
+  windowInMs?: number;
+  /** Monotonic clock in milliseconds. Defaults to `performance.now`; tests inject their own. */
+  now?: () => number;
+}
+
+/** Defaults of {@link createRetryBudget}: Finagle's 20 % and 10 retries per second over 10 s. */
+export const DEFAULT_RETRY_BUDGET_OPTIONS = Object.freeze({
+  retryRatio: 0.2,
+  minRetriesPerSecond: 10,
+  windowInMs: 10_000,
+});
+
+/** What a budget holds right now (for tests, logs and the docs' bound). */
+export interface RetryBudgetSnapshot {
+  /** Requests counted in the window. */
+  requests: number;
+  /** Retries spent in the window. */
+  retries: number;
+  /** Retries that may still be spent now (floored to whole retries). */
+  available: number;
+}
+
+/**
+ * A retry budget: a token bucket whose tokens expire. Every request deposits `retryRatio`
+ * of a token, every retry withdraws one, and a reserve of `minRetriesPerSecond` tokens per
+ * second of the window is always there. Deposits and withdrawals older than the window no
+ * longer count. So over any window, retries <= reserve + retryRatio x requests, however
+ * many operations fail at once: retries cannot multiply the load of a throttled account.
+ */
+export interface RetryBudget {
+  /** Counts one request (an operation's first attempt). */
+  recordRequest(): void;
+  /** Spends one retry and returns true, or returns false when the budget is exhausted. */
+  tryRetry(): boolean;
+  /** The budget's current counts. */
+  snapshot(): RetryBudgetSnapshot;
+}
+
+const KNOWN_KEYS = ["retryRatio", "minRetriesPerSecond", "windowInMs", "now"];
+/** The window is kept as this many buckets; a deposit expires with its bucket. */
+const BUCKETS = 10;
+
+/** Validates budget options once, with errors naming the option (`retryBudget.retryRatio`, ...). */
+export function resolveRetryBudgetOptions(
+  options: unknown,
+  name = "retryBudget",
+): Required<Omit<RetryBudgetOptions, "now">> & { now: (() => number) | undefined } {
+  const o = validateObjectOption(name, options);
+  rejectUnknownKeys(name, o, KNOWN_KEYS);
+  const d = DEFAULT_RETRY_BUDGET_OPTIONS;
+  const retryRatio = optionalNumberOption(`${name}.retryRatio`, o.retryRatio, d.retryRatio, { max: 10 });
+  const minRetriesPerSecond = optionalNumberOption(`${name}.minRetriesPerSecond`, o.minRetriesPerSecond, d.minRetriesPerSecond, {
+    max: 1_000_000,
+  });
+  const windowInMs = optionalNumberOption(`${name}.windowInMs`, o.windowInMs, d.windowInMs, { min: 100, max: 3_600_000 });
+  if (o.now !== undefined && typeof o.now !== "function") throw new TypeError(`${name}.now must be a function returning milliseconds.`);
+  return { retryRatio, minRetriesPerSecond, windowInMs, now: o.now as (() => number) | undefined };
+}
+
+/**
+ * Creates a {@link RetryBudget}. Pure bookkeeping: no timers; time is read from `now` on
+ * each call. One budget per client and service (`installResilience` makes one per install).
+ *
+ * @example
+ * const budget = createRetryBudget({ retryRatio: 0.1 });
+ * pipeline.addPolicy(resilientRetryPolicy({ retryBudget: budget }), { phase: "Retry" });
+ */
+export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget {
+  const { retryRatio, minRetriesPerSecond, windowInMs, now = () => performance.now() } = resolveRetryBudgetOptions(options, "options");
+  const reserve = (minRetriesPerSecond * windowInMs) / 1000;
+  const width = windowInMs / BUCKETS;
+  const requests = new Float64Array(BUCKETS);
+  const retries = new Float64Array(BUCKETS);
+  const epochs = new Float64Array(BUCKETS).fill(-Infinity);
+  let latest = -Infinity;
+
+  /** The current bucket's index in time; a clock that steps back is held at its latest value. */
+  const advance = (): number => {
+    const t = now();
+    if (Number.isFinite(t) && t > latest) latest = t;
+    const epoch = Number.isFinite(latest) ? Math.floor(latest / width) : 0;
+    const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
+    if (epochs[slot] !== epoch) {
+      epochs[slot] = epoch;
+      requests[slot] = 0;
+      retries[slot] = 0;
+    }
+    return epoch;
+  };
+  const totals = (epoch: number): { requests: number; retries: number } => {
+    let r = 0;
+    let w = 0;
+    for (let i = 0; i < BUCKETS; i++) {
+      if ((epochs[i] as number) > epoch - BUCKETS) {
+        r += requests[i] as number;
+        w += retries[i] as number;
+      }
+    }
+    return { requests: r, retries: w };
+  };
+  const balance = (t: { requests: number; retries: number }): number => reserve + retryRatio * t.requests - t.retries;
+
+  return {
+    recordRequest(): void {
+      const epoch = advance();
+      const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
+      requests[slot] = (requests[slot] as number) + 1;
+    },
+    tryRetry(): boolean {
+      const epoch = advance();
+      if (balance(totals(epoch)) < 1) return false;
+      const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
+      retries[slot] = (retries[slot] as number) + 1;
+      return true;
+    },
+    snapshot(): RetryBudgetSnapshot {
+      const t = totals(advance());
+      return { ...t, available: Math.max(0, Math.floor(balance(t))) };
+    },
+  };
+}
+
+/** True for a {@link RetryBudget} object (duck-typed, for options that take one). */
+export function isRetryBudget(value: unknown): value is RetryBudget {
+  const candidate = value as Partial<RetryBudget> | null;
+  return (
+    typeof candidate === "object" &&
+    candidate !== null &&
+    typeof candidate.recordRequest === "function" &&
+    typeof candidate.tryRetry === "function"
+  );
+}
