@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { createRetryBudget, DEFAULT_RETRY_BUDGET_OPTIONS } from "../../../src/index.js";
+
+function clock(start = 0) {
+  let t = start;
+  return { now: () => t, advance: (ms: number) => (t += ms) };
+}
+
+/** Spends retries until refused; returns how many were granted. */
+function drain(budget: ReturnType<typeof createRetryBudget>, limit = 100_000): number {
+  let granted = 0;
+  while (granted < limit && budget.tryRetry()) granted++;
+  return granted;
+}
+
+describe("createRetryBudget", () => {
+  it("defaults: 20 % of requests plus 10 retries per second over 10 s", () => {
+    expect(DEFAULT_RETRY_BUDGET_OPTIONS).toEqual({ retryRatio: 0.2, minRetriesPerSecond: 10, windowInMs: 10_000 });
+    const c = clock();
+    const budget = createRetryBudget({ now: c.now });
+    expect(drain(budget)).toBe(100); // the reserve: 10/s x 10 s
+    for (let i = 0; i < 50; i++) budget.recordRequest();
+    expect(drain(budget)).toBe(10); // 20 % of 50
+    expect(budget.snapshot()).toEqual({ requests: 50, retries: 110, available: 0 });
+  });
+
+  it("withdrawals and deposits expire with the window", () => {
+    const c = clock();
+    const budget = createRetryBudget({ now: c.now, minRetriesPerSecond: 1, windowInMs: 10_000 });
+    expect(drain(budget)).toBe(10);
+    c.advance(5_000);
+    expect(budget.tryRetry()).toBe(false);
+    c.advance(5_000);
+    // The first bucket's withdrawals have expired.
+    expect(drain(budget)).toBe(10);
+  });
+
+  it("a budget with no floor allows exactly the ratio", () => {
+    const c = clock();
+    const budget = createRetryBudget({ now: c.now, minRetriesPerSecond: 0, retryRatio: 0.1 });
+    expect(budget.tryRetry()).toBe(false);
+    for (let i = 0; i < 100; i++) budget.recordRequest();
+    expect(drain(budget)).toBe(10);
+  });
+
+  it("a clock that steps back is held at its latest value", () => {
+    const c = clock(50_000);
+    const budget = createRetryBudget({ now: c.now, minRetriesPerSecond: 1 });
+    expect(drain(budget)).toBe(10);
+    c.advance(-40_000);
+    expect(budget.tryRetry()).toBe(false);
+  });
+
+  it("property: within any window, retries <= reserve + ratio x requests", () => {
+    fc.assert(
+      fc.property(
+        fc.record({ ratio: fc.double({ min: 0, max: 1, noNaN: true }), perSecond: fc.integer({ min: 0, max: 20 }) }),
+        fc.array(fc.record({ gapInMs: fc.integer({ min: 0, max: 3000 }), requests: fc.nat(20), retries: fc.nat(40) }), { maxLength: 60 }),
+        ({ ratio, perSecond }, steps) => {
+          const c = clock(1_000_000);
+          const windowInMs = 10_000;
+          const budget = createRetryBudget({ now: c.now, retryRatio: ratio, minRetriesPerSecond: perSecond, windowInMs });
+          const log: Array<{ at: number; requests: number; retries: number }> = [];
+          for (const step of steps) {
+            c.advance(step.gapInMs);
+            for (let i = 0; i < step.requests; i++) budget.recordRequest();
+            let granted = 0;
+            for (let i = 0; i < step.retries; i++) if (budget.tryRetry()) granted++;
+            log.push({ at: c.now(), requests: step.requests, retries: granted });
+          }
+          const reserve = (perSecond * windowInMs) / 1000;
+          const bucket = (at: number) => Math.floor(at / (windowInMs / 10));
+          for (const end of log) {
+            // The window is ten buckets: the current one and the nine before it.
+            const inWindow = log.filter((e) => bucket(e.at) > bucket(end.at) - 10 && e.at <= end.at);
+            const requests = inWindow.reduce((sum, e) => sum + e.requests, 0);
+            const retries = inWindow.reduce((sum, e) => sum + e.retries, 0);
+            expect(retries).toBeLessThanOrEqual(reserve + ratio * requests + 1e-9);
+          }
+        },
+      ),
+    );
+  });
+
+  it.each([
+    [{ retryRatio: -0.1 }, /options\.retryRatio.*-0\.1/],
+    [{ retryRatio: Number.NaN }, /options\.retryRatio.*NaN/],
+    [{ minRetriesPerSecond: "10" }, /options\.minRetriesPerSecond.*"10"/],
+    [{ windowInMs: 0 }, /options\.windowInMs.*0/],
+    [{ now: 5 }, /options\.now/],
+    [{ ratio: 0.2 }, /options\.ratio is not a known option/],
+  ])("rejects %o naming the option", (options, message) => {
+    expect(() => createRetryBudget(options as never)).toThrow(message);
+  });
+});
