@@ -90,3 +90,4 @@ export { DEFAULT_AMBIGUOUS_WRITE_OPTIONS } from "./policies/resilientRetryPolicy
 export type { AmbiguousWriteEvent } from "./policies/retryEvents.js";
 export { isPossiblyApplied } from "./policies/retryInfo.js";
 export { SAFETY_METRIC_NAMES, createSafetyMetricsObserver } from "./safety/safetyMetrics.js";
+export type { HeaderSource } from "./timing/retryAfter.js";
