@@ -1,0 +1,154 @@
+// Benchmark 3: memory and circuit count after a great many distinct partition scopes
+// have gone through, one request each, on a mock transport that answers 200.
+import {
+  createEmptyPipeline,
+  createHttpHeaders,
+  createPipelineRequest,
+  defaultRetryPolicy,
+  type HttpClient,
+  type PipelineRequest,
+  type PipelineResponse,
+} from "@azure/core-rest-pipeline";
+import { Registry } from "prom-client";
+import { installResilience } from "../src/index.js";
+import { DEVSTORE_ACCOUNT_NAME } from "../src/azurite/devstoreAccount.js";
+import { createCockatielWiring } from "./cockatielWiring.js";
+import { heapUsedInMb } from "./gc.js";
+import { round } from "./stats.js";
+
+export interface ManyPartitionsSettings {
+  /** Distinct partition scopes sent, one request each. */
+  scopes: number;
+}
+
+export const FULL_MANY_PARTITIONS_SETTINGS: ManyPartitionsSettings = { scopes: 1_000_000 };
+export const SMOKE_MANY_PARTITIONS_SETTINGS: ManyPartitionsSettings = { scopes: 3_000 };
+
+/** One row: a configuration after every scope went through. */
+export interface ManyPartitionsFigures {
+  id: "sdk-default" | "package" | "cockatiel";
+  label: string;
+  scopes: number;
+  elapsedInMs: number;
+  /** Heap in use after a full GC, before the first request and after the last. */
+  heapBeforeInMb: number;
+  heapAfterInMb: number;
+  heapGrowthInMb: number;
+  /** Live circuits after the last request, and the most seen at once. */
+  circuits: number | undefined;
+  maxCircuits: number | undefined;
+  /** Prometheus series exported (this package only), after the last request. */
+  metricSeries: number | undefined;
+  /** Heap after dispose (this package) or after dropping the wiring (cockatiel). */
+  heapAfterReleaseInMb: number;
+}
+
+export interface ManyPartitionsResult {
+  settings: ManyPartitionsSettings;
+  rows: ManyPartitionsFigures[];
+}
+
+const HEADERS = createHttpHeaders();
+const ok: HttpClient = {
+  sendRequest: (request: PipelineRequest): Promise<PipelineResponse> => Promise.resolve({ request, status: 200, headers: HEADERS }),
+};
+
+function request(i: number): PipelineRequest {
+  return createPipelineRequest({ url: `http://127.0.0.1:10002/${DEVSTORE_ACCOUNT_NAME}/orders(PartitionKey='p${i}',RowKey='r')`, method: "GET" });
+}
+
+/** How often (in requests) the live circuit count is sampled. */
+const SAMPLE_EVERY = 1_000;
+
+async function throughPackage(scopes: number): Promise<ManyPartitionsFigures> {
+  const registry = new Registry();
+  const pipeline = createEmptyPipeline();
+  pipeline.addPolicy(defaultRetryPolicy(), { phase: "Retry" });
+  const handle = installResilience(pipeline, { service: "table", metrics: { registry } });
+  const breaker = handle.circuitBreaker;
+  const heapBeforeInMb = heapUsedInMb();
+  const started = performance.now();
+  let maxCircuits = 0;
+  for (let i = 0; i < scopes; i++) {
+    await pipeline.sendRequest(ok, request(i));
+    if (i % SAMPLE_EVERY === 0) maxCircuits = Math.max(maxCircuits, breaker?.size ?? 0);
+  }
+  const elapsedInMs = performance.now() - started;
+  maxCircuits = Math.max(maxCircuits, breaker?.size ?? 0);
+  const heapAfterInMb = heapUsedInMb();
+  const metricSeries = (await registry.getMetricsAsJSON()).reduce((n, metric) => n + metric.values.length, 0);
+  const circuits = breaker?.size;
+  handle.dispose();
+  return {
+    id: "package",
+    label: "this package (defaults: breaker and metrics on)",
+    scopes,
+    elapsedInMs: Math.round(elapsedInMs),
+    heapBeforeInMb,
+    heapAfterInMb,
+    heapGrowthInMb: round(heapAfterInMb - heapBeforeInMb, 1),
+    circuits,
+    maxCircuits,
+    metricSeries,
+    heapAfterReleaseInMb: heapUsedInMb(),
+  };
+}
+
+async function throughSdk(scopes: number): Promise<ManyPartitionsFigures> {
+  const pipeline = createEmptyPipeline();
+  pipeline.addPolicy(defaultRetryPolicy(), { phase: "Retry" });
+  const heapBeforeInMb = heapUsedInMb();
+  const started = performance.now();
+  for (let i = 0; i < scopes; i++) await pipeline.sendRequest(ok, request(i));
+  const elapsedInMs = performance.now() - started;
+  const heapAfterInMb = heapUsedInMb();
+  return {
+    id: "sdk-default",
+    label: "SDK defaultRetryPolicy (no per-partition state)",
+    scopes,
+    elapsedInMs: Math.round(elapsedInMs),
+    heapBeforeInMb,
+    heapAfterInMb,
+    heapGrowthInMb: round(heapAfterInMb - heapBeforeInMb, 1),
+    circuits: undefined,
+    maxCircuits: undefined,
+    metricSeries: undefined,
+    heapAfterReleaseInMb: heapAfterInMb,
+  };
+}
+
+async function throughCockatiel(scopes: number): Promise<ManyPartitionsFigures> {
+  // Measured once the wiring, and every breaker in it, is out of scope.
+  const figures = await cockatielRun(scopes);
+  return { ...figures, heapAfterReleaseInMb: heapUsedInMb() };
+}
+
+async function cockatielRun(scopes: number): Promise<Omit<ManyPartitionsFigures, "heapAfterReleaseInMb">> {
+  // The SDK client under cockatiel runs without its own retry: an empty pipeline here.
+  const pipeline = createEmptyPipeline();
+  const wiring = createCockatielWiring();
+  const heapBeforeInMb = heapUsedInMb();
+  const started = performance.now();
+  for (let i = 0; i < scopes; i++) await wiring.run(`p${i}`, () => pipeline.sendRequest(ok, request(i)));
+  const elapsedInMs = performance.now() - started;
+  const heapAfterInMb = heapUsedInMb();
+  const circuits = wiring.size;
+  return {
+    id: "cockatiel",
+    label: "cockatiel, one breaker per partition key in a Map",
+    scopes,
+    elapsedInMs: Math.round(elapsedInMs),
+    heapBeforeInMb,
+    heapAfterInMb,
+    heapGrowthInMb: round(heapAfterInMb - heapBeforeInMb, 1),
+    circuits,
+    maxCircuits: circuits,
+    metricSeries: undefined,
+  };
+}
+
+/** Sends `settings.scopes` distinct partition scopes through each configuration in turn. */
+export async function runManyPartitions(settings: ManyPartitionsSettings): Promise<ManyPartitionsResult> {
+  const rows = [await throughSdk(settings.scopes), await throughPackage(settings.scopes), await throughCockatiel(settings.scopes)];
+  return { settings, rows };
+}

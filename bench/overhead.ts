@@ -1,0 +1,305 @@
+// Benchmark 1: what this package's policies cost on the success path, next to the SDK's
+// defaultRetryPolicy, in interleaved rounds in one process.
+import {
+  createEmptyPipeline,
+  createHttpHeaders,
+  createPipelineRequest,
+  defaultRetryPolicy,
+  type HttpClient,
+  type PipelineRequest,
+  type PipelineResponse,
+} from "@azure/core-rest-pipeline";
+import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
+import { Registry } from "prom-client";
+import { installResilience, type ResilienceHandle } from "../src/index.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../src/azurite/devstoreAccount.js";
+import { median, percentile, round } from "./stats.js";
+
+/** How much work each part of the overhead benchmark does. */
+export interface OverheadSettings {
+  /** Rounds measured per comparison (each round runs every variant once, in rotated order). */
+  rounds: number;
+  /** Rounds run first and thrown away, so the JIT has settled. */
+  warmupRounds: number;
+  /** Requests per variant per round on the bare mock pipeline. */
+  mockRequestsPerRound: number;
+  /** getEntity calls per variant per round through a TableClient on the mock transport. */
+  clientRequestsPerRound: number;
+  /** Rounds of point reads against Azurite. */
+  azuriteRounds: number;
+  /** Point reads per client per Azurite round. */
+  azuriteReadsPerRound: number;
+}
+
+export const FULL_OVERHEAD_SETTINGS: OverheadSettings = {
+  rounds: 25,
+  warmupRounds: 5,
+  mockRequestsPerRound: 20_000,
+  clientRequestsPerRound: 4_000,
+  azuriteRounds: 40,
+  azuriteReadsPerRound: 100,
+};
+
+export const SMOKE_OVERHEAD_SETTINGS: OverheadSettings = {
+  rounds: 2,
+  warmupRounds: 1,
+  mockRequestsPerRound: 300,
+  clientRequestsPerRound: 100,
+  azuriteRounds: 2,
+  azuriteReadsPerRound: 5,
+};
+
+/** One variant's figures in a comparison. */
+export interface VariantFigures {
+  id: string;
+  label: string;
+  breaker: boolean | undefined;
+  metrics: boolean | undefined;
+  /** Median over rounds of the per-round mean cost of one request. */
+  nsPerRequest: number;
+  /** Median over rounds of (this variant / the SDK baseline in the same round). */
+  ratio: number;
+  /** 25th and 75th percentile of the per-round ratios. */
+  ratioP25: number;
+  ratioP75: number;
+}
+
+/** One comparison: the SDK baseline and our variants, measured in the same rounds. */
+export interface Comparison {
+  name: string;
+  rounds: number;
+  requestsPerRound: number;
+  /** The target for the everything-on variant's ratio, when the issue sets one. */
+  target: number | undefined;
+  variants: VariantFigures[];
+}
+
+export interface OverheadResult {
+  settings: OverheadSettings;
+  mockPipeline: Comparison;
+  mockTableClient: Comparison;
+  azurite: Comparison | undefined;
+}
+
+/** What a variant is made of; `run(n)` sends n requests one after another and resolves. */
+interface Variant {
+  id: string;
+  label: string;
+  breaker: boolean | undefined;
+  metrics: boolean | undefined;
+  prepare(n: number): void;
+  run(): Promise<void>;
+  dispose(): void;
+}
+
+const BASE_URL = `http://127.0.0.1:10002/${DEVSTORE_ACCOUNT_NAME}`;
+const PARTITIONS = 100;
+const RESPONSE_HEADERS = createHttpHeaders({ "content-type": "application/json;odata=minimalmetadata;streaming=true;charset=utf-8" });
+
+/** Answers 200 at once, to whatever it is sent. */
+const emptyOk: HttpClient = {
+  sendRequest: (request: PipelineRequest): Promise<PipelineResponse> => Promise.resolve({ request, status: 200, headers: RESPONSE_HEADERS }),
+};
+
+/** Answers 200 with an entity body, as the Tables service answers a point read. */
+const entityOk: HttpClient = {
+  sendRequest: (request: PipelineRequest): Promise<PipelineResponse> =>
+    Promise.resolve({
+      request,
+      status: 200,
+      headers: RESPONSE_HEADERS,
+      bodyAsText: '{"odata.metadata":"x","PartitionKey":"p1","RowKey":"r1","Timestamp":"2026-01-01T00:00:00Z","value":1}',
+    }),
+};
+
+/** The four ways of configuring us, plus the SDK's own retry policy as the baseline. */
+const FLAVOURS = [
+  { id: "sdk", label: "SDK defaultRetryPolicy", ours: false, breaker: undefined, metrics: undefined },
+  { id: "all", label: "this package: breaker on, metrics on", ours: true, breaker: true, metrics: true },
+  { id: "breaker", label: "this package: breaker on, metrics off", ours: true, breaker: true, metrics: false },
+  { id: "metrics", label: "this package: breaker off, metrics on", ours: true, breaker: false, metrics: true },
+  { id: "bare", label: "this package: breaker off, metrics off", ours: true, breaker: false, metrics: false },
+] as const;
+
+type Flavour = (typeof FLAVOURS)[number];
+
+function install(target: unknown, flavour: Flavour): ResilienceHandle | undefined {
+  if (!flavour.ours) return undefined;
+  return installResilience(target, {
+    service: "table",
+    circuitBreaker: flavour.breaker ? undefined : false,
+    // A fresh registry per variant: never the global one, and no sharing between variants.
+    metrics: flavour.metrics ? { registry: new Registry() } : false,
+  });
+}
+
+function pointReadUrl(i: number): string {
+  return `${BASE_URL}/bench(PartitionKey='p${i % PARTITIONS}',RowKey='r1')`;
+}
+
+/** A bare pipeline holding only the retry policy, sent to the mock transport. */
+function mockPipelineVariant(flavour: Flavour): Variant {
+  const pipeline = createEmptyPipeline();
+  pipeline.addPolicy(defaultRetryPolicy(), { phase: "Retry" });
+  const handle = install(pipeline, flavour);
+  const urls = Array.from({ length: PARTITIONS }, (_, i) => pointReadUrl(i));
+  let requests: PipelineRequest[] = [];
+  return {
+    ...flavour,
+    // Fresh request objects every round (the breaker caches per request), built outside the timed loop.
+    prepare(n) {
+      requests = Array.from({ length: n }, (_, i) => createPipelineRequest({ url: urls[i % PARTITIONS] as string, method: "GET" }));
+    },
+    async run() {
+      for (const request of requests) await pipeline.sendRequest(emptyOk, request);
+    },
+    dispose: () => handle?.dispose(),
+  };
+}
+
+/** A real TableClient (SharedKey signing, serialization, deserialization) on the mock transport. */
+function mockClientVariant(flavour: Flavour): Variant {
+  const client = new TableClient(BASE_URL, "bench", new AzureNamedKeyCredential(DEVSTORE_ACCOUNT_NAME, DEVSTORE_ACCOUNT_KEY), {
+    httpClient: entityOk,
+    allowInsecureConnection: true,
+  });
+  const handle = install(client, flavour);
+  let n = 0;
+  return {
+    ...flavour,
+    prepare(count) {
+      n = count;
+    },
+    async run() {
+      for (let i = 0; i < n; i++) await client.getEntity(`p${i % PARTITIONS}`, "r1");
+    },
+    dispose: () => handle?.dispose(),
+  };
+}
+
+/** A real TableClient reading seeded entities from Azurite. */
+function azuriteVariant(flavour: Flavour, tableUrl: string, table: string, partitions: number): Variant {
+  const client = new TableClient(tableUrl, table, new AzureNamedKeyCredential(DEVSTORE_ACCOUNT_NAME, DEVSTORE_ACCOUNT_KEY), {
+    allowInsecureConnection: true,
+  });
+  const handle = install(client, flavour);
+  let n = 0;
+  let offset = 0;
+  return {
+    ...flavour,
+    prepare(count) {
+      n = count;
+    },
+    async run() {
+      for (let i = 0; i < n; i++) await client.getEntity(`p${(offset + i) % partitions}`, "r1");
+      offset += n;
+    },
+    dispose: () => handle?.dispose(),
+  };
+}
+
+/**
+ * Runs every variant once per round, the order rotated each round so no variant always
+ * follows the same one; returns each variant's per-round mean ns/request.
+ */
+async function interleave(variants: Variant[], rounds: number, warmupRounds: number, perRound: number): Promise<Map<string, number[]>> {
+  const samples = new Map(variants.map((v) => [v.id, [] as number[]]));
+  for (let r = 0; r < warmupRounds + rounds; r++) {
+    for (let k = 0; k < variants.length; k++) {
+      const variant = variants[(r + k) % variants.length] as Variant;
+      variant.prepare(perRound);
+      const started = process.hrtime.bigint();
+      await variant.run();
+      const elapsed = Number(process.hrtime.bigint() - started);
+      if (r >= warmupRounds) samples.get(variant.id)?.push(elapsed / perRound);
+    }
+  }
+  return samples;
+}
+
+function summarize(
+  name: string,
+  variants: Variant[],
+  samples: Map<string, number[]>,
+  perRound: number,
+  target: number | undefined,
+  digits: number,
+): Comparison {
+  const baseline = samples.get("sdk") ?? [];
+  return {
+    name,
+    rounds: baseline.length,
+    requestsPerRound: perRound,
+    target,
+    variants: variants.map((v) => {
+      const mine = samples.get(v.id) ?? [];
+      const ratios = mine.map((value, i) => value / (baseline[i] ?? Number.NaN));
+      return {
+        id: v.id,
+        label: v.label,
+        breaker: v.breaker,
+        metrics: v.metrics,
+        nsPerRequest: round(median(mine), digits),
+        ratio: round(median(ratios), 3),
+        ratioP25: round(percentile(ratios, 25), 3),
+        ratioP75: round(percentile(ratios, 75), 3),
+      };
+    }),
+  };
+}
+
+async function compare(
+  name: string,
+  variants: Variant[],
+  rounds: number,
+  warmupRounds: number,
+  perRound: number,
+  target: number | undefined,
+): Promise<Comparison> {
+  try {
+    const samples = await interleave(variants, rounds, warmupRounds, perRound);
+    return summarize(name, variants, samples, perRound, target, 0);
+  } finally {
+    for (const variant of variants) variant.dispose();
+  }
+}
+
+/** Where the Azurite comparison reads from: a table with one entity `r1` in each of `partitions` partitions. */
+export interface AzuriteTarget {
+  tableUrl: string;
+  table: string;
+  partitions: number;
+}
+
+/** Runs the three comparisons; the Azurite one only when a seeded table is given. */
+export async function runOverhead(settings: OverheadSettings, azurite?: AzuriteTarget): Promise<OverheadResult> {
+  const { rounds, warmupRounds } = settings;
+  const mockPipeline = await compare(
+    "bare pipeline, mock transport",
+    FLAVOURS.map(mockPipelineVariant),
+    rounds,
+    warmupRounds,
+    settings.mockRequestsPerRound,
+    2.0,
+  );
+  const mockTableClient = await compare(
+    "TableClient.getEntity, mock transport",
+    FLAVOURS.filter((f) => f.id === "sdk" || f.id === "all" || f.id === "bare").map(mockClientVariant),
+    rounds,
+    warmupRounds,
+    settings.clientRequestsPerRound,
+    undefined,
+  );
+  let azuriteComparison: Comparison | undefined;
+  if (azurite !== undefined) {
+    azuriteComparison = await compare(
+      "TableClient.getEntity, Azurite round trip",
+      FLAVOURS.filter((f) => f.id === "sdk" || f.id === "all").map((f) => azuriteVariant(f, azurite.tableUrl, azurite.table, azurite.partitions)),
+      settings.azuriteRounds,
+      Math.min(2, warmupRounds),
+      settings.azuriteReadsPerRound,
+      1.02,
+    );
+  }
+  return { settings, mockPipeline, mockTableClient, azurite: azuriteComparison };
+}

@@ -1,0 +1,288 @@
+// Turns bench/results/latest.json into the generated parts of docs/benchmarks.md and the
+// docs/bench-*.svg charts. Only the text between `<!-- bench:NAME:start -->` and
+// `<!-- bench:NAME:end -->` is replaced; the prose around it is written by hand.
+import type { ClosedLoopResult } from "./closedLoop.js";
+import type { MachineInfo } from "./machine.js";
+import type { ManyPartitionsResult } from "./manyPartitions.js";
+import type { Comparison, OverheadResult } from "./overhead.js";
+import type { RebalancingFigures, RebalancingResult } from "./rebalancing.js";
+import { renderChart, type Band } from "./svgChart.js";
+import { CONFIGURATION_LABELS, type ConfigurationId } from "./tableConfigurations.js";
+import { outageWindow, type FaultTimeline } from "./workload.js";
+
+/** Everything one `npm run bench` measured. */
+export interface BenchResults {
+  schema: 1;
+  startedAt: string;
+  elapsedInMs: number;
+  command: string;
+  smoke: boolean;
+  machine: MachineInfo;
+  overhead?: OverheadResult;
+  rebalancing?: RebalancingResult;
+  manyPartitions?: ManyPartitionsResult;
+  closedLoop?: ClosedLoopResult;
+}
+
+/** The chart files, relative to docs/. */
+export const CHART_FILES = { rebalancing: "bench-rebalancing.svg", closedLoop: "bench-closed-loop.svg" } as const;
+
+type SectionName = "machine" | "overhead" | "rebalancing" | "many-partitions" | "closed-loop";
+
+/** The generated markdown, by section. A section with no results says how to produce them. */
+export function renderSections(results: BenchResults): Record<SectionName, string> {
+  return {
+    machine: machineSection(results),
+    overhead: results.overhead ? overheadSection(results.overhead) : notRun("overhead"),
+    rebalancing: results.rebalancing ? rebalancingSection(results.rebalancing) : notRun("rebalancing"),
+    "many-partitions": results.manyPartitions ? manyPartitionsSection(results.manyPartitions) : notRun("many-partitions"),
+    "closed-loop": results.closedLoop ? closedLoopSection(results.closedLoop) : notRun("closed-loop"),
+  };
+}
+
+/** Replaces each marked section of `markdown` (or appends the ones it lacks). */
+export function applySections(markdown: string, sections: Record<string, string>): string {
+  let out = markdown;
+  for (const [name, body] of Object.entries(sections)) {
+    const start = `<!-- bench:${name}:start -->`;
+    const end = `<!-- bench:${name}:end -->`;
+    const block = `${start}\n${body.trim()}\n${end}`;
+    const from = out.indexOf(start);
+    const to = out.indexOf(end);
+    out = from !== -1 && to > from ? out.slice(0, from) + block + out.slice(to + end.length) : `${out.trimEnd()}\n\n${block}\n`;
+  }
+  return out;
+}
+
+/** The charts as SVG text, by file name; none for a scenario that did not run. */
+export function renderCharts(results: BenchResults): Record<string, string> {
+  const charts: Record<string, string> = {};
+  if (results.rebalancing) charts[CHART_FILES.rebalancing] = rebalancingChart(results.rebalancing);
+  if (results.closedLoop) charts[CHART_FILES.closedLoop] = closedLoopChart(results.closedLoop);
+  return charts;
+}
+
+function notRun(name: string): string {
+  return `_Not in the last run: \`npm run bench -- --only=${name}\` measures it._`;
+}
+
+function machineSection(r: BenchResults): string {
+  const m = r.machine;
+  const packages = Object.entries(m.packages)
+    .map(([name, version]) => `${name} ${version}`)
+    .join(", ");
+  return [
+    `Last run: ${r.startedAt}${r.smoke ? " (**smoke configuration: figures mean nothing**)" : ""}, ${Math.round(r.elapsedInMs / 1000)} s in all.`,
+    "",
+    `- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryInGb} GB, ${m.platform}`,
+    `- Node ${m.node}; ${packages}`,
+    `- Command: \`${r.command}\``,
+  ].join("\n");
+}
+
+/** A number to `digits` decimals; "–" for NaN, which JSON stores as null. */
+function fixed(value: number | null, digits: number): string {
+  return typeof value === "number" && Number.isFinite(value) ? value.toFixed(digits) : "–";
+}
+
+function verdict(ok: boolean): string {
+  return ok ? "**met**" : "**missed**";
+}
+
+function comparisonTable(c: Comparison, unit: "ns" | "us"): string {
+  const head = `| variant | breaker | metrics | ${unit === "ns" ? "ns/request" : "µs/read"} | ratio to SDK (median) | ratio IQR |`;
+  const rows = c.variants.map((v) => {
+    const cost = unit === "ns" ? String(v.nsPerRequest) : (v.nsPerRequest / 1000).toFixed(1);
+    const onOff = (value: boolean | undefined) => (value === undefined ? "–" : value ? "on" : "off");
+    const iqr = v.id === "sdk" ? "–" : `${fixed(v.ratioP25, 2)}–${fixed(v.ratioP75, 2)}`;
+    return `| ${v.label} | ${onOff(v.breaker)} | ${onOff(v.metrics)} | ${cost} | ${v.id === "sdk" ? "1" : fixed(v.ratio, 2) + "x"} | ${iqr} |`;
+  });
+  return [head, "| --- | --- | --- | ---: | ---: | ---: |", ...rows].join("\n");
+}
+
+function targetLine(c: Comparison): string {
+  const all = c.variants.find((v) => v.id === "all");
+  if (c.target === undefined || all === undefined) return "";
+  return `Target for everything on: <= ${c.target}x. Measured ${fixed(all.ratio, 3)}x: ${verdict(all.ratio <= c.target)}.`;
+}
+
+function overheadSection(o: OverheadResult): string {
+  const parts = [
+    `### ${o.mockPipeline.name}`,
+    "",
+    `${o.mockPipeline.rounds} interleaved rounds of ${o.mockPipeline.requestsPerRound.toLocaleString("en")} requests per variant, after ${o.settings.warmupRounds} warm-up rounds.`,
+    "",
+    comparisonTable(o.mockPipeline, "ns"),
+    "",
+    targetLine(o.mockPipeline),
+    "",
+    `### ${o.mockTableClient.name}`,
+    "",
+    `${o.mockTableClient.rounds} interleaved rounds of ${o.mockTableClient.requestsPerRound.toLocaleString("en")} calls per variant.`,
+    "",
+    comparisonTable(o.mockTableClient, "ns"),
+  ];
+  if (o.azurite) {
+    parts.push(
+      "",
+      `### ${o.azurite.name}`,
+      "",
+      `${o.azurite.rounds} interleaved rounds of ${o.azurite.requestsPerRound} sequential point reads per client.`,
+      "",
+      comparisonTable(o.azurite, "us"),
+      "",
+      targetLine(o.azurite),
+    );
+  }
+  return parts.join("\n");
+}
+
+function faultLine(t: FaultTimeline): string {
+  const s = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
+  return (
+    `p0 answers 503 ServerBusy from ${s(t.offlineStartInMs)} to ${s(t.offlineStartInMs + t.offlineDurationInMs)}; ` +
+    `p1 answers 500 OperationTimedOut after ${t.timeoutDelayInMs} ms from ${s(t.timeoutStartInMs)} to ${s(t.timeoutStartInMs + t.timeoutDurationInMs)}; ` +
+    `p8 always 403, p9 always 501; every request has a ${t.resetProbability * 100} % chance of a reset before it reaches the store, ` +
+    `and every write another ${t.resetProbability * 100} % of a reset after the store applied it; p2-p7 are healthy.`
+  );
+}
+
+function failuresText(failures: Record<string, number>): string {
+  const entries = Object.entries(failures).sort((a, b) => b[1] - a[1]);
+  return entries.length === 0 ? "none" : entries.map(([reason, n]) => `${reason} ×${n}`).join(", ");
+}
+
+function rebalancingSection(r: RebalancingResult): string {
+  const s = r.settings;
+  const rows = r.configurations.map(
+    (c) =>
+      `| ${c.label} | ${c.succeeded} / ${c.couldSucceed} | ${c.attempts} | ${c.outageAttempts} (${c.offlineAttempts} / ${c.timingOutAttempts}) | ` +
+      `${c.refusedAttempts} (${c.refusedOperations} ops) | ${c.failedButStored.insert} / ${c.failedButStored.upsert} | ` +
+      `${c.p50InMs} | ${c.p99InMs} | ${c.healthyP99DuringOutageInMs} | ${failuresText(c.failures)} |`,
+  );
+  const parts = [
+    `Workload: ${s.opsPerSecond} operations/s for ${s.durationInMs / 1000} s (${r.configurations[0]?.operations ?? 0} operations), ` +
+      `uniform over 10 partitions, half point reads, a quarter inserts (\`createEntity\`), a quarter upserts (\`upsertEntity\`, Replace). ` +
+      faultLine(s),
+    "",
+    "| configuration | succeeded / could | attempts | attempts into the outage (503 / 500 timeout) | attempts on 403/501 partitions | failed but stored (insert / upsert) | p50 ms | p99 ms | healthy p99 during outage, ms | failures (operations that could succeed) |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ...rows,
+    "",
+    `![Attempts and successes over time per configuration](${CHART_FILES.rebalancing})`,
+  ];
+  const goals = rebalancingGoals(r.configurations);
+  if (goals.length > 0) parts.push("", "The issue's goals for this package in this scenario:", "", ...goals);
+  const missing = r.configurations.filter((c) => c.succeededButMissing > 0);
+  if (missing.length > 0) {
+    parts.push("", `**Writes reported successful but missing from the store:** ${missing.map((c) => `${c.label}: ${c.succeededButMissing}`).join("; ")}.`);
+  }
+  return parts.join("\n");
+}
+
+function rebalancingGoals(configs: RebalancingFigures[]): string[] {
+  const by = (id: ConfigurationId) => configs.find((c) => c.id === id);
+  const ours = by("package");
+  if (ours === undefined) return [];
+  const goals = [`- Every operation that can succeed succeeds: ${ours.succeeded} / ${ours.couldSucceed}, ${verdict(ours.succeeded === ours.couldSucceed)}.`];
+  const cockatiel = by("cockatiel");
+  if (cockatiel) {
+    goals.push(
+      `- Attempts into the outage no more than the hand-wired cockatiel breaker's: ${ours.outageAttempts} vs ${cockatiel.outageAttempts}, ${verdict(ours.outageAttempts <= cockatiel.outageAttempts)}.`,
+    );
+  }
+  const stored = ours.failedButStored.insert + ours.failedButStored.upsert;
+  goals.push(`- Zero writes reported failed but stored: ${stored}, ${verdict(stored === 0)}.`);
+  const none = by("no-retry");
+  if (none) {
+    const limit = none.healthyP99DuringOutageInMs * 1.5;
+    goals.push(
+      `- Healthy partitions' p99 during the outage within 1.5x of no retry: ${ours.healthyP99DuringOutageInMs} ms vs ${none.healthyP99DuringOutageInMs} ms ` +
+        `(${(ours.healthyP99DuringOutageInMs / none.healthyP99DuringOutageInMs).toFixed(2)}x), ${verdict(ours.healthyP99DuringOutageInMs <= limit)}.`,
+    );
+  }
+  return goals;
+}
+
+function manyPartitionsSection(m: ManyPartitionsResult): string {
+  const rows = m.rows.map(
+    (r) =>
+      `| ${r.label} | ${r.scopes.toLocaleString("en")} | ${(r.elapsedInMs / 1000).toFixed(1)} | ${r.heapBeforeInMb} | ${r.heapAfterInMb} | ` +
+      `${r.heapGrowthInMb} | ${r.circuits === undefined ? "–" : `${r.circuits.toLocaleString("en")} (max ${r.maxCircuits?.toLocaleString("en")})`} | ` +
+      `${r.metricSeries ?? "–"} | ${r.heapAfterReleaseInMb} |`,
+  );
+  return [
+    "| configuration | distinct scopes | seconds | heap before, MB | heap after, MB | growth, MB | live circuits | metric series | heap after dispose/drop, MB |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...rows,
+  ].join("\n");
+}
+
+function closedLoopSection(c: ClosedLoopResult): string {
+  const s = c.settings;
+  const rows = c.configurations.map(
+    (f) =>
+      `| ${f.label} | ${f.healthyPerSecondBefore} | ${f.healthyPerSecondDuring} | ${f.healthyPerSecondAfter} | ${fixed(f.healthyDuringRatio, 2)} | ` +
+      `${Math.round(f.workerTimeOnOutagePartitions * 100)} % | ${f.outageAttempts} | ${f.operations} (${f.succeeded}) |`,
+  );
+  return [
+    `${s.workers} workers for ${s.durationInMs / 1000} s, each running one operation at a time (same mix and faults as above; ` +
+      `"before" leaves out the first ${s.warmupInMs / 1000} s).`,
+    "",
+    "| configuration | healthy successes/s before | during outage | after | during / before | worker time on outage partitions (during) | attempts into the outage | operations (succeeded) |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...rows,
+    "",
+    `![Healthy partitions' successes over time per configuration](${CHART_FILES.closedLoop})`,
+  ].join("\n");
+}
+
+const COLORS: Record<ConfigurationId, string> = {
+  "no-retry": "#7f7f7f",
+  "sdk-default": "#d62728",
+  cockatiel: "#ff7f0e",
+  package: "#1f77b4",
+};
+
+function bands(t: FaultTimeline): Band[] {
+  return [
+    { label: "p0 offline (503)", color: "#d62728", fromInMs: t.offlineStartInMs, toInMs: t.offlineStartInMs + t.offlineDurationInMs },
+    { label: "p1 timing out (500)", color: "#ff7f0e", fromInMs: t.timeoutStartInMs, toInMs: t.timeoutStartInMs + t.timeoutDurationInMs },
+  ];
+}
+
+function rebalancingChart(r: RebalancingResult): string {
+  const bin = r.settings.binInMs;
+  return renderChart({
+    title: "Rebalancing, open loop: attempts and successes per configuration",
+    binInMs: bin,
+    yLabel: `per ${bin} ms`,
+    bands: bands(r.settings),
+    panels: r.configurations.map((c) => ({
+      title: c.label,
+      lines: [
+        { label: "attempts (all)", color: "#555555", values: c.series.attempts },
+        { label: "attempts into the outage", color: "#d62728", values: c.series.outageAttempts },
+        { label: "operations succeeded", color: "#2ca02c", values: c.series.successes, dashed: true },
+      ],
+    })),
+  });
+}
+
+function closedLoopChart(c: ClosedLoopResult): string {
+  const window = outageWindow(c.settings);
+  const bin = c.settings.binInMs;
+  return renderChart({
+    title: `Closed loop (${c.settings.workers} workers): healthy partitions' successes per configuration`,
+    binInMs: bin,
+    yLabel: `healthy successes per ${bin} ms`,
+    panelHeight: 220,
+    bands: [{ label: "outage (p0 and/or p1 down)", color: "#d62728", fromInMs: window.startInMs, toInMs: window.endInMs }],
+    panels: [
+      {
+        title: "all configurations",
+        lines: c.configurations.map((f) => ({ label: CONFIGURATION_LABELS[f.id], color: COLORS[f.id], values: f.series.healthySuccesses })),
+      },
+    ],
+  });
+}

@@ -1,0 +1,45 @@
+// `npm run bench`: runs every benchmark, writes bench/results/latest.json, and regenerates
+// the tables in docs/benchmarks.md and the docs/bench-*.svg charts from it.
+//   npm run bench                         full run (about 5 minutes), writes results and docs
+//   npm run bench -- --report-only        regenerates docs from bench/results/latest.json
+//   npm run bench -- --only=overhead      runs some benchmarks, prints JSON, writes nothing
+//   npm run bench -- --smoke              tiny settings, prints JSON, writes nothing
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { applySections, renderCharts, renderSections, type BenchResults } from "./report.js";
+import { BENCHMARKS, runBenchmarks, type BenchmarkName } from "./runBenchmarks.js";
+
+const ROOT = new URL("../", import.meta.url);
+const RESULTS = fileURLToPath(new URL("bench/results/latest.json", ROOT));
+const DOC = fileURLToPath(new URL("docs/benchmarks.md", ROOT));
+const COMMAND = "npm run bench";
+
+const args = process.argv.slice(2);
+const flag = (name: string) => args.includes(`--${name}`);
+const onlyArg = args.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+
+function writeDocs(results: BenchResults): void {
+  const current = existsSync(DOC) ? readFileSync(DOC, "utf8") : "# Benchmarks\n";
+  writeFileSync(DOC, applySections(current, renderSections(results)));
+  for (const [file, svg] of Object.entries(renderCharts(results))) writeFileSync(fileURLToPath(new URL(`docs/${file}`, ROOT)), svg);
+  console.log(`wrote ${DOC} and ${Object.keys(renderCharts(results)).join(", ")}`);
+}
+
+if (flag("report-only")) {
+  writeDocs(JSON.parse(readFileSync(RESULTS, "utf8")) as BenchResults);
+} else {
+  const only = onlyArg?.split(",").map((name) => {
+    if (!(BENCHMARKS as readonly string[]).includes(name)) throw new Error(`--only takes ${BENCHMARKS.join(", ")}; got ${JSON.stringify(name)}.`);
+    return name as BenchmarkName;
+  });
+  const smoke = flag("smoke");
+  const results = await runBenchmarks({ smoke, only, command: COMMAND, log: (line) => console.error(line) });
+  if (smoke || only !== undefined) {
+    console.log(JSON.stringify(results, null, 2));
+  } else {
+    mkdirSync(fileURLToPath(new URL("bench/results/", ROOT)), { recursive: true });
+    writeFileSync(RESULTS, JSON.stringify(results, null, 2) + "\n");
+    console.log(`wrote ${RESULTS}`);
+    writeDocs(results);
+  }
+}

@@ -1,0 +1,72 @@
+// Runs the benchmarks in one process, against one Azurite, and returns their results.
+import { startAzurite } from "../src/azurite/startAzurite.js";
+import { FULL_CLOSED_LOOP_SETTINGS, runClosedLoop, SMOKE_CLOSED_LOOP_SETTINGS } from "./closedLoop.js";
+import { machineInfo } from "./machine.js";
+import { FULL_MANY_PARTITIONS_SETTINGS, runManyPartitions, SMOKE_MANY_PARTITIONS_SETTINGS } from "./manyPartitions.js";
+import { FULL_OVERHEAD_SETTINGS, runOverhead, SMOKE_OVERHEAD_SETTINGS } from "./overhead.js";
+import { FULL_REBALANCING_SETTINGS, runRebalancing, SMOKE_REBALANCING_SETTINGS } from "./rebalancing.js";
+import type { BenchResults } from "./report.js";
+import { tableClient } from "./tableConfigurations.js";
+import { benchTableName } from "./workload.js";
+
+/** The benchmarks by name, in the order they run. */
+export const BENCHMARKS = ["overhead", "rebalancing", "many-partitions", "closed-loop"] as const;
+export type BenchmarkName = (typeof BENCHMARKS)[number];
+
+export interface RunOptions {
+  /** Tiny settings that finish in seconds: for the smoke test, figures mean nothing. */
+  smoke?: boolean;
+  /** Which benchmarks to run. Defaults to all. */
+  only?: readonly BenchmarkName[];
+  /** Progress lines. Defaults to none. */
+  log?: (line: string) => void;
+  /** Recorded in the results as the command that produced them. */
+  command?: string;
+}
+
+const OVERHEAD_PARTITIONS = 10;
+
+/** Runs the chosen benchmarks; Azurite (Tables only) is started once and stopped at the end. */
+export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResults> {
+  const smoke = options.smoke ?? false;
+  const only = new Set(options.only ?? BENCHMARKS);
+  const log = options.log ?? (() => undefined);
+  const started = performance.now();
+  const results: BenchResults = {
+    schema: 1,
+    startedAt: new Date().toISOString(),
+    elapsedInMs: 0,
+    command: options.command ?? "npm run bench",
+    smoke,
+    machine: machineInfo(),
+  };
+  const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop");
+  const azurite = needsAzurite ? await startAzurite({ services: ["table"] }) : undefined;
+  try {
+    if (only.has("overhead")) {
+      log("overhead: mock transport, TableClient on the mock, Azurite point reads");
+      const table = benchTableName("ovh", "reads");
+      const target = azurite === undefined ? undefined : { tableUrl: azurite.tableUrl, table, partitions: OVERHEAD_PARTITIONS };
+      if (target !== undefined) {
+        const direct = tableClient(target.tableUrl, table, { maxRetries: 0 });
+        await direct.createTable();
+        for (let p = 0; p < OVERHEAD_PARTITIONS; p++) await direct.createEntity({ partitionKey: `p${p}`, rowKey: "r1", value: p });
+      }
+      results.overhead = await runOverhead(smoke ? SMOKE_OVERHEAD_SETTINGS : FULL_OVERHEAD_SETTINGS, target);
+    }
+    if (only.has("rebalancing") && azurite !== undefined) {
+      results.rebalancing = await runRebalancing(azurite.tableUrl, smoke ? SMOKE_REBALANCING_SETTINGS : FULL_REBALANCING_SETTINGS, undefined, log);
+    }
+    if (only.has("many-partitions")) {
+      log("many partitions");
+      results.manyPartitions = await runManyPartitions(smoke ? SMOKE_MANY_PARTITIONS_SETTINGS : FULL_MANY_PARTITIONS_SETTINGS);
+    }
+    if (only.has("closed-loop") && azurite !== undefined) {
+      results.closedLoop = await runClosedLoop(azurite.tableUrl, smoke ? SMOKE_CLOSED_LOOP_SETTINGS : FULL_CLOSED_LOOP_SETTINGS, undefined, log);
+    }
+  } finally {
+    await azurite?.stop();
+  }
+  results.elapsedInMs = Math.round(performance.now() - started);
+  return results;
+}

@@ -1,0 +1,65 @@
+// The four configurations the rebalancing scenarios compare, each around a real TableClient.
+import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
+import { Registry } from "prom-client";
+import { installResilience } from "../src/index.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../src/azurite/devstoreAccount.js";
+import { createCockatielWiring } from "./cockatielWiring.js";
+
+/** The configurations, in the order the tables list them. */
+export const CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package"] as const;
+export type ConfigurationId = (typeof CONFIGURATION_IDS)[number];
+
+export const CONFIGURATION_LABELS: Readonly<Record<ConfigurationId, string>> = {
+  "no-retry": "no retry",
+  "sdk-default": "SDK default retry",
+  cockatiel: "cockatiel retry + per-partition breaker",
+  package: "this package (defaults)",
+};
+
+/** A configured client: `run` performs one operation on one partition, the way that configuration would. */
+export interface TableConfiguration {
+  id: ConfigurationId;
+  label: string;
+  client: TableClient;
+  run<T>(partitionKey: string, fn: (client: TableClient, signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T>;
+  dispose(): void;
+}
+
+/** A TableClient on `endpoint` (an account URL), with the SDK's retry options as given. */
+export function tableClient(endpoint: string, table: string, retryOptions?: { maxRetries: number }): TableClient {
+  return new TableClient(endpoint, table, new AzureNamedKeyCredential(DEVSTORE_ACCOUNT_NAME, DEVSTORE_ACCOUNT_KEY), {
+    allowInsecureConnection: true,
+    ...(retryOptions === undefined ? {} : { retryOptions }),
+  });
+}
+
+/** Builds configuration `id` on a client talking to `endpoint`. */
+export function createConfiguration(id: ConfigurationId, endpoint: string, table: string): TableConfiguration {
+  const label = CONFIGURATION_LABELS[id];
+  switch (id) {
+    case "no-retry": {
+      const client = tableClient(endpoint, table, { maxRetries: 0 });
+      return { id, label, client, run: (_pk, fn, signal) => fn(client, signal), dispose: () => undefined };
+    }
+    case "sdk-default": {
+      // The SDK's own defaults: defaultRetryPolicy, 3 retries, 1 s base, equal jitter.
+      const client = tableClient(endpoint, table);
+      return { id, label, client, run: (_pk, fn, signal) => fn(client, signal), dispose: () => undefined };
+    }
+    case "cockatiel": {
+      const client = tableClient(endpoint, table, { maxRetries: 0 });
+      const wiring = createCockatielWiring();
+      return { id, label, client, run: (pk, fn, signal) => wiring.run(pk, (inner) => fn(client, anySignal(signal, inner)), signal), dispose: () => undefined };
+    }
+    case "package": {
+      const client = tableClient(endpoint, table);
+      // Defaults, except a fresh metrics registry instead of prom-client's global one.
+      const handle = installResilience(client, { metrics: { registry: new Registry() } });
+      return { id, label, client, run: (_pk, fn, signal) => fn(client, signal), dispose: () => handle.dispose() };
+    }
+  }
+}
+
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  return AbortSignal.any([a, b]);
+}

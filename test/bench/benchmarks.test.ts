@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { CONFIGURATION_IDS, CONFIGURATION_LABELS } from "../../bench/tableConfigurations.js";
+import { applySections, renderCharts, renderSections, type BenchResults } from "../../bench/report.js";
+import { runBenchmarks } from "../../bench/runBenchmarks.js";
+import { DEFAULT_PARTITION_BREAKER_OPTIONS } from "../../src/breaker/partitionBreakerOptions.js";
+
+// Smoke only: every benchmark runs in a tiny configuration so the code cannot rot. No
+// assertion here is about speed; the figures of a smoke run mean nothing.
+
+const finite = (value: unknown) => typeof value === "number" && Number.isFinite(value);
+
+function expectFigures(object: object, keys: readonly string[]): void {
+  for (const key of keys) expect(finite((object as Record<string, unknown>)[key]), `${key} = ${String((object as Record<string, unknown>)[key])}`).toBe(true);
+}
+
+describe("benchmarks (smoke configuration)", () => {
+  let results: BenchResults;
+
+  it("run end to end against Azurite", async () => {
+    results = await runBenchmarks({ smoke: true, command: "smoke test" });
+    expect(results.smoke).toBe(true);
+    expect(results.machine.cores).toBeGreaterThan(0);
+    expect(results.machine.node).toMatch(/^v\d+/);
+  }, 60_000);
+
+  it("overhead: every variant of every comparison has a cost and a ratio", () => {
+    const overhead = results.overhead!;
+    expect(overhead.mockPipeline.variants.map((v) => v.id)).toEqual(["sdk", "all", "breaker", "metrics", "bare"]);
+    expect(overhead.mockTableClient.variants.map((v) => v.id)).toEqual(["sdk", "all", "bare"]);
+    expect(overhead.azurite?.variants.map((v) => v.id)).toEqual(["sdk", "all"]);
+    for (const comparison of [overhead.mockPipeline, overhead.mockTableClient, overhead.azurite!]) {
+      for (const variant of comparison.variants) expectFigures(variant, ["nsPerRequest", "ratio", "ratioP25", "ratioP75"]);
+    }
+  });
+
+  it("rebalancing: every configuration, every figure", () => {
+    const configs = results.rebalancing!.configurations;
+    expect(configs.map((c) => c.id)).toEqual([...CONFIGURATION_IDS]);
+    for (const c of configs) {
+      expectFigures(c, ["operations", "couldSucceed", "succeeded", "attempts", "outageAttempts", "refusedAttempts", "p50InMs", "p99InMs", "healthyP99DuringOutageInMs"]);
+      expect(c.operations).toBeGreaterThan(0);
+      expect(c.attempts).toBeGreaterThan(0);
+      expectFigures(c.failedButStored, ["insert", "upsert"]);
+      expect(c.succeededButMissing).toBe(0);
+      expect(c.series.attempts.length).toBeGreaterThan(0);
+      expect(c.series.successes.length).toBe(c.series.attempts.length);
+    }
+  });
+
+  it("many partitions: heap and circuit figures, the breaker within its bound", () => {
+    const rows = results.manyPartitions!.rows;
+    expect(rows.map((r) => r.id)).toEqual(["sdk-default", "package", "cockatiel"]);
+    for (const row of rows) expectFigures(row, ["scopes", "elapsedInMs", "heapBeforeInMb", "heapAfterInMb", "heapAfterReleaseInMb"]);
+    const ours = rows.find((r) => r.id === "package")!;
+    expect(ours.maxCircuits).toBeLessThanOrEqual(DEFAULT_PARTITION_BREAKER_OPTIONS.maxScopes);
+    expect(ours.metricSeries).toBeGreaterThan(0);
+    expect(rows.find((r) => r.id === "cockatiel")!.circuits).toBe(results.manyPartitions!.settings.scopes);
+  });
+
+  it("closed loop: every configuration has throughput figures", () => {
+    const configs = results.closedLoop!.configurations;
+    expect(configs.map((c) => c.id)).toEqual([...CONFIGURATION_IDS]);
+    for (const c of configs) {
+      expectFigures(c, ["operations", "succeeded", "healthyPerSecondBefore", "healthyPerSecondDuring", "workerTimeOnOutagePartitions", "outageAttempts"]);
+      expect(c.series.healthySuccesses.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("the report renders every section and both charts from the results", () => {
+    const sections = renderSections(JSON.parse(JSON.stringify(results)) as BenchResults);
+    const doc = applySections("# Benchmarks\n\n<!-- bench:overhead:start -->\nold\n<!-- bench:overhead:end -->\n\nprose\n", sections);
+    expect(doc).not.toContain("\nold\n");
+    expect(doc).toContain("prose");
+    for (const name of ["machine", "overhead", "rebalancing", "many-partitions", "closed-loop"]) {
+      expect(doc.split(`<!-- bench:${name}:start -->`).length).toBe(2);
+    }
+    for (const id of CONFIGURATION_IDS) expect(sections.rebalancing).toContain(CONFIGURATION_LABELS[id]);
+    const charts = renderCharts(results);
+    expect(Object.keys(charts).sort()).toEqual(["bench-closed-loop.svg", "bench-rebalancing.svg"]);
+    for (const svg of Object.values(charts)) expect(svg).toMatch(/^<svg[\s\S]*<polyline[\s\S]*<\/svg>\n$/);
+  });
+});
