@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { beforeEach, describe, expect, it } from "vitest";
 import { BlobServiceClient, BlockBlobClient, ContainerClient, StorageSharedKeyCredential, type BlobClient } from "@azure/storage-blob";
@@ -95,6 +98,22 @@ describe("Blob upload and download ride out rebalancing", () => {
     expect(networkAttempts(seen)).toBe(attempts);
     expect(seen.ends.at(-1)?.stopReason).toBe("success");
   }, 30_000);
+
+  it("uploadFile is retried: the SDK passes a stream factory, a fresh file stream per attempt", async () => {
+    const file = join(await mkdtemp(join(tmpdir(), "asr-blob-")), "upload.txt");
+    await writeFile(file, "from a file");
+    try {
+      const client = new BlockBlobClient(`${env.proxyUrl}/${container}/file.txt`, credential(), sdkRetry);
+      installResilience(client, { retry: fast });
+      env.simulator.addFault({ kind: "serverBusy", match: { partition: "file.txt", method: "PUT" }, count: 1 });
+      env.simulator.addFault({ kind: "resetBeforeForward", match: { partition: "file.txt", method: "PUT" }, count: 1 });
+      await client.uploadFile(file);
+      expect(env.simulator.count({ partition: "file.txt", method: "PUT" })).toBe(3);
+      expect(await text(directContainer().getBlobClient("file.txt"))).toBe("from a file");
+    } finally {
+      await rm(dirname(file), { recursive: true, force: true });
+    }
+  });
 
   it("uploadStream retries block by block: each staged block is a buffer", async () => {
     const client = new BlockBlobClient(`${env.proxyUrl}/${container}/streamed.txt`, credential(), sdkRetry);
