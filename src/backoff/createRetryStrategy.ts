@@ -16,7 +16,9 @@ export function isRetryStrategy(value: unknown): value is RetryStrategy {
     typeof value === "object" &&
     value !== null &&
     typeof (value as RetryStrategy).delayInMs === "function" &&
-    typeof (value as RetryStrategy).maxRetries === "number"
+    typeof (value as RetryStrategy).maxRetries === "number" &&
+    // A config (`{ strategy: "fixed", delayInMs: ... }`) is never a strategy object, whatever its fields hold.
+    (value as { strategy?: unknown }).strategy === undefined
   );
 }
 

@@ -1,5 +1,5 @@
 import { checkRetryNumber, type RandomSource, type RetryStrategy } from "./retryStrategy.js";
-import { optionalNumberOption, rejectUnknownKeys } from "../validation/validateNumberOption.js";
+import { optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
 
 /** Options of {@link exponentialBackoff}; the letters are those of the storage guidance's formula. */
 export interface ExponentialBackoffOptions {
@@ -37,6 +37,7 @@ const DAY_IN_MS = 24 * 3600_000;
  * retries do not land in a partition that is still being moved.
  */
 export function exponentialBackoff(options: ExponentialBackoffOptions = {}): RetryStrategy {
+  validateObjectOption("exponentialBackoff options", options);
   rejectUnknownKeys("exponentialBackoff options", options, KNOWN_KEYS);
   const d = DEFAULT_EXPONENTIAL_BACKOFF;
   const maxRetries = optionalNumberOption("maxRetries", options.maxRetries, d.maxRetries, { integer: true, max: 1000 });
@@ -47,7 +48,7 @@ export function exponentialBackoff(options: ExponentialBackoffOptions = {}): Ret
     throw new RangeError(`minDelayInMs (${min}) must not exceed maxDelayInMs (${max}).`);
   }
   const jitter = optionalNumberOption("jitter", options.jitter, d.jitter, { max: 0.999_999 });
-  const random = options.random ?? Math.random;
+  const random = options.random === undefined ? Math.random : options.random;
   if (typeof random !== "function") throw new TypeError("random must be a function returning a number in [0, 1].");
 
   return {

@@ -1,5 +1,5 @@
 import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
-import { optionalNumberOption, rejectUnknownKeys } from "../validation/validateNumberOption.js";
+import { optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
 
 /** Options of {@link fixedBackoff}. */
 export interface FixedBackoffOptions {
@@ -20,6 +20,7 @@ export const DEFAULT_FIXED_BACKOFF: Readonly<Required<FixedBackoffOptions>> = Ob
  * clients that wait the same time collide again; prefer {@link exponentialBackoff}.
  */
 export function fixedBackoff(options: FixedBackoffOptions = {}): RetryStrategy {
+  validateObjectOption("fixedBackoff options", options);
   rejectUnknownKeys("fixedBackoff options", options, ["maxRetries", "delayInMs"]);
   const maxRetries = optionalNumberOption("maxRetries", options.maxRetries, DEFAULT_FIXED_BACKOFF.maxRetries, {
     integer: true,

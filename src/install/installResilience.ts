@@ -129,8 +129,9 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   const ambiguousWrites = resolveInstallAmbiguousWrites(options.ambiguousWrites, service);
   const retryPolicy = resilientRetryPolicy({
     retry: resolveRetry(options.retry, preset.retry),
-    maxElapsedInMs: options.maxElapsedInMs ?? preset.maxElapsedInMs,
-    tryTimeoutInMs: options.tryTimeoutInMs ?? preset.tryTimeoutInMs,
+    // `=== undefined`, not `??`: a null must reach the policy's validation and be named there.
+    maxElapsedInMs: options.maxElapsedInMs === undefined ? preset.maxElapsedInMs : options.maxElapsedInMs,
+    tryTimeoutInMs: options.tryTimeoutInMs === undefined ? preset.tryTimeoutInMs : options.tryTimeoutInMs,
     maxRetryAfterInMs: options.maxRetryAfterInMs,
     classification: options.classification,
     observers: withPackageObservers(options.observers, metrics, service, safetyMetrics),
@@ -216,7 +217,8 @@ function createCircuitBreaker(option: unknown, service: StorageService): Partiti
 /** The metrics observer for `option`: none for `false`, the defaults (default registry) for undefined. */
 function createMetrics(option: MetricsOptions | false | undefined, service: StorageService): MetricsObserver | undefined {
   if (option === false) return undefined;
-  return createMetricsObserver(service, option ?? {});
+  // null is a mistake to name, not "defaults": resolveMetricsOptions rejects it.
+  return createMetricsObserver(service, option === undefined ? {} : option);
 }
 
 /** `ambiguousWrites` for an install: on by default for Tables, refused for services without entity writes. */

@@ -139,7 +139,8 @@ function resolveOptions(options: ResilientRetryPolicyOptions): Settings {
   });
   const rules =
     options.classification === undefined ? undefined : validateClassificationRules("classification", options.classification);
-  const observers = options.observers ?? [];
+  // null is not "none": like every other option, it is a mistake worth naming.
+  const observers = options.observers === undefined ? [] : options.observers;
   if (!Array.isArray(observers)) throw new TypeError("observers must be an array of RetryObserver objects.");
   if (options.gate !== undefined && typeof options.gate?.run !== "function") {
     throw new TypeError("gate must have a run(request, attempt) method.");

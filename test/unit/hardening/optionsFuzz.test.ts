@@ -1,0 +1,237 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
+import { Registry } from "prom-client";
+import {
+  createRetryBudget,
+  createRetryStrategy,
+  exponentialBackoff,
+  fixedBackoff,
+  installResilience,
+  resilientRetryPolicy,
+} from "../../../src/index.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
+
+// Every option, fuzzed: a valid value of each given key is accepted; any combination with
+// at least one invalid value is rejected with a TypeError or RangeError naming one of them.
+
+const DAY = 24 * 3600_000;
+
+/** One option: arbitraries of valid and invalid values, and the names an error about it may use. */
+interface OptionSpec {
+  valid: fc.Arbitrary<unknown>;
+  invalid: fc.Arbitrary<unknown>;
+  names?: string[];
+}
+type Spec = Record<string, OptionSpec>;
+
+const junk = fc.constantFrom<unknown>(null, "1", "", true, {}, [], () => 1, Symbol.for("x"), 10n);
+const nonFinite = fc.constantFrom(Number.NaN, Infinity, -Infinity);
+
+function number(min: number, max: number, opts: { integer?: boolean; allowInfinity?: boolean } = {}): OptionSpec {
+  const valid = opts.integer ? fc.integer({ min, max }) : fc.double({ min, max, noNaN: true, noDefaultInfinity: true });
+  const outOfRange = fc.oneof(
+    opts.integer
+      ? fc.integer({ min: -1_000_000, max: min - 1 })
+      : fc.double({ max: min, maxExcluded: true, noNaN: true, noDefaultInfinity: true }).filter((v) => v < min),
+    opts.integer
+      ? fc.integer({ min: max + 1, max: max + 1_000_000 })
+      : fc.double({ min: max, minExcluded: true, noNaN: true, noDefaultInfinity: true }).filter((v) => v > max),
+  );
+  const invalids = [junk, outOfRange, opts.allowInfinity ? fc.constantFrom(Number.NaN, -Infinity) : nonFinite];
+  if (opts.integer) invalids.push(fc.double({ min: min + 0.1, max: max - 0.1, noNaN: true }).filter((v) => !Number.isInteger(v)));
+  return { valid: opts.allowInfinity ? fc.oneof(valid, fc.constant(Infinity)) : valid, invalid: fc.oneof(...invalids) };
+}
+
+/**
+ * Options objects built from `spec`: `valid` uses valid values only; `invalid` has at least
+ * one invalid value (or an unknown key) and returns the names an error may use.
+ */
+function optionsFrom(spec: Spec) {
+  const keys = Object.keys(spec);
+  const valid = fc.record(Object.fromEntries(keys.map((k) => [k, spec[k]!.valid])), { requiredKeys: [] }) as fc.Arbitrary<Record<string, unknown>>;
+  const invalid = fc
+    .tuple(valid, fc.subarray(keys, { minLength: 1 }), fc.boolean())
+    .chain(([base, bad, withUnknown]) =>
+      fc.tuple(fc.constant(base), fc.tuple(...bad.map((k) => spec[k]!.invalid)), fc.constant(bad), fc.constant(withUnknown)),
+    )
+    .map(([base, values, bad, withUnknown]) => {
+      const options: Record<string, unknown> = { ...base };
+      bad.forEach((k, i) => (options[k] = values[i]));
+      const names = bad.flatMap((k) => [k, ...(spec[k]!.names ?? [])]);
+      if (withUnknown) {
+        options.notAnOption = 1;
+        names.push("notAnOption");
+      }
+      return { options, names };
+    });
+  return { valid, invalid };
+}
+
+function expectRejected(create: () => unknown, names: string[]): void {
+  let error: unknown;
+  try {
+    create();
+  } catch (e) {
+    error = e;
+  }
+  expect(error, `accepted an invalid combination; expected an error naming one of ${names.join(", ")}`).toBeInstanceOf(Error);
+  expect(["TypeError", "RangeError"]).toContain((error as Error).name);
+  const message = (error as Error).message;
+  expect(names.some((name) => message.includes(name)), `"${message}" names none of ${names.join(", ")}`).toBe(true);
+}
+
+const runs = { numRuns: 300 };
+
+const fixedSpec: Spec = { maxRetries: number(0, 1000, { integer: true }), delayInMs: number(0, DAY) };
+const exponentialSpec: Spec = {
+  maxRetries: number(0, 1000, { integer: true }),
+  baseDelayInMs: number(0, DAY),
+  // Valid ranges that keep minDelayInMs <= maxDelayInMs; invalid values are outside [0, a day].
+  minDelayInMs: { valid: number(0, 5000).valid, invalid: number(0, DAY).invalid },
+  maxDelayInMs: { valid: number(5000, DAY).valid, invalid: number(0, DAY).invalid },
+  jitter: number(0, 0.999_999),
+  random: { valid: fc.constant(() => 0.5), invalid: fc.constantFrom<unknown>(0.5, "random", {}, null) },
+};
+
+const strategyConfig = fc.oneof(
+  fc.constant({ strategy: "none" }),
+  optionsFrom(fixedSpec).valid.map((o) => ({ strategy: "fixed", ...o })),
+  optionsFrom(exponentialSpec).valid.map((o) => ({ strategy: "exponential", ...o })),
+  fc.constant(fixedBackoff()),
+);
+const badStrategy = fc.oneof(
+  fc.constantFrom<unknown>(5, "fixed", null, { strategy: "sometimes" }, { strategy: "none", maxRetries: 1 }, { kind: "fixed" }),
+  fc.constant({ strategy: "fixed", delayInMs: -1 }),
+  fc.constant({ strategy: "exponential", jitter: 1 }),
+  fc.constant({ kind: "custom", maxRetries: Number.NaN, maxDelayInMs: 10, delayInMs: () => 1 }),
+  fc.constant({ kind: "custom", maxRetries: 3, maxDelayInMs: -5, delayInMs: () => 1 }),
+);
+const strategyNames = ["retry", "strategy", "maxRetries", "delayInMs", "jitter", "maxDelayInMs"];
+
+const policySpec: Spec = {
+  retry: { valid: strategyConfig, invalid: badStrategy, names: strategyNames },
+  maxElapsedInMs: number(1, DAY, { allowInfinity: true }),
+  tryTimeoutInMs: number(0, DAY),
+  maxRetryAfterInMs: number(0, DAY),
+  classification: {
+    valid: fc.constantFrom({}, { retriableStatusCodes: [409] }, { nonRetriableErrorCodes: ["OperationTimedOut"] }, { classify: () => undefined }),
+    invalid: fc.constantFrom<unknown>(null, "x", { retriableStatusCodes: [999] }, { retriableErrorCodes: "ServerBusy" }, { classify: 5 }, { foo: 1 }),
+  },
+  observers: { valid: fc.constantFrom([], [{}], [{ onAttempt() {} }]), invalid: fc.constantFrom<unknown>(null, {}, "x", [null], [5]) },
+  gate: { valid: fc.constant({ waitWhenOpen: true, run: () => Promise.resolve({ outcomeClass: "success" }) }), invalid: fc.constantFrom<unknown>(null, {}, 5) },
+  ambiguousWrites: {
+    valid: fc.oneof(fc.boolean(), fc.constant({}), number(1, DAY).valid.map((v) => ({ readBackTimeoutInMs: v }))),
+    invalid: fc.oneof(
+      fc.constantFrom<unknown>(null, "yes", 1, [], { foo: 1 }),
+      number(1, DAY).invalid.filter((v) => v !== undefined).map((v) => ({ readBackTimeoutInMs: v })),
+    ),
+  },
+  retryBudget: {
+    valid: fc.oneof(
+      fc.constant(false),
+      fc.constant(createRetryBudget()),
+      optionsFrom({ retryRatio: number(0, 10), minRetriesPerSecond: number(0, 1_000_000), windowInMs: number(100, 3_600_000) }).valid,
+    ),
+    invalid: fc.oneof(
+      fc.constantFrom<unknown>(true, null, "x", 5, []),
+      optionsFrom({ retryRatio: number(0, 10), minRetriesPerSecond: number(0, 1_000_000), windowInMs: number(100, 3_600_000) }).invalid.map((x) => x.options),
+    ),
+  },
+};
+
+describe("options fuzz: strategies", () => {
+  it.each([
+    ["fixedBackoff", fixedSpec, (o: unknown) => fixedBackoff(o as never)],
+    ["exponentialBackoff", exponentialSpec, (o: unknown) => exponentialBackoff(o as never)],
+    ["createRetryStrategy fixed", fixedSpec, (o: unknown) => createRetryStrategy({ strategy: "fixed", ...(o as object) } as never)],
+    ["createRetryStrategy exponential", exponentialSpec, (o: unknown) => createRetryStrategy({ strategy: "exponential", ...(o as object) } as never)],
+  ])("%s: valid accepted, invalid rejected naming the option", (_name, spec, create) => {
+    const { valid, invalid } = optionsFrom(spec);
+    fc.assert(fc.property(valid, (options) => void create(options)), runs);
+    fc.assert(fc.property(invalid, ({ options, names }) => expectRejected(() => create(options), names)), runs);
+  });
+
+  it("exponentialBackoff: minDelayInMs above maxDelayInMs is rejected naming both", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: DAY }), fc.integer({ min: 0, max: DAY }), (min, max) => {
+        fc.pre(min > max);
+        expectRejected(() => exponentialBackoff({ minDelayInMs: min, maxDelayInMs: max }), ["minDelayInMs"]);
+      }),
+    );
+  });
+
+  it("non-object options are rejected naming them", () => {
+    for (const bad of [null, 5, "x", []]) {
+      expectRejected(() => fixedBackoff(bad as never), ["fixedBackoff options"]);
+      expectRejected(() => exponentialBackoff(bad as never), ["exponentialBackoff options"]);
+      expectRejected(() => createRetryStrategy(bad as never), ["retry"]);
+    }
+  });
+});
+
+describe("options fuzz: resilientRetryPolicy", () => {
+  it("valid options are accepted", () => {
+    fc.assert(fc.property(optionsFrom(policySpec).valid, (options) => void resilientRetryPolicy(options as never)), runs);
+  });
+
+  it("any combination with an invalid option is rejected naming one", () => {
+    fc.assert(fc.property(optionsFrom(policySpec).invalid, ({ options, names }) => expectRejected(() => resilientRetryPolicy(options as never), names)), {
+      numRuns: 1000,
+    });
+  });
+
+  it("non-object options are rejected", () => {
+    for (const bad of [null, 5, "x", []]) expectRejected(() => resilientRetryPolicy(bad as never), ["options"]);
+  });
+});
+
+describe("options fuzz: installResilience", () => {
+  const client = new TableClient(
+    `http://127.0.0.1:10002/${DEVSTORE_ACCOUNT_NAME}`,
+    "fuzz",
+    new AzureNamedKeyCredential(DEVSTORE_ACCOUNT_NAME, DEVSTORE_ACCOUNT_KEY),
+    { allowInsecureConnection: true },
+  );
+  const registry = new Registry();
+  const installSpec: Spec = {
+    ...policySpec,
+    retry: {
+      valid: fc.oneof(strategyConfig, optionsFrom(exponentialSpec).valid.map((o) => ({ strategy: "exponential", ...o }))),
+      invalid: badStrategy,
+      names: strategyNames,
+    },
+    service: { valid: fc.constant("table"), invalid: fc.constantFrom<unknown>("tables", 5, null, "") },
+    circuitBreaker: {
+      valid: fc.constantFrom(false, {}, { mode: "wait" }, { resetTimeoutInMs: 2000 }),
+      invalid: fc.constantFrom<unknown>(5, "on", true, null, { mode: "sometimes" }, { resetTimeoutInMs: -1 }),
+      names: ["mode", "resetTimeoutInMs", "circuitBreaker"],
+    },
+    metrics: {
+      valid: fc.constantFrom(false, { registry }, { registry, prefix: "fuzz_" }),
+      invalid: fc.constantFrom<unknown>(5, "on", null, { registry, prefix: "bad prefix" }, { registry: {} }),
+    },
+  };
+  delete installSpec.gate;
+
+  it("valid options are accepted (and each install disposed)", () => {
+    fc.assert(
+      fc.property(optionsFrom(installSpec).valid, (options) => {
+        installResilience(client, options as never).dispose();
+      }),
+      runs,
+    );
+  });
+
+  it("any combination with an invalid option is rejected naming one", () => {
+    fc.assert(
+      fc.property(optionsFrom(installSpec).invalid, ({ options, names }) => expectRejected(() => installResilience(client, options as never).dispose(), names)),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("ambiguousWrites is refused for services without entity writes", () => {
+    expectRejected(() => installResilience(client, { service: "blob", ambiguousWrites: true, metrics: false }), ["ambiguousWrites"]);
+    installResilience(client, { service: "blob", ambiguousWrites: false, metrics: false }).dispose();
+  });
+});
