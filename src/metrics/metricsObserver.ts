@@ -36,7 +36,11 @@ const OUTCOME_BY_STOP_REASON: Readonly<Record<StopReason, OperationOutcome>> = {
   "retries-exhausted": "failure",
   deadline: "failure",
   "body-not-replayable": "failure",
+  "budget-exhausted": "failure",
 };
+
+/** Stop reasons that mean "gave up on a retriable failure": retries, deadline or retry budget spent. */
+const EXHAUSTED_STOP_REASONS: ReadonlySet<StopReason> = new Set<StopReason>(["retries-exhausted", "deadline", "budget-exhausted"]);
 
 /** Classes pre-initialised at 0 in `retries_exhausted_total`, so `increase()` sees the first one. */
 const RETRIABLE_CLASSES: readonly AttemptClass[] = ["throttled", "transient", "timeout"];
@@ -148,7 +152,7 @@ class MetricsRecorder implements MetricsObserver {
       operation: series.operation,
       outcome,
     })).observe(event.elapsedInMs / 1000);
-    if (event.stopReason === "retries-exhausted" || event.stopReason === "deadline") {
+    if (EXHAUSTED_STOP_REASONS.has(event.stopReason)) {
       const cls = event.finalClass;
       (series.exhausted[cls] ??= this.#families.retriesExhausted.child({ service: this.service, operation: series.operation, class: cls })).inc();
     }

@@ -320,3 +320,20 @@ describe("createMetricsObserver: options", () => {
     expect(() => createMetricsObserver("files" as never, { registry })).toThrow(/service must be one of/);
   });
 });
+
+describe("createMetricsObserver: stop reasons", () => {
+  it.each([
+    ["retries-exhausted", "failure", 1],
+    ["deadline", "failure", 1],
+    ["budget-exhausted", "failure", 1],
+    ["body-not-replayable", "failure", 0],
+    ["permanent", "failure", 0],
+  ] as const)("%s -> outcome %s, exhausted %i", async (stopReason, outcome, exhausted) => {
+    const observer = createMetricsObserver("table", { registry });
+    const req = request();
+    observer.onAttempt?.({ request: req, attempt: 1, attemptClass: "throttled", status: 503, durationInMs: 1 });
+    observer.onOperationEnd?.({ request: req, attempts: 1, finalClass: "throttled", stopReason, elapsedInMs: 5 });
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_retries_exhausted_total", { ...table, class: "throttled" })).toBe(exhausted);
+  });
+});
