@@ -1,0 +1,90 @@
+import { Registry } from "prom-client";
+import { beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_RETRY_BUDGET_OPTIONS, getRetryInfo, installResilience, type InstallResilienceOptions } from "../../src/index.js";
+import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
+
+// A whole account throttled (every request 503 ServerBusy for 4 s): with the default retry
+// budget, the attempts that reach the service stay within requests + reserve + 20 % of
+// requests; without it, every operation retries on its own and the load multiplies.
+
+const env = withTableSimulator({ seed: 5 });
+const OPERATIONS = 200;
+const OUTAGE_IN_MS = 4000;
+
+let table: string;
+
+beforeEach(async () => {
+  env.simulator.clearFaults();
+  table = uniqueTableName("budget");
+  await env.directTableClient(table).createTable();
+  env.simulator.resetRecords();
+});
+
+interface Run {
+  attempts: number;
+  succeeded: number;
+  budgetExhausted: number;
+  elapsedInMs: number;
+  metricText: string;
+}
+
+/** OPERATIONS inserts, one every 10 ms, each to its own partition, while every request is refused for OUTAGE_IN_MS. */
+async function throttledRun(options: InstallResilienceOptions): Promise<Run> {
+  const registry = new Registry();
+  const client = env.tableClient(table);
+  const handle = installResilience(client, { circuitBreaker: false, metrics: { registry }, ...options });
+  env.simulator.addFault({ name: "account-throttled", kind: "serverBusy", durationInMs: OUTAGE_IN_MS });
+  const started = performance.now();
+  const operations: Array<Promise<PromiseSettledResult<unknown>>> = [];
+  for (let i = 0; i < OPERATIONS; i++) {
+    const write = client.createEntity({ partitionKey: `p${i}`, rowKey: `${options.retryBudget === false ? "free" : "budget"}${i}` });
+    // Settled at once: a rejection before the loop ends must not count as unhandled.
+    operations.push(
+      write.then(
+        (value): PromiseFulfilledResult<unknown> => ({ status: "fulfilled", value }),
+        (reason: unknown): PromiseRejectedResult => ({ status: "rejected", reason }),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const results = await Promise.all(operations);
+  const elapsedInMs = performance.now() - started;
+  handle.dispose();
+  const rejected = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+  return {
+    attempts: env.simulator.count({ method: "POST" }),
+    succeeded: results.length - rejected.length,
+    budgetExhausted: rejected.filter((r) => getRetryInfo(r.reason)?.stopReason === "budget-exhausted").length,
+    elapsedInMs,
+    metricText: await registry.metrics(),
+  };
+}
+
+describe("account-wide throttling and the retry budget", () => {
+  it("with the default budget, total attempts stay within requests + reserve + 20 % of requests", async () => {
+    const run = await throttledRun({});
+    const { retryRatio, minRetriesPerSecond, windowInMs } = DEFAULT_RETRY_BUDGET_OPTIONS;
+    const reserve = (minRetriesPerSecond * windowInMs) / 1000;
+    // Nothing leaves the window within 9 s (ten 1 s buckets); a longer run gets one more window's worth per 9 s.
+    const windows = Math.ceil((run.elapsedInMs + 1000) / (windowInMs * 0.9));
+    const bound = OPERATIONS + windows * Math.floor(reserve + retryRatio * OPERATIONS);
+    console.info(
+      `retry budget, account throttled ${OUTAGE_IN_MS} ms: ${run.attempts} attempts for ${OPERATIONS} operations ` +
+        `(bound ${bound}; ${run.succeeded} succeeded, ${run.budgetExhausted} surfaced with budget-exhausted) in ${Math.round(run.elapsedInMs)} ms`,
+    );
+    expect(run.attempts).toBeLessThanOrEqual(bound);
+    expect(run.budgetExhausted).toBeGreaterThan(0);
+    expect(run.metricText).toContain(`azure_storage_retry_budget_exhausted_total{service="table"} ${run.budgetExhausted}`);
+    expect(run.metricText).toMatch(/azure_storage_operations_total\{service="table",operation="insert_entity",outcome="failure"\} \d+/);
+  }, 90_000);
+
+  it("(control) without a budget the same outage costs several attempts per operation", async () => {
+    const run = await throttledRun({ retryBudget: false });
+    console.info(
+      `no retry budget, account throttled ${OUTAGE_IN_MS} ms: ${run.attempts} attempts for ${OPERATIONS} operations ` +
+        `(${run.succeeded} succeeded) in ${Math.round(run.elapsedInMs)} ms`,
+    );
+    expect(run.budgetExhausted).toBe(0);
+    expect(run.attempts).toBeGreaterThan(OPERATIONS * 2);
+  }, 90_000);
+});
