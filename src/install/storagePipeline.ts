@@ -13,8 +13,9 @@
  * `pipeline` property (public on `@azure/core-client`'s `ServiceClient`) of the client's
  * `storageClientContext`, which is TypeScript-`protected` but a plain instance property
  * that the SDK itself reads across classes (`containerClient["storageClientContext"]` in
- * `BlobServiceClient`, `BlobLeaseClient`), and which test/unit/install/storagePipeline.test.ts
- * checks against the installed versions.
+ * `BlobServiceClient`, `BlobLeaseClient`). It holds the same policies from 12.23 (the
+ * oldest release in our ^12.20 peer range) to the versions test/unit/install/storagePipeline.test.ts
+ * runs against.
  * What would break it: a rename of `storageClientContext`, or the SDK building a new
  * core pipeline per request. A rename makes this return undefined and `findPipeline`
  * then throws (it sees a storage `Pipeline`) rather than installing nothing.
