@@ -77,7 +77,6 @@ describe("retry logs on a real BlockBlobClient", () => {
     ]);
     expect(ours("info").find((l) => l.includes("Operation ended: "))).toContain("attempts=4 stopReason=success");
     expect(env.simulator.count({ partition: "report.csv" })).toBe(4);
-    console.log(lines.slice(0,40).join("\n"));
     expectNoSecrets(signature);
   });
 
