@@ -32,9 +32,9 @@ export interface InstallResilienceOptions {
    * missing from an `"exponential"` config come from the service preset.
    */
   retry?: RetryStrategy | RetryStrategyConfig;
-  /** Overall deadline per operation, retries included; `Infinity` for none. Preset default (table: 60000). */
+  /** Overall deadline per operation, retries included; `Infinity` for none. Preset default: 60000 (table, queue), 300000 (blob). */
   maxElapsedInMs?: number;
-  /** Client-side timeout per attempt, classified `timeout` and retried; 0 for none. Preset default (table: 30000). */
+  /** Client-side timeout per attempt, classified `timeout` and retried; 0 for none. Preset default: 30000 (table, queue), 0 (blob). */
   tryTimeoutInMs?: number;
   /** Longest `Retry-After` honoured. Defaults to the strategy's maximum delay. */
   maxRetryAfterInMs?: number;
