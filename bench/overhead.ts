@@ -17,36 +17,43 @@ import { median, percentile, round } from "./stats.js";
 
 /** How much work each part of the overhead benchmark does. */
 export interface OverheadSettings {
-  /** Rounds measured per comparison (each round runs every variant once, in rotated order). */
-  rounds: number;
-  /** Rounds run first and thrown away, so the JIT has settled. */
-  warmupRounds: number;
+  /** Rounds measured on the bare mock pipeline (each round runs every variant once, in rotated order). */
+  mockRounds: number;
   /** Requests per variant per round on the bare mock pipeline. */
   mockRequestsPerRound: number;
+  /** Rounds measured through a TableClient on the mock transport. */
+  clientRounds: number;
   /** getEntity calls per variant per round through a TableClient on the mock transport. */
   clientRequestsPerRound: number;
   /** Rounds of point reads against Azurite. */
   azuriteRounds: number;
   /** Point reads per client per Azurite round. */
   azuriteReadsPerRound: number;
+  /** Rounds run first and thrown away in each comparison, so the JIT has settled. */
+  warmupRounds: number;
 }
 
+// Many short rounds rather than a few long ones: on a shared machine the median of short
+// rounds shrugs off the rounds another process preempted, and every round still holds
+// several young-generation GCs, so allocation costs stay in the figures.
 export const FULL_OVERHEAD_SETTINGS: OverheadSettings = {
-  rounds: 25,
-  warmupRounds: 5,
-  mockRequestsPerRound: 20_000,
-  clientRequestsPerRound: 4_000,
-  azuriteRounds: 40,
-  azuriteReadsPerRound: 100,
+  mockRounds: 200,
+  mockRequestsPerRound: 2_000,
+  clientRounds: 150,
+  clientRequestsPerRound: 300,
+  azuriteRounds: 200,
+  azuriteReadsPerRound: 20,
+  warmupRounds: 20,
 };
 
 export const SMOKE_OVERHEAD_SETTINGS: OverheadSettings = {
-  rounds: 2,
-  warmupRounds: 1,
+  mockRounds: 2,
   mockRequestsPerRound: 300,
-  clientRequestsPerRound: 100,
+  clientRounds: 2,
+  clientRequestsPerRound: 50,
   azuriteRounds: 2,
   azuriteReadsPerRound: 5,
+  warmupRounds: 1,
 };
 
 /** One variant's figures in a comparison. */
@@ -133,8 +140,9 @@ function install(target: unknown, flavour: Flavour): ResilienceHandle | undefine
   });
 }
 
+/** Distinct entities (100 partitions, a new row each time), so no per-URL cache could flatter us. */
 function pointReadUrl(i: number): string {
-  return `${BASE_URL}/bench(PartitionKey='p${i % PARTITIONS}',RowKey='r1')`;
+  return `${BASE_URL}/bench(PartitionKey='p${i % PARTITIONS}',RowKey='r${i}')`;
 }
 
 /** A bare pipeline holding only the retry policy, sent to the mock transport. */
@@ -142,13 +150,14 @@ function mockPipelineVariant(flavour: Flavour): Variant {
   const pipeline = createEmptyPipeline();
   pipeline.addPolicy(defaultRetryPolicy(), { phase: "Retry" });
   const handle = install(pipeline, flavour);
-  const urls = Array.from({ length: PARTITIONS }, (_, i) => pointReadUrl(i));
   let requests: PipelineRequest[] = [];
+  let offset = 0;
   return {
     ...flavour,
     // Fresh request objects every round (the breaker caches per request), built outside the timed loop.
     prepare(n) {
-      requests = Array.from({ length: n }, (_, i) => createPipelineRequest({ url: urls[i % PARTITIONS] as string, method: "GET" }));
+      requests = Array.from({ length: n }, (_, i) => createPipelineRequest({ url: pointReadUrl(offset + i), method: "GET" }));
+      offset += n;
     },
     async run() {
       for (const request of requests) await pipeline.sendRequest(emptyOk, request);
@@ -165,13 +174,15 @@ function mockClientVariant(flavour: Flavour): Variant {
   });
   const handle = install(client, flavour);
   let n = 0;
+  let offset = 0;
   return {
     ...flavour,
     prepare(count) {
       n = count;
     },
     async run() {
-      for (let i = 0; i < n; i++) await client.getEntity(`p${i % PARTITIONS}`, "r1");
+      for (let i = offset; i < offset + n; i++) await client.getEntity(`p${i % PARTITIONS}`, `r${i}`);
+      offset += n;
     },
     dispose: () => handle?.dispose(),
   };
@@ -273,11 +284,11 @@ export interface AzuriteTarget {
 
 /** Runs the three comparisons; the Azurite one only when a seeded table is given. */
 export async function runOverhead(settings: OverheadSettings, azurite?: AzuriteTarget): Promise<OverheadResult> {
-  const { rounds, warmupRounds } = settings;
+  const { warmupRounds } = settings;
   const mockPipeline = await compare(
     "bare pipeline, mock transport",
     FLAVOURS.map(mockPipelineVariant),
-    rounds,
+    settings.mockRounds,
     warmupRounds,
     settings.mockRequestsPerRound,
     2.0,
@@ -285,7 +296,7 @@ export async function runOverhead(settings: OverheadSettings, azurite?: AzuriteT
   const mockTableClient = await compare(
     "TableClient.getEntity, mock transport",
     FLAVOURS.filter((f) => f.id === "sdk" || f.id === "all" || f.id === "bare").map(mockClientVariant),
-    rounds,
+    settings.clientRounds,
     warmupRounds,
     settings.clientRequestsPerRound,
     undefined,
@@ -296,7 +307,7 @@ export async function runOverhead(settings: OverheadSettings, azurite?: AzuriteT
       "TableClient.getEntity, Azurite round trip",
       FLAVOURS.filter((f) => f.id === "sdk" || f.id === "all").map((f) => azuriteVariant(f, azurite.tableUrl, azurite.table, azurite.partitions)),
       settings.azuriteRounds,
-      Math.min(2, warmupRounds),
+      warmupRounds,
       settings.azuriteReadsPerRound,
       1.02,
     );
