@@ -27,7 +27,9 @@ function toUsageError(command: string, error: unknown, argv: readonly string[]):
   const flag = quoted ?? argv.find((arg) => arg.startsWith("-"));
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return new UsageError(`${command}: unknown flag ${flag}.`, flag);
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
-    return new UsageError(`${command}: ${flag} ${/argument missing/.test(message) ? "needs a value" : "takes no value"}.`, flag);
+    if (/argument missing/.test(message)) return new UsageError(`${command}: ${flag} needs a value.`, flag);
+    if (/ambiguous/.test(message)) return new UsageError(`${command}: ${flag} needs a value; for one starting with "-", write ${flag}=-...`, flag);
+    return new UsageError(`${command}: ${flag} takes no value.`, flag);
   }
   return new UsageError(`${command}: ${message}`, flag);
 }

@@ -87,8 +87,14 @@ export function planFaults(options: FaultPlanOptions): DemoFault[] {
  * The simulator rules for `faults`, in order (the first matching rule wins). Each call
  * makes a fresh throttle bucket, so two runs of one plan start alike. Only requests to
  * the run's partitions are faulted; table creation and verification reads are not.
+ * `now` (monotonic ms) drives the throttle's refill; tests inject their own.
  */
-export function faultRules(faults: readonly DemoFault[], partitions: readonly string[], throttleTargetPerSecond: number): FaultRule[] {
+export function faultRules(
+  faults: readonly DemoFault[],
+  partitions: readonly string[],
+  throttleTargetPerSecond: number,
+  now: () => number = () => performance.now(),
+): FaultRule[] {
   const known = new Set(partitions);
   const onDemoPartition = (partition: string | undefined) => partition !== undefined && known.has(partition);
   return faults.map((fault): FaultRule => {
@@ -105,7 +111,7 @@ export function faultRules(faults: readonly DemoFault[], partitions: readonly st
       case "reset-after":
         return { ...base, kind: "resetAfterForward", probability: fault.probability, match };
       case "throttle": {
-        const bucket = new KeyedTokenBucket(throttleTargetPerSecond);
+        const bucket = new KeyedTokenBucket(throttleTargetPerSecond, throttleTargetPerSecond, now);
         return {
           ...base,
           kind: "throttle",
