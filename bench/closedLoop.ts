@@ -42,7 +42,7 @@ export const FULL_CLOSED_LOOP_SETTINGS: ClosedLoopSettings = {
   timeoutStartInMs: 5_000,
   timeoutDurationInMs: 5_000,
   timeoutDelayInMs: 1_500,
-  resetProbability: 0.01,
+  resetProbability: 0.02,
   maxDrainInMs: 65_000,
   binInMs: 500,
   seed: 43,

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { availableParallelism, cpus, totalmem } from "node:os";
@@ -10,6 +11,9 @@ export interface MachineInfo {
   node: string;
   platform: string;
   packages: Record<string, string>;
+  /** The commit measured, and how many files under src/ differed from it (a shared working tree). */
+  commit: string;
+  uncommittedSourceFiles: number;
 }
 
 const PACKAGES = ["@azure/core-rest-pipeline", "@azure/data-tables", "cockatiel", "opossum", "prom-client", "azurite"];
@@ -23,7 +27,18 @@ export function machineInfo(): MachineInfo {
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
     packages: Object.fromEntries(PACKAGES.map((name) => [name, packageVersion(name)])),
+    ...sourceState(),
   };
+}
+
+function sourceState(): { commit: string; uncommittedSourceFiles: number } {
+  const git = (...args: string[]) => execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  try {
+    const changed = git("status", "--porcelain", "--", "src");
+    return { commit: git("rev-parse", "--short", "HEAD"), uncommittedSourceFiles: changed === "" ? 0 : changed.split("\n").length };
+  } catch {
+    return { commit: "unknown", uncommittedSourceFiles: 0 };
+  }
 }
 
 function cpuModel(): string {

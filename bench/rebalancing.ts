@@ -45,7 +45,7 @@ export const FULL_REBALANCING_SETTINGS: RebalancingSettings = {
   timeoutStartInMs: 5_000,
   timeoutDurationInMs: 5_000,
   timeoutDelayInMs: 1_500,
-  resetProbability: 0.01,
+  resetProbability: 0.02,
   maxDrainInMs: 65_000,
   binInMs: 500,
   seed: 42,

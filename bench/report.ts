@@ -76,6 +76,7 @@ function machineSection(r: BenchResults): string {
     "",
     `- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryInGb} GB, ${m.platform}`,
     `- Node ${m.node}; ${packages}`,
+    `- Source: commit ${m.commit}${m.uncommittedSourceFiles > 0 ? ` plus uncommitted changes in ${m.uncommittedSourceFiles} file(s) under src/ (a shared working tree)` : ""}`,
     `- Command: \`${r.command}\``,
   ].join("\n");
 }
@@ -142,8 +143,8 @@ function faultLine(t: FaultTimeline): string {
   return (
     `p0 answers 503 ServerBusy from ${s(t.offlineStartInMs)} to ${s(t.offlineStartInMs + t.offlineDurationInMs)}; ` +
     `p1 answers 500 OperationTimedOut after ${t.timeoutDelayInMs} ms from ${s(t.timeoutStartInMs)} to ${s(t.timeoutStartInMs + t.timeoutDurationInMs)}; ` +
-    `p8 always 403, p9 always 501; every request has a ${t.resetProbability * 100} % chance of a reset before it reaches the store, ` +
-    `and every write another ${t.resetProbability * 100} % of a reset after the store applied it; p2-p7 are healthy.`
+    `p8 always 403, p9 always 501; outside the outage window every request has a ${t.resetProbability * 100} % chance of a connection reset ` +
+    `before it reaches the store, and every write another ${t.resetProbability * 100} % of a reset after the store applied it; p2-p7 are healthy.`
   );
 }
 

@@ -30,7 +30,10 @@ export interface FaultTimeline {
   timeoutDurationInMs: number;
   /** How long the timing-out partition holds a request before its 500 OperationTimedOut. */
   timeoutDelayInMs: number;
-  /** Chance of a connection reset before the request reaches storage, and (writes only) after. */
+  /**
+   * Chance of a connection reset before the request reaches storage, and (writes only) after
+   * storage applied it; outside the outage window only.
+   */
   resetProbability: number;
 }
 
@@ -71,13 +74,22 @@ export function addFaults(simulator: RebalancingSimulator, t: FaultTimeline): vo
   });
   simulator.addFault({ name: RULES.forbidden, kind: "status", status: 403, errorCode: "AuthorizationFailure", match: { partition: FORBIDDEN_PARTITION } });
   simulator.addFault({ name: RULES.notImplemented, kind: "status", status: 501, errorCode: "NotImplemented", match: { partition: NOT_IMPLEMENTED_PARTITION } });
-  if (t.resetProbability > 0) {
-    simulator.addFault({ name: RULES.resetBefore, kind: "resetBeforeForward", match: { partition: /^p/ }, probability: t.resetProbability });
+  if (t.resetProbability === 0) return;
+  // Resets only outside the outage window, so that the healthy partitions' latency during the
+  // outage shows spill-over from the outage, not the retry of a reset that happened to land there.
+  const window = outageWindow(t);
+  for (const [startInMs, durationInMs] of [
+    [0, window.startInMs],
+    [window.endInMs, Infinity],
+  ] as const) {
+    simulator.addFault({ name: RULES.resetBefore, kind: "resetBeforeForward", match: { partition: /^p/ }, probability: t.resetProbability, startInMs, durationInMs });
     simulator.addFault({
       name: RULES.resetAfter,
       kind: "resetAfterForward",
       match: { partition: /^p/, predicate: (request) => request.method !== "GET" },
       probability: t.resetProbability,
+      startInMs,
+      durationInMs,
     });
   }
 }
