@@ -1,5 +1,5 @@
 import { isRestError, type RestError } from "@azure/core-rest-pipeline";
-import type { TableClient, TableEntity, TransactionAction } from "@azure/data-tables";
+import type { TableClient, TableEntityResult, TransactionAction } from "@azure/data-tables";
 import { getRetryInfo, installResilience, type AmbiguousWriteEvent, type InstallResilienceOptions } from "../../src/index.js";
 import { mulberry32 } from "../../src/simulator/mulberry32.js";
 import type { RebalancingSimulator } from "../../src/simulator/rebalancingSimulator.js";
@@ -134,7 +134,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakFigures> {
   for (const e of events) figures.ambiguousWrites[e.result] = (figures.ambiguousWrites[e.result] ?? 0) + 1;
 
   // The final comparison: every entity of every worker, read around the simulator.
-  const stored = new Map<string, TableEntity<Record<string, unknown>>>();
+  const stored = new Map<string, TableEntityResult<Record<string, unknown>>>();
   for await (const entity of o.direct.listEntities()) stored.set(`${entity.partitionKey}|${entity.rowKey}`, entity);
   for (const [key, known] of models) {
     figures.entitiesChecked++;
@@ -188,7 +188,7 @@ async function worker(
 /** One single-entity operation: what to send, and the state it leaves when it succeeds. */
 interface Plan {
   after: Known;
-  run(client: TableClient, pk: string, row: string): Promise<{ etag?: string }>;
+  run(client: TableClient, pk: string, row: string): Promise<unknown>;
 }
 
 /** Inserts mostly go to absent rows, updates and deletes to present ones; the rest anywhere. */
@@ -330,7 +330,7 @@ async function readDirect(direct: TableClient, pk: string, row: string): Promise
   }
 }
 
-function fromStored(entity: TableEntity<Record<string, unknown>>): Known {
+function fromStored(entity: TableEntityResult<Record<string, unknown>>): Known {
   const props: Props = {};
   for (const [name, value] of Object.entries(entity)) {
     if (name === "partitionKey" || name === "rowKey" || name === "etag" || name === "timestamp" || name.startsWith("odata.")) continue;

@@ -77,7 +77,7 @@ describe("hostile Retry-After headers", () => {
         let calls = 0;
         const next = vi.fn<SendRequest>(async (req: PipelineRequest) => {
           calls += 1;
-          const headers = calls === 1 ? { "x-ms-error-code": "ServerBusy", "retry-after": retryAfter, "x-ms-retry-after-ms": ms } : {};
+          const headers: Record<string, string> = calls === 1 ? { "x-ms-error-code": "ServerBusy", "retry-after": retryAfter, "x-ms-retry-after-ms": ms } : {};
           return { request: req, status: calls === 1 ? 503 : 200, headers: createHttpHeaders(headers) };
         });
         const policy = resilientRetryPolicy({
@@ -100,7 +100,8 @@ describe("hostile Retry-After headers", () => {
 
   it("a strategy answering NaN, a negative or an absurd delay cannot park a request", async () => {
     for (const answer of [Number.NaN, -1, Infinity, 1e300]) {
-      const next = vi.fn<SendRequest>(async (req) => ({ request: req, status: next.mock.calls.length === 1 ? 503 : 200, headers: createHttpHeaders({}) }));
+      let calls = 0;
+      const next = vi.fn<SendRequest>(async (req) => ({ request: req, status: ++calls === 1 ? 503 : 200, headers: createHttpHeaders({}) }));
       const retries: RetryEvent[] = [];
       const strategy = { kind: "fixed" as const, maxRetries: 1, maxDelayInMs: 100, delayInMs: () => answer };
       const pending = resilientRetryPolicy({ retry: strategy, maxElapsedInMs: Infinity, observers: [{ onRetry: (e) => retries.push(e) }] }).sendRequest(
