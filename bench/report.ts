@@ -22,6 +22,8 @@ export interface BenchResults {
   rebalancing?: RebalancingResult;
   manyPartitions?: ManyPartitionsResult;
   closedLoop?: ClosedLoopResult;
+  /** Promises rejected with no handler during the run, with the phase they surfaced in. */
+  unhandledRejections?: string[];
 }
 
 /** The chart files, relative to docs/. */
@@ -78,6 +80,9 @@ function machineSection(r: BenchResults): string {
     `- Node ${m.node}; ${packages}`,
     `- Source: commit ${m.commit}${m.uncommittedSourceFiles > 0 ? ` plus uncommitted changes in ${m.uncommittedSourceFiles} file(s) under src/ (a shared working tree)` : ""}`,
     `- Command: \`${r.command}\``,
+    ...(r.unhandledRejections !== undefined && r.unhandledRejections.length > 0
+      ? ["", `**Unhandled rejections during the run** (recorded, the run went on): ${r.unhandledRejections.map((u) => `\`${u}\``).join("; ")}.`]
+      : []),
   ].join("\n");
 }
 

@@ -26,6 +26,21 @@ export interface RunOptions {
 
 const OVERHEAD_PARTITIONS = 10;
 
+/** What a stray rejection was: error name and code, and for an SDK request its method and path (no query, no host). */
+function describeRejection(reason: unknown): string {
+  const error = reason as { name?: unknown; code?: unknown; message?: unknown; request?: { method?: unknown; url?: unknown } } | undefined;
+  const parts = [String(error?.name ?? typeof reason), error?.code === undefined ? "" : String(error.code), String(error?.message ?? "")];
+  const request = error?.request;
+  if (typeof request?.url === "string") {
+    try {
+      parts.push(`${String(request.method)} ${new URL(request.url).pathname}`);
+    } catch {
+      parts.push(String(request.method));
+    }
+  }
+  return parts.filter((p) => p !== "").join(" ");
+}
+
 /** Runs the chosen benchmarks; Azurite (Tables only) is started once and stopped at the end. */
 export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResults> {
   const smoke = options.smoke ?? false;
@@ -40,11 +55,25 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     smoke,
     machine: machineInfo(),
   };
+  // A promise rejected with nobody listening is somebody's bug: record it (with the phase) rather
+  // than let Node end a five-minute run, and print it in the report.
+  let phase = "start";
+  const unhandled: string[] = [];
+  const onUnhandled = (reason: unknown): void => {
+    const line = `${phase}: ${describeRejection(reason)}`;
+    unhandled.push(line);
+    log(`unhandled rejection during ${line}`);
+  };
+  process.on("unhandledRejection", onUnhandled);
   const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop");
   const azurite = needsAzurite ? await startAzurite({ services: ["table"] }) : undefined;
+  const progress = (line: string) => {
+    phase = line;
+    log(line);
+  };
   try {
     if (only.has("overhead")) {
-      log("overhead: mock transport, TableClient on the mock, Azurite point reads");
+      progress("overhead: mock transport, TableClient on the mock, Azurite point reads");
       const table = benchTableName("ovh", "reads");
       const target = azurite === undefined ? undefined : { tableUrl: azurite.tableUrl, table, partitions: OVERHEAD_PARTITIONS };
       if (target !== undefined) {
@@ -55,18 +84,24 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
       results.overhead = await runOverhead(smoke ? SMOKE_OVERHEAD_SETTINGS : FULL_OVERHEAD_SETTINGS, target);
     }
     if (only.has("rebalancing") && azurite !== undefined) {
-      results.rebalancing = await runRebalancing(azurite.tableUrl, smoke ? SMOKE_REBALANCING_SETTINGS : FULL_REBALANCING_SETTINGS, undefined, log);
+      progress("rebalancing, open loop");
+      results.rebalancing = await runRebalancing(azurite.tableUrl, smoke ? SMOKE_REBALANCING_SETTINGS : FULL_REBALANCING_SETTINGS, undefined, progress);
     }
     if (only.has("many-partitions")) {
-      log("many partitions");
+      progress("many partitions");
       results.manyPartitions = await runManyPartitions(smoke ? SMOKE_MANY_PARTITIONS_SETTINGS : FULL_MANY_PARTITIONS_SETTINGS);
     }
     if (only.has("closed-loop") && azurite !== undefined) {
-      results.closedLoop = await runClosedLoop(azurite.tableUrl, smoke ? SMOKE_CLOSED_LOOP_SETTINGS : FULL_CLOSED_LOOP_SETTINGS, undefined, log);
+      progress("rebalancing, closed loop");
+      results.closedLoop = await runClosedLoop(azurite.tableUrl, smoke ? SMOKE_CLOSED_LOOP_SETTINGS : FULL_CLOSED_LOOP_SETTINGS, undefined, progress);
     }
   } finally {
     await azurite?.stop();
+    // Give late rejections (sockets closed by the stops above) a turn of the event loop.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    process.off("unhandledRejection", onUnhandled);
   }
+  results.unhandledRejections = unhandled;
   results.elapsedInMs = Math.round(performance.now() - started);
   return results;
 }
