@@ -36,8 +36,9 @@ export interface RetryBudgetSnapshot {
  * A retry budget: a token bucket whose tokens expire. Every request deposits `retryRatio`
  * of a token, every retry withdraws one, and a reserve of `minRetriesPerSecond` tokens per
  * second of the window is always there. Deposits and withdrawals older than the window no
- * longer count. So over any window, retries <= reserve + retryRatio x requests, however
- * many operations fail at once: retries cannot multiply the load of a throttled account.
+ * longer count. A retry is granted only while the window's retries stay within reserve +
+ * retryRatio x its requests, however many operations fail at once: retries cannot multiply
+ * the load of a throttled account.
  */
 export interface RetryBudget {
   /** Counts one request (an operation's first attempt). */
