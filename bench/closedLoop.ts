@@ -15,6 +15,7 @@ import {
   perform,
   RULES,
   startSimulator,
+  warmUp,
   workloadRandom,
   type FaultTimeline,
   type PlannedOperation,
@@ -130,7 +131,7 @@ async function runOne(accountUrl: string, settings: ClosedLoopSettings, id: Conf
   const config = createConfiguration(id, `${simulator.url}/${DEVSTORE_ACCOUNT_NAME}`, table);
   const drain = new AbortController();
   try {
-    for (let i = 0; i < 10; i++) await config.client.getEntity(HEALTHY_PARTITIONS[i % HEALTHY_PARTITIONS.length] as string, "seed-0");
+    await warmUp(config);
     const done: Done[] = [];
     const t0 = performance.now();
     t0Epoch = Date.now();

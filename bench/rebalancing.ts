@@ -11,13 +11,13 @@ import {
   drawOperation,
   failureReason,
   HEALTHY_PARTITIONS,
-  OUTAGE_PARTITIONS,
   outageWindow,
   perform,
   REFUSING_PARTITIONS,
   RULES,
   startSimulator,
   storedKeys,
+  warmUp,
   workloadRandom,
   type FaultTimeline,
   type PlannedOperation,
@@ -154,8 +154,7 @@ async function runOne(accountUrl: string, settings: RebalancingSettings, id: Con
   const config = createConfiguration(id, `${simulator.url}/${DEVSTORE_ACCOUNT_NAME}`, table);
   const drain = new AbortController();
   try {
-    // Warm-up: open connections and settle the JIT before the clock starts.
-    for (let i = 0; i < 10; i++) await config.client.getEntity(HEALTHY_PARTITIONS[i % HEALTHY_PARTITIONS.length] as string, "seed-0");
+    await warmUp(config);
 
     const schedule = plan(settings);
     const t0 = performance.now();
@@ -246,6 +245,3 @@ function summarize(
     },
   };
 }
-
-/** Partitions by role, for the report. */
-export const ROLES = { healthy: HEALTHY_PARTITIONS, outage: OUTAGE_PARTITIONS, refusing: REFUSING_PARTITIONS };

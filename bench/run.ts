@@ -14,6 +14,12 @@ const RESULTS = fileURLToPath(new URL("bench/results/latest.json", ROOT));
 const DOC = fileURLToPath(new URL("docs/benchmarks.md", ROOT));
 const COMMAND = "npm run bench";
 
+// If something still ends the run, say what it was and which request it belonged to.
+process.on("uncaughtExceptionMonitor", (error, origin) => {
+  const request = (error as { request?: { method?: string; url?: string } }).request;
+  console.error(`bench: ${origin}: ${error?.name} ${(error as { code?: string }).code ?? ""} ${request ? `${request.method} ${request.url?.split("?")[0]}` : ""}`);
+});
+
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
 const onlyArg = args.find((a) => a.startsWith("--only="))?.slice("--only=".length);
