@@ -5,7 +5,7 @@ import { isRetriableClass } from "../classification/outcomeClass.js";
 import { validateClassificationRules, type ClassificationRules } from "../classification/classificationRules.js";
 import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
-import type { RetryStrategy } from "../backoff/retryStrategy.js";
+import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
 import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
 import { isCircuitOpenError } from "../errors/circuitOpenError.js";
 import { logger } from "../logging/logger.js";
@@ -59,6 +59,12 @@ export interface ResilientRetryPolicyOptions {
    * Defaults to a budget of its own with `DEFAULT_RETRY_BUDGET_OPTIONS`.
    */
   retryBudget?: RetryBudget | RetryBudgetOptions | false;
+  /**
+   * Uniform random source in [0, 1] that spreads waits for an open circuit over
+   * [t, 2t] (t = time to the probe), so callers queued on a partition do not all
+   * return the moment it closes. Defaults to `Math.random`; tests pin it.
+   */
+  random?: RandomSource;
 }
 
 /** Options of ambiguous-write resolution. */
@@ -88,10 +94,17 @@ const KNOWN_KEYS = [
   "gate",
   "ambiguousWrites",
   "retryBudget",
+  "random",
 ];
 const DAY_IN_MS = 24 * 3600_000;
 /** Floor under a circuit wait, so a breaker that answers 0 cannot make us spin. */
 const MIN_CIRCUIT_WAIT_IN_MS = 10;
+/**
+ * Circuit waits are drawn from [t, (1 + spread) t]. Measured with the demo (a hot partition
+ * offline 7 s, then throttled at its target): synchronised waiters came back as one herd,
+ * were throttled again and emptied the retry budget; spreading them halved the failures.
+ */
+const CIRCUIT_WAIT_SPREAD = 1;
 
 /**
  * A Retry-phase policy that classifies every attempt, retries the retriable ones with the
@@ -116,6 +129,7 @@ interface Settings {
   gate: AttemptGate | undefined;
   ambiguousWrites: Required<AmbiguousWriteOptions> | undefined;
   budget: RetryBudget | undefined;
+  random: RandomSource;
 }
 
 function resolveOptions(options: ResilientRetryPolicyOptions): Settings {
@@ -145,6 +159,9 @@ function resolveOptions(options: ResilientRetryPolicyOptions): Settings {
   if (options.gate !== undefined && typeof options.gate?.run !== "function") {
     throw new TypeError("gate must have a run(request, attempt) method.");
   }
+  if (options.random !== undefined && typeof options.random !== "function") {
+    throw new TypeError(`random must be a function returning a number in [0, 1]; got ${describe(options.random)}.`);
+  }
   for (const [index, observer] of observers.entries()) {
     if (typeof observer !== "object" || observer === null) {
       throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describe(observer)}.`);
@@ -160,6 +177,7 @@ function resolveOptions(options: ResilientRetryPolicyOptions): Settings {
     gate: options.gate,
     ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
     budget: resolveBudget(options.retryBudget),
+    random: options.random ?? Math.random,
   };
 }
 
@@ -251,7 +269,7 @@ async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: S
     } catch (error) {
       if (!isCircuitOpenError(error)) throw error;
       recordAttempt(s, info, request, "circuit_open", attemptStarted, undefined);
-      const wait = Math.max(MIN_CIRCUIT_WAIT_IN_MS, error.retryAfterInMs);
+      const wait = Math.max(MIN_CIRCUIT_WAIT_IN_MS, error.retryAfterInMs) * (1 + CIRCUIT_WAIT_SPREAD * s.random());
       if (!s.gate?.waitWhenOpen || performance.now() + wait > deadline) {
         // With a real failure already in hand, surface that: callers keep their statusCode checks.
         return last ? finish(last, "circuit_open", "circuit-open") : finish(undefined, "circuit_open", "circuit-open", error);

@@ -329,7 +329,7 @@ describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
   it("waits for the probe time in wait mode without spending retries", async () => {
     const g = gate(true, 3, 1000);
     const next = scripted(ok);
-    const pending = resilientRetryPolicy({ gate: g, retry: { strategy: "none" } }).sendRequest(request(), next);
+    const pending = resilientRetryPolicy({ gate: g, retry: { strategy: "none" }, random: () => 0 }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(2999);
     expect(next).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(1);
@@ -365,5 +365,28 @@ describe("resilientRetryPolicy option validation", () => {
 
   it("accepts Infinity as no deadline", () => {
     expect(() => resilientRetryPolicy({ maxElapsedInMs: Infinity })).not.toThrow();
+  });
+});
+
+describe("resilientRetryPolicy spreads circuit waits", () => {
+  it("waits between t and 2t for an open circuit, as the random source says", async () => {
+    let refusals = 1;
+    const gate: AttemptGate = {
+      waitWhenOpen: true,
+      async run(_request, attempt) {
+        if (refusals-- > 0) throw new CircuitOpenError("table|acct|orders|p1", 1000);
+        return attempt();
+      },
+    };
+    const next = scripted(ok);
+    const pending = resilientRetryPolicy({ gate, random: () => 0.5 }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(1499);
+    expect(next).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await pending).status).toBe(200);
+  });
+
+  it("rejects a random source that is not a function", () => {
+    expect(() => resilientRetryPolicy({ random: 0.5 as never })).toThrow(/random must be a function/);
   });
 });

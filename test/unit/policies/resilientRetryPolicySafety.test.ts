@@ -221,7 +221,7 @@ describe("the retry budget in the retry policy", () => {
       },
     };
     const next = vi.fn<SendRequest>(async (req) => reply(req, 200));
-    const pending = resilientRetryPolicy({ gate, retryBudget: budget }).sendRequest(createPipelineRequest({ url: entity, method: "GET" }), next);
+    const pending = resilientRetryPolicy({ gate, retryBudget: budget, random: () => 0 }).sendRequest(createPipelineRequest({ url: entity, method: "GET" }), next);
     await vi.advanceTimersByTimeAsync(300);
     const response = await pending;
     expect(response.status).toBe(200);
