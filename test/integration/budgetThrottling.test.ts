@@ -4,7 +4,7 @@ import { DEFAULT_RETRY_BUDGET_OPTIONS, getRetryInfo, installResilience, type Ins
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
 // A whole account throttled (every request 503 ServerBusy for 4 s): with the default retry
-// budget, the attempts that reach the service stay within requests + reserve + 20 % of
+// budget, the attempts that reach the service stay within requests + reserve + retryRatio x
 // requests; without it, every operation retries on its own and the load multiplies.
 
 const env = withTableSimulator({ seed: 5 });
@@ -61,7 +61,7 @@ async function throttledRun(options: InstallResilienceOptions): Promise<Run> {
 }
 
 describe("account-wide throttling and the retry budget", () => {
-  it("with the default budget, total attempts stay within requests + reserve + 20 % of requests", async () => {
+  it("with the default budget, total attempts stay within requests + reserve + retryRatio x requests", async () => {
     const run = await throttledRun({});
     const { retryRatio, minRetriesPerSecond, windowInMs } = DEFAULT_RETRY_BUDGET_OPTIONS;
     const reserve = (minRetriesPerSecond * windowInMs) / 1000;

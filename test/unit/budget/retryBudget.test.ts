@@ -15,14 +15,14 @@ function drain(budget: ReturnType<typeof createRetryBudget>, limit = 100_000): n
 }
 
 describe("createRetryBudget", () => {
-  it("defaults: 20 % of requests plus 10 retries per second over 10 s", () => {
-    expect(DEFAULT_RETRY_BUDGET_OPTIONS).toEqual({ retryRatio: 0.2, minRetriesPerSecond: 10, windowInMs: 10_000 });
+  it("defaults: 50 % of requests plus 10 retries per second over 10 s", () => {
+    expect(DEFAULT_RETRY_BUDGET_OPTIONS).toEqual({ retryRatio: 0.5, minRetriesPerSecond: 10, windowInMs: 10_000 });
     const c = clock();
     const budget = createRetryBudget({ now: c.now });
     expect(drain(budget)).toBe(100); // the reserve: 10/s x 10 s
     for (let i = 0; i < 50; i++) budget.recordRequest();
-    expect(drain(budget)).toBe(10); // 20 % of 50
-    expect(budget.snapshot()).toEqual({ requests: 50, retries: 110, available: 0 });
+    expect(drain(budget)).toBe(25); // 50 % of 50
+    expect(budget.snapshot()).toEqual({ requests: 50, retries: 125, available: 0 });
   });
 
   it("withdrawals and deposits expire with the window", () => {
