@@ -53,11 +53,14 @@ function isNotFound(error: unknown): boolean {
 }
 
 /** The status and a code, never the message: messages can quote URLs and request details. */
-function describeFailure(error: unknown): Pick<OperationResult, "status" | "errorCode" | "stopReason"> {
+function describeFailure(error: unknown): Pick<OperationResult, "status" | "errorCode" | "stopReason" | "possiblyApplied"> {
   const candidate = error as { statusCode?: unknown; code?: unknown; details?: { errorCode?: unknown } } | null;
-  const result: Pick<OperationResult, "status" | "errorCode" | "stopReason"> = {};
-  const stopReason = getRetryInfo(error)?.stopReason;
+  const result: Pick<OperationResult, "status" | "errorCode" | "stopReason" | "possiblyApplied"> = {};
+  const info = getRetryInfo(error);
+  // A `$batch` answers 202 and fails inside its body: "success" at the HTTP level, so say what matters.
+  const stopReason = info?.possiblyApplied ? "possibly applied" : info?.stopReason;
   if (stopReason !== undefined) result.stopReason = stopReason;
+  if (info?.possiblyApplied === true) result.possiblyApplied = true;
   if (typeof candidate?.statusCode === "number") result.status = candidate.statusCode;
   const code = candidate?.details?.errorCode ?? candidate?.code;
   if (typeof code === "string" && /^[A-Za-z0-9_]+$/.test(code)) result.errorCode = code;

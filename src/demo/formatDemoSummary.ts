@@ -83,7 +83,7 @@ function sideBySide(resilient: RunSummary, baseline: RunSummary): string[] {
 }
 
 function describeVerification(v: Verification): string {
-  return `${v.acknowledged} acknowledged writes, ${v.found} found, ${v.lost} lost, ${v.failedButStored} reported failed but actually stored`;
+  return `${v.acknowledged} acknowledged writes, ${v.found} found, ${v.lost} lost, ${v.failedButStored} reported failed but actually stored (${v.failedButStored - v.failedButStoredUnmarked} of them marked possibly applied)`;
 }
 
 function describeFaults(summary: DemoSummary): string {

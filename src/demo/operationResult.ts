@@ -21,4 +21,6 @@ export interface OperationResult {
   errorCode?: string;
   /** Why the package's retry policy gave up (resilient client only). */
   stopReason?: string;
+  /** The package marked the failure as possibly applied by an earlier attempt (resilient client only). */
+  possiblyApplied?: boolean;
 }

@@ -11,6 +11,8 @@ export interface Verification {
   lost: number;
   /** Entities whose write was reported failed (or cut off) but that the store holds. */
   failedButStored: number;
+  /** Of those, the ones whose failure was not marked possibly applied: the package promises 0. */
+  failedButStoredUnmarked: number;
   /** Entities whose write was reported failed (or cut off) and that the store does not hold. */
   failedNotStored: number;
   /** Up to 10 lost `partition/rowKey`s, to look at. */
@@ -27,7 +29,15 @@ export function storedKey(partition: string, rowKey: string): string {
  * {@link storedKey}). Every write in the demo has fresh RowKeys, so presence is proof. Pure.
  */
 export function verifyWrites(results: readonly OperationResult[], stored: ReadonlySet<string>): Verification {
-  const verification: Verification = { acknowledged: 0, found: 0, lost: 0, failedButStored: 0, failedNotStored: 0, lostExamples: [] };
+  const verification: Verification = {
+    acknowledged: 0,
+    found: 0,
+    lost: 0,
+    failedButStored: 0,
+    failedButStoredUnmarked: 0,
+    failedNotStored: 0,
+    lostExamples: [],
+  };
   for (const result of results) {
     if (!isWrite(result.kind)) continue;
     for (const rowKey of result.rowKeys) {
@@ -39,7 +49,10 @@ export function verifyWrites(results: readonly OperationResult[], stored: Readon
           verification.lost++;
           if (verification.lostExamples.length < 10) verification.lostExamples.push(`${result.partition}/${rowKey}`);
         }
-      } else if (present) verification.failedButStored++;
+      } else if (present) {
+        verification.failedButStored++;
+        if (result.possiblyApplied !== true) verification.failedButStoredUnmarked++;
+      }
       else verification.failedNotStored++;
     }
   }

@@ -31,6 +31,8 @@ describe("demo", () => {
       expect(result.verification.found).toBe(result.verification.acknowledged);
       expect(result.table.partitions.map((p) => p.partition)).toEqual(["p0", "p1", "p2", "p3"]);
     }
+    // The package's promise: a write reported failed but stored was marked possibly applied.
+    expect(summary.resilient.verification.failedButStoredUnmarked).toBe(0);
     expect(summary.baseline).not.toBeNull();
     expect(summary.baseline!.label).toContain("SDK's default retry");
     // The faults really happened, to both clients.

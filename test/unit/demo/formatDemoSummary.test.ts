@@ -17,7 +17,7 @@ function run(label: string, overrides: Partial<RunSummary> = {}): RunSummary {
     fired: 200,
     table: { partitions: [row("p0"), row("p1")], total: row("total", { operations: 200, successes: 200 }) },
     failureCauses: [],
-    verification: { acknowledged: 150, found: 150, lost: 0, failedButStored: 0, failedNotStored: 0, lostExamples: [] },
+    verification: { acknowledged: 150, found: 150, lost: 0, failedButStored: 0, failedButStoredUnmarked: 0, failedNotStored: 0, lostExamples: [] },
     ...overrides,
   };
 }
@@ -42,7 +42,7 @@ function summary(overrides: Partial<DemoSummary> = {}): DemoSummary {
     baseline: run("With the SDK's default retry", {
       table: { partitions: [row("p0", { failures: 9, breakerOpens: null }), row("p1", { breakerOpens: null })], total: row("total", { successes: 191, failures: 9, breakerOpens: null }) },
       failureCauses: [{ cause: "503 ServerBusy", count: 9 }],
-      verification: { acknowledged: 140, found: 140, lost: 0, failedButStored: 2, failedNotStored: 7, lostExamples: [] },
+      verification: { acknowledged: 140, found: 140, lost: 0, failedButStored: 2, failedButStoredUnmarked: 0, failedNotStored: 7, lostExamples: [] },
     }),
     ...overrides,
   };

@@ -68,7 +68,7 @@ describe("verifyWrites", () => {
       result("p1", { kind: "read", rowKeys: ["seed-01"] }),
     ];
     const stored = new Set(["a", "b1", "b2", "b3"].map((k) => storedKey("p0", k)).concat(storedKey("p1", "c")));
-    expect(verifyWrites(results, stored)).toEqual({ acknowledged: 5, found: 4, lost: 1, failedButStored: 1, failedNotStored: 1, lostExamples: ["p0/lost"] });
+    expect(verifyWrites(results, stored)).toEqual({ acknowledged: 5, found: 4, lost: 1, failedButStored: 1, failedButStoredUnmarked: 1, failedNotStored: 1, lostExamples: ["p0/lost"] });
   });
 
   it("a key with the right RowKey in another partition is not found", () => {
