@@ -9,8 +9,8 @@ import {
   benchTableName,
   createSeededTable,
   drawOperation,
-  HEALTHY_PARTITIONS,
-  OUTAGE_PARTITIONS,
+  healthyPartitions,
+  outagePartitions,
   outageWindow,
   perform,
   RULES,
@@ -34,16 +34,19 @@ export interface ClosedLoopSettings extends FaultTimeline {
   seed: number;
 }
 
+// Only the offline partition misbehaves here (p1 stays healthy, no resets): in a closed loop a
+// 1.5 s timeout or the backoff after a reset occupies a worker whatever the configuration, and
+// would hide what this scenario is about, workers held by retries into the offline partition.
 export const FULL_CLOSED_LOOP_SETTINGS: ClosedLoopSettings = {
   workers: 8,
   durationInMs: 16_000,
   warmupInMs: 1_000,
   offlineStartInMs: 4_000,
   offlineDurationInMs: 6_000,
-  timeoutStartInMs: 5_000,
-  timeoutDurationInMs: 5_000,
-  timeoutDelayInMs: 1_500,
-  resetProbability: 0.02,
+  timeoutStartInMs: 4_000,
+  timeoutDurationInMs: 0,
+  timeoutDelayInMs: 0,
+  resetProbability: 0,
   maxDrainInMs: 65_000,
   binInMs: 500,
   seed: 43,
@@ -56,9 +59,9 @@ export const SMOKE_CLOSED_LOOP_SETTINGS: ClosedLoopSettings = {
   offlineStartInMs: 300,
   offlineDurationInMs: 400,
   timeoutStartInMs: 300,
-  timeoutDurationInMs: 400,
-  timeoutDelayInMs: 100,
-  resetProbability: 0.05,
+  timeoutDurationInMs: 0,
+  timeoutDelayInMs: 0,
+  resetProbability: 0,
   maxDrainInMs: 800,
   binInMs: 250,
   seed: 43,
@@ -76,7 +79,7 @@ export interface ClosedLoopFigures {
   healthyPerSecondAfter: number;
   /** During / before. */
   healthyDuringRatio: number;
-  /** Share of all worker time inside the outage window spent on operations for the outage partitions. */
+  /** Share of all worker time inside the outage window spent on operations for the partitions that are down. */
   workerTimeOnOutagePartitions: number;
   /** Attempts that met the outage (503 ServerBusy or 500 OperationTimedOut). */
   outageAttempts: number;
@@ -165,7 +168,9 @@ async function runOne(accountUrl: string, settings: ClosedLoopSettings, id: Conf
 
 function summarize(id: ConfigurationId, settings: ClosedLoopSettings, done: Done[], outageAttempts: number): ClosedLoopFigures {
   const window = outageWindow(settings);
-  const healthyOk = done.filter((d) => d.ok && HEALTHY_PARTITIONS.includes(d.op.partition));
+  const healthy = healthyPartitions(settings);
+  const down = outagePartitions(settings);
+  const healthyOk = done.filter((d) => d.ok && healthy.includes(d.op.partition));
   const rate = (from: number, to: number): number =>
     to > from ? round((healthyOk.filter((d) => d.endedAt >= from && d.endedAt < to).length * 1000) / (to - from), 1) : Number.NaN;
   const before = rate(settings.warmupInMs, window.startInMs);
@@ -173,7 +178,7 @@ function summarize(id: ConfigurationId, settings: ClosedLoopSettings, done: Done
   const after = rate(window.endInMs, settings.durationInMs);
   let outageWorkerTime = 0;
   for (const d of done) {
-    if (!OUTAGE_PARTITIONS.includes(d.op.partition)) continue;
+    if (!down.includes(d.op.partition)) continue;
     outageWorkerTime += Math.max(0, Math.min(d.endedAt, window.endInMs) - Math.max(d.startedAt, window.startInMs));
   }
   const windowWorkerTime = settings.workers * (window.endInMs - window.startInMs);

@@ -10,7 +10,7 @@ import {
   createSeededTable,
   drawOperation,
   failureReason,
-  HEALTHY_PARTITIONS,
+  healthyPartitions,
   outageWindow,
   perform,
   REFUSING_PARTITIONS,
@@ -200,11 +200,12 @@ function summarize(
   abandoned: number,
 ): RebalancingFigures {
   const window = outageWindow(settings);
+  const healthy = healthyPartitions(settings);
   const possible = outcomes.filter((o) => !REFUSING_PARTITIONS.includes(o.op.partition));
   const latency = (o: Outcome) => o.endedAt - o.scheduledAt;
   const healthyDuring = possible.filter((o) => {
     const at = o.scheduledAt - t0;
-    return HEALTHY_PARTITIONS.includes(o.op.partition) && at >= window.startInMs && at < window.endInMs;
+    return healthy.includes(o.op.partition) && at >= window.startInMs && at < window.endInMs;
   });
   const failedButStored = { insert: 0, upsert: 0 };
   let succeededButMissing = 0;

@@ -8,7 +8,7 @@ import type { Comparison, OverheadResult } from "./overhead.js";
 import type { RebalancingFigures, RebalancingResult } from "./rebalancing.js";
 import { renderChart, type Band } from "./svgChart.js";
 import { CONFIGURATION_LABELS, type ConfigurationId } from "./tableConfigurations.js";
-import { outageWindow, type FaultTimeline } from "./workload.js";
+import { healthyPartitions, outageWindow, type FaultTimeline } from "./workload.js";
 
 /** Everything one `npm run bench` measured. */
 export interface BenchResults {
@@ -145,12 +145,20 @@ function overheadSection(o: OverheadResult): string {
 
 function faultLine(t: FaultTimeline): string {
   const s = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
-  return (
-    `p0 answers 503 ServerBusy from ${s(t.offlineStartInMs)} to ${s(t.offlineStartInMs + t.offlineDurationInMs)}; ` +
-    `p1 answers 500 OperationTimedOut after ${t.timeoutDelayInMs} ms from ${s(t.timeoutStartInMs)} to ${s(t.timeoutStartInMs + t.timeoutDurationInMs)}; ` +
-    `p8 always 403, p9 always 501; outside the outage window every request has a ${t.resetProbability * 100} % chance of a connection reset ` +
-    `before it reaches the store, and every write another ${t.resetProbability * 100} % of a reset after the store applied it; p2-p7 are healthy.`
-  );
+  const parts: string[] = [];
+  if (t.offlineDurationInMs > 0) parts.push(`p0 answers 503 ServerBusy from ${s(t.offlineStartInMs)} to ${s(t.offlineStartInMs + t.offlineDurationInMs)}`);
+  if (t.timeoutDurationInMs > 0) {
+    parts.push(`p1 answers 500 OperationTimedOut after ${t.timeoutDelayInMs} ms from ${s(t.timeoutStartInMs)} to ${s(t.timeoutStartInMs + t.timeoutDurationInMs)}`);
+  }
+  parts.push("p8 always 403, p9 always 501");
+  if (t.resetProbability > 0) {
+    parts.push(
+      `outside the outage window every request has a ${t.resetProbability * 100} % chance of a connection reset before it reaches the store, ` +
+        `and every write another ${t.resetProbability * 100} % of a reset after the store applied it`,
+    );
+  } else parts.push("no connection resets");
+  const healthy = healthyPartitions(t);
+  return `${parts.join("; ")}; ${healthy[0]}-${healthy[healthy.length - 1]} are healthy.`;
 }
 
 function failuresText(failures: Record<string, number>): string {
@@ -232,10 +240,10 @@ function closedLoopSection(c: ClosedLoopResult): string {
       `${Math.round(f.workerTimeOnOutagePartitions * 100)} % | ${f.outageAttempts} | ${f.operations} (${f.succeeded}) |`,
   );
   return [
-    `${s.workers} workers for ${s.durationInMs / 1000} s, each running one operation at a time (same mix and faults as above; ` +
-      `"before" leaves out the first ${s.warmupInMs / 1000} s).`,
+    `${s.workers} workers for ${s.durationInMs / 1000} s, each running one operation at a time, the same operation mix as above; ` +
+      `"before" leaves out the first ${s.warmupInMs / 1000} s. Faults: ${faultLine(s)}`,
     "",
-    "| configuration | healthy successes/s before | during outage | after | during / before | worker time on outage partitions (during) | attempts into the outage | operations (succeeded) |",
+    "| configuration | healthy successes/s before | during outage | after | during / before | worker time on the offline partition (during) | attempts into the outage | operations (succeeded) |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows,
     "",
@@ -248,6 +256,7 @@ const COLORS: Record<ConfigurationId, string> = {
   "sdk-default": "#d62728",
   cockatiel: "#ff7f0e",
   package: "#1f77b4",
+  "package-fail": "#17becf",
 };
 
 function bands(t: FaultTimeline): Band[] {
@@ -283,7 +292,7 @@ function closedLoopChart(c: ClosedLoopResult): string {
     binInMs: bin,
     yLabel: `healthy successes per ${bin} ms`,
     panelHeight: 220,
-    bands: [{ label: "outage (p0 and/or p1 down)", color: "#d62728", fromInMs: window.startInMs, toInMs: window.endInMs }],
+    bands: [{ label: "outage", color: "#d62728", fromInMs: window.startInMs, toInMs: window.endInMs }],
     panels: [
       {
         title: "all configurations",

@@ -6,7 +6,7 @@ import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../src/azurite/devs
 import { createCockatielWiring } from "./cockatielWiring.js";
 
 /** The configurations, in the order the tables list them. */
-export const CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package"] as const;
+export const CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package", "package-fail"] as const;
 export type ConfigurationId = (typeof CONFIGURATION_IDS)[number];
 
 export const CONFIGURATION_LABELS: Readonly<Record<ConfigurationId, string>> = {
@@ -14,6 +14,7 @@ export const CONFIGURATION_LABELS: Readonly<Record<ConfigurationId, string>> = {
   "sdk-default": "SDK default retry",
   cockatiel: "cockatiel retry + per-partition breaker",
   package: "this package (defaults)",
+  "package-fail": 'this package, breaker mode "fail"',
 };
 
 /** A configured client: `run` performs one operation on one partition, the way that configuration would. */
@@ -55,6 +56,12 @@ export function createConfiguration(id: ConfigurationId, endpoint: string, table
       const client = tableClient(endpoint, table);
       // Defaults, except a fresh metrics registry instead of prom-client's global one.
       const handle = installResilience(client, { metrics: { registry: new Registry() } });
+      return { id, label, client, run: (_pk, fn, signal) => fn(client, signal), dispose: () => handle.dispose() };
+    }
+    case "package-fail": {
+      // Not one of the issue's four: the defaults but an open circuit fails at once instead of waiting for its probe.
+      const client = tableClient(endpoint, table);
+      const handle = installResilience(client, { circuitBreaker: { mode: "fail" }, metrics: { registry: new Registry() } });
       return { id, label, client, run: (_pk, fn, signal) => fn(client, signal), dispose: () => handle.dispose() };
     }
   }

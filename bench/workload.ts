@@ -37,12 +37,27 @@ export interface FaultTimeline {
   resetProbability: number;
 }
 
-/** The window in which either outage partition is down. */
+/** The partitions a timeline takes down (an outage of zero duration takes none). */
+export function outagePartitions(t: FaultTimeline): string[] {
+  const down: string[] = [];
+  if (t.offlineDurationInMs > 0) down.push(OFFLINE_PARTITION);
+  if (t.timeoutDurationInMs > 0) down.push(TIMING_OUT_PARTITION);
+  return down;
+}
+
+/** The partitions that answer throughout: neither refusing nor taken down. */
+export function healthyPartitions(t: FaultTimeline): string[] {
+  const down = outagePartitions(t);
+  return PARTITIONS.filter((p) => !REFUSING_PARTITIONS.includes(p) && !down.includes(p));
+}
+
+/** The window in which any outage partition is down. */
 export function outageWindow(t: FaultTimeline): { startInMs: number; endInMs: number } {
-  return {
-    startInMs: Math.min(t.offlineStartInMs, t.timeoutStartInMs),
-    endInMs: Math.max(t.offlineStartInMs + t.offlineDurationInMs, t.timeoutStartInMs + t.timeoutDurationInMs),
-  };
+  const windows: Array<[number, number]> = [];
+  if (t.offlineDurationInMs > 0) windows.push([t.offlineStartInMs, t.offlineStartInMs + t.offlineDurationInMs]);
+  if (t.timeoutDurationInMs > 0) windows.push([t.timeoutStartInMs, t.timeoutStartInMs + t.timeoutDurationInMs]);
+  if (windows.length === 0) return { startInMs: 0, endInMs: 0 };
+  return { startInMs: Math.min(...windows.map((w) => w[0])), endInMs: Math.max(...windows.map((w) => w[1])) };
 }
 
 /** Rule names, as the simulator records them. */
