@@ -217,7 +217,8 @@ function summarize(
     if (!o.ok && !REFUSING_PARTITIONS.includes(o.op.partition)) failures[o.reason ?? "error"] = (failures[o.reason ?? "error"] ?? 0) + 1;
   }
   const isOutage = (r: { rule: string | undefined }) => r.rule === RULES.offline || r.rule === RULES.timingOut;
-  const totalInMs = Math.max(elapsedInMs, settings.durationInMs);
+  // The chart spans the run; a drain shorter than one bin would only draw a half-empty last bin.
+  const totalInMs = elapsedInMs > settings.durationInMs + settings.binInMs ? elapsedInMs : settings.durationInMs;
   return {
     id,
     label: CONFIGURATION_LABELS[id],

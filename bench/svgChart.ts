@@ -35,8 +35,9 @@ export interface ChartOptions {
   panelHeight?: number;
 }
 
-const MARGIN = { left: 52, right: 16, top: 54, bottom: 36 };
+const MARGIN = { left: 52, right: 16, top: 62, bottom: 36 };
 const PANEL_GAP = 34;
+const LEGEND_LINE_HEIGHT = 16;
 
 /** Renders stacked panels with one shared y scale, so the panels compare at a glance. */
 export function renderChart(options: ChartOptions): string {
@@ -46,7 +47,9 @@ export function renderChart(options: ChartOptions): string {
   const bins = Math.max(1, ...options.panels.flatMap((p) => p.lines.map((l) => l.values.length)));
   const totalInMs = bins * options.binInMs;
   const yMax = niceCeiling(Math.max(1, ...options.panels.flatMap((p) => p.lines.flatMap((l) => l.values))));
-  const height = MARGIN.top + options.panels.length * (panelHeight + PANEL_GAP) - PANEL_GAP + MARGIN.bottom;
+  const legendItems = legend(options, MARGIN.left, 38, width - MARGIN.right);
+  const top0 = MARGIN.top + legendItems.extraHeight;
+  const height = top0 + options.panels.length * (panelHeight + PANEL_GAP) - PANEL_GAP + MARGIN.bottom;
   const x = (ms: number) => MARGIN.left + (ms / totalInMs) * plotWidth;
   const parts: string[] = [];
   parts.push(
@@ -54,9 +57,9 @@ export function renderChart(options: ChartOptions): string {
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
     `<text x="${MARGIN.left}" y="18" font-size="14" font-weight="bold">${escape(options.title)}</text>`,
   );
-  parts.push(legend(options, MARGIN.left, 38));
+  parts.push(legendItems.svg);
   options.panels.forEach((panel, index) => {
-    const top = MARGIN.top + index * (panelHeight + PANEL_GAP);
+    const top = top0 + index * (panelHeight + PANEL_GAP);
     const y = (value: number) => top + panelHeight - (value / yMax) * panelHeight;
     parts.push(`<text x="${MARGIN.left}" y="${top - 6}" font-weight="bold">${escape(panel.title)}</text>`);
     for (const band of options.bands ?? []) {
@@ -85,29 +88,45 @@ export function renderChart(options: ChartOptions): string {
     }
   });
   parts.push(
-    `<text x="14" y="${MARGIN.top + 40}" transform="rotate(-90 14 ${MARGIN.top + 40})" text-anchor="end">${escape(options.yLabel)}</text>`,
+    `<text x="14" y="${top0 + 40}" transform="rotate(-90 14 ${top0 + 40})" text-anchor="end">${escape(options.yLabel)}</text>`,
     "</svg>",
   );
   return parts.join("\n") + "\n";
 }
 
-function legend(options: ChartOptions, left: number, y: number): string {
+/** The legend, wrapped onto as many lines as the width needs; `extraHeight` is what the lines beyond the first take. */
+function legend(options: ChartOptions, left: number, y: number, right: number): { svg: string; extraHeight: number } {
   const seen = new Map<string, Line>();
   for (const panel of options.panels) for (const line of panel.lines) if (!seen.has(line.label)) seen.set(line.label, line);
-  const items: string[] = [];
-  let xPos = left;
+  const entries: Array<{ width: number; draw: (x: number, y: number) => string }> = [];
   for (const line of seen.values()) {
     const dash = line.dashed ? ` stroke-dasharray="4 3"` : "";
-    items.push(`<line x1="${xPos}" x2="${xPos + 18}" y1="${y - 4}" y2="${y - 4}" stroke="${line.color}" stroke-width="2"${dash}/>`);
-    items.push(`<text x="${xPos + 22}" y="${y}">${escape(line.label)}</text>`);
-    xPos += 30 + line.label.length * 6;
+    entries.push({
+      width: 30 + line.label.length * 6,
+      draw: (x, yy) =>
+        `<line x1="${x}" x2="${x + 18}" y1="${yy - 4}" y2="${yy - 4}" stroke="${line.color}" stroke-width="2"${dash}/>\n` +
+        `<text x="${x + 22}" y="${yy}">${escape(line.label)}</text>`,
+    });
   }
   for (const band of options.bands ?? []) {
-    items.push(`<rect x="${xPos}" y="${y - 9}" width="14" height="10" fill="${band.color}" fill-opacity="0.3"/>`);
-    items.push(`<text x="${xPos + 18}" y="${y}">${escape(band.label)}</text>`);
-    xPos += 26 + band.label.length * 6;
+    entries.push({
+      width: 26 + band.label.length * 6,
+      draw: (x, yy) =>
+        `<rect x="${x}" y="${yy - 9}" width="14" height="10" fill="${band.color}" fill-opacity="0.3"/>\n<text x="${x + 18}" y="${yy}">${escape(band.label)}</text>`,
+    });
   }
-  return items.join("\n");
+  const items: string[] = [];
+  let x = left;
+  let line = 0;
+  for (const entry of entries) {
+    if (x > left && x + entry.width > right) {
+      x = left;
+      line += 1;
+    }
+    items.push(entry.draw(x, y + line * LEGEND_LINE_HEIGHT));
+    x += entry.width;
+  }
+  return { svg: items.join("\n"), extraHeight: line * LEGEND_LINE_HEIGHT };
 }
 
 function secondsStep(totalInMs: number): number {
