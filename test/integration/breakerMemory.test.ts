@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_PARTITION_BREAKER_OPTIONS } from "../../src/breaker/partitionBreakerOptions.js";
 
 const FIXTURES = new URL("../fixtures/breakerMemory/", import.meta.url);
-const HOOKS = fileURLToPath(new URL("resolveTsHooks.ts", FIXTURES));
+const HOOKS = fileURLToPath(new URL("../../scripts/sourceHooks.ts", import.meta.url));
 const CHILD = fileURLToPath(new URL("millionScopes.ts", FIXTURES));
 const SCOPES = 1_000_000;
 const MAX_SCOPES = DEFAULT_PARTITION_BREAKER_OPTIONS.maxScopes;

@@ -29,7 +29,7 @@ export function runCliProcess(args: readonly string[], options: CliRunOptions = 
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   const child = spawn(
     process.execPath,
-    ["--experimental-transform-types", "--disable-warning=ExperimentalWarning", "--import", "./src/cli/sourceHooks.ts", "src/cli/main.ts", ...args],
+    ["--experimental-transform-types", "--disable-warning=ExperimentalWarning", "--import", "./scripts/sourceHooks.ts", "src/cli/main.ts", ...args],
     { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
   );
   const output = { stdout: "", stderr: "" };
