@@ -15,6 +15,17 @@ export interface AccountAndPath {
 /** Hosts an emulator listens on, where the account is the first path segment. */
 const PATH_STYLE_HOSTNAMES = new Set(["localhost", "host.docker.internal"]);
 
+/** What a URL's origin says, read once by the URL parser: the account, or that it is the first path segment. */
+interface OriginInfo {
+  pathStyle: boolean;
+  /** The account of a host-style origin; "" for a path-style one. */
+  account: string;
+}
+
+/** Origins seen; a client talks to one or two, so a small bound only matters for hostile input. */
+const MAX_CACHED_ORIGINS = 64;
+const origins = new Map<string, OriginInfo>();
+
 /**
  * Splits a storage URL into account and path segments. Host-style URLs
  * (`https://myacct.table.core.windows.net/orders`) take the account from the host;
@@ -23,8 +34,24 @@ const PATH_STYLE_HOSTNAMES = new Set(["localhost", "host.docker.internal"]);
  * it from the first path segment. Any other host (a custom domain) cannot name its
  * account, so the whole hostname stands in for it, which still keys partitions apart.
  * Returns undefined for unparsable or non-HTTP(S) URLs and path-style URLs without an account.
+ *
+ * A URL whose origin was seen before, and whose path the URL parser would not rewrite,
+ * skips the parser (it runs on every request); the answer is the same either way.
  */
 export function parseAccountAndPath(url: string): AccountAndPath | undefined {
+  const originEnd = plainOriginEnd(url);
+  if (originEnd !== -1) {
+    const info = origins.get(url.slice(0, originEnd));
+    if (info !== undefined) {
+      const pathEnd = plainPathEnd(url, originEnd);
+      if (pathEnd !== -1) return fromParts(info, splitPath(url.slice(originEnd, pathEnd)));
+    }
+  }
+  return parseAccountAndPathWithUrl(url);
+}
+
+/** {@link parseAccountAndPath} through the URL parser, remembering the origin when it can be told from the text. */
+export function parseAccountAndPathWithUrl(url: string): AccountAndPath | undefined {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -33,16 +60,80 @@ export function parseAccountAndPath(url: string): AccountAndPath | undefined {
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return undefined;
   const hostname = parsed.hostname.toLowerCase();
-  const segments = splitPath(parsed.pathname);
-  if (isPathStyleHost(hostname)) {
-    const [first, ...rest] = segments;
-    if (first === undefined || first === "") return undefined;
-    return { account: stripSecondary(first), pathSegments: rest };
+  const pathStyle = isPathStyleHost(hostname);
+  const info: OriginInfo = { pathStyle, account: pathStyle ? "" : (parseStorageHost(hostname)?.account ?? hostname) };
+  const originEnd = plainOriginEnd(url);
+  if (originEnd !== -1 && !origins.has(url.slice(0, originEnd))) {
+    if (origins.size >= MAX_CACHED_ORIGINS) origins.delete(origins.keys().next().value as string);
+    origins.set(url.slice(0, originEnd), info);
   }
-  const account = parseStorageHost(hostname)?.account ?? hostname;
-  if (account === "") return undefined;
-  return { account, pathSegments: segments };
+  return fromParts(info, splitPath(parsed.pathname));
 }
+
+function fromParts(info: OriginInfo, segments: string[]): AccountAndPath | undefined {
+  if (info.pathStyle) {
+    const first = segments[0];
+    if (first === undefined || first === "") return undefined;
+    return { account: stripSecondary(first), pathSegments: segments.slice(1) };
+  }
+  if (info.account === "") return undefined;
+  return { account: info.account, pathSegments: segments };
+}
+
+/**
+ * Where `http://host[:port]` ends, when the URL starts with one written so plainly that
+ * the parser reads the same host from it whatever follows (lower-case scheme, two
+ * slashes, host and port characters only); -1 otherwise.
+ */
+function plainOriginEnd(url: string): number {
+  const start = url.startsWith("https://") ? 8 : url.startsWith("http://") ? 7 : -1;
+  if (start === -1) return -1;
+  let i = start;
+  for (; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 0x2f || c === 0x3f || c === 0x23) break; // "/", "?", "#"
+    if (!isPlainHostChar(c)) return -1;
+  }
+  return i === start ? -1 : i;
+}
+
+/** Letters, digits, ".", "-", "_", ":" and the brackets of an IPv6 literal. */
+function isPlainHostChar(c: number): boolean {
+  return (
+    (c >= 0x61 && c <= 0x7a) ||
+    (c >= 0x41 && c <= 0x5a) ||
+    (c >= 0x30 && c <= 0x3a) ||
+    c === 0x2e ||
+    c === 0x2d ||
+    c === 0x5f ||
+    c === 0x5b ||
+    c === 0x5d
+  );
+}
+
+/**
+ * Where the path that starts at `from` ends (at `?`, `#` or the end), when the URL parser
+ * would leave it exactly as written: printable ASCII outside its percent-encode set, no
+ * backslash, no dot segment (plain or `%2e`); -1 otherwise.
+ */
+function plainPathEnd(url: string, from: number): number {
+  let i = from;
+  for (; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 0x3f || c === 0x23) break; // "?", "#"
+    if (c >= 0x80 || PLAIN_PATH_CHARS[c] !== 1) return -1;
+  }
+  const path = url.slice(from, i);
+  if (path.includes("/.") || path.includes("%2e") || path.includes("%2E")) return -1;
+  return i;
+}
+
+/**
+ * 1 for the ASCII a path may hold as written: printable, and none of `"`, `<`, `>`, `\`,
+ * `^`, backtick, `{`, `|`, `}` (encoded or rewritten by the URL parser, or close to it).
+ */
+const PLAIN_PATH_CHARS = new Uint8Array(128);
+for (let c = 0x21; c < 0x7f; c++) PLAIN_PATH_CHARS[c] = '"<>\\^`{|}'.includes(String.fromCharCode(c)) ? 0 : 1;
 
 function isPathStyleHost(hostname: string): boolean {
   if (PATH_STYLE_HOSTNAMES.has(hostname)) return true;
