@@ -3,7 +3,7 @@ import CircuitBreaker from "opossum";
 import { CircuitOpenError } from "../errors/circuitOpenError.js";
 import { logger } from "../logging/logger.js";
 import type { StorageService } from "../partition/partitionScope.js";
-import type { AttemptGate, AttemptResult } from "../policies/attemptGate.js";
+import { operationEnded, type AttemptGate, type AttemptResult, type OperationAwareGate } from "../policies/attemptGate.js";
 import { createBucketRotator } from "./bucketRotator.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "./circuitStateSource.js";
 import { isRebalancingOutcome } from "./isRebalancingOutcome.js";
@@ -158,7 +158,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const retryAfterInMs = (circuit: Circuit): number =>
     circuit.state === "open" ? Math.max(0, circuit.openedAt + o.resetTimeoutInMs - Date.now()) : halfOpenPollInMs;
 
-  return {
+  // Told by the retry policy when an operation ends, so its remembered scope goes at once.
+  const breaker: PartitionBreaker & OperationAwareGate = {
     mode: o.mode,
     waitWhenOpen: o.mode === "wait",
     get size() {
@@ -166,7 +167,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     },
     async run(request: PipelineRequest, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> {
       if (disposed) return attempt();
-      const scope = readScope(request);
+      const scope = readScope.read(request);
       if (scope === undefined) return attempt();
       const circuit = registry.touch(scope.key) ?? addCircuit(scope);
       try {
@@ -178,6 +179,9 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
         if (isOpossumError(error, "ESHUTDOWN")) return attempt();
         throw error;
       }
+    },
+    [operationEnded](request: PipelineRequest): void {
+      readScope.release(request);
     },
     stateOf(scope) {
       return registry.peek(scope)?.state;
@@ -206,6 +210,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       listeners.clear();
     },
   };
+  return breaker;
 }
 
 function describeTransition(key: string, from: CircuitState, to: CircuitState, resetTimeoutInMs: number): string {

@@ -13,13 +13,20 @@ export interface RequestScope {
 }
 
 /** Reads a request's scope; undefined means the request bypasses the breaker. */
-export type RequestScopeReader = (request: PipelineRequest) => RequestScope | undefined;
+export interface RequestScopeReader {
+  /** The request's scope, read once per operation. */
+  read(request: PipelineRequest): RequestScope | undefined;
+  /** Forgets the request's scope: its operation has ended. */
+  release(request: PipelineRequest): void;
+}
 
 /**
  * Makes a {@link RequestScopeReader}: the user's `getScope` when given, else the
- * partition scope from `extractScope`. Remembered per request object, so retries of one
- * operation do not parse a `$batch` body again. Never throws: a scope that cannot be
- * read costs the breaker's protection for that request, not the request.
+ * partition scope from `extractScope`. Remembered per request object until its operation
+ * ends, so retries of one operation do not parse a `$batch` body again. (Forgotten at the
+ * end because a WeakMap entry left for the garbage collector costs more than the read.)
+ * Never throws: a scope that cannot be read costs the breaker's protection for that
+ * request, not the request.
  */
 export function createRequestScopeReader(
   service: StorageService | undefined,
@@ -27,12 +34,17 @@ export function createRequestScopeReader(
 ): RequestScopeReader {
   const cache = new WeakMap<PipelineRequest, RequestScope | null>();
   const read = getScope ? (r: PipelineRequest) => fromUser(r, getScope, service) : (r: PipelineRequest) => fromPartition(r, service);
-  return (request) => {
-    const cached = cache.get(request);
-    if (cached !== undefined) return cached ?? undefined;
-    const scope = read(request);
-    cache.set(request, scope ?? null);
-    return scope;
+  return {
+    read(request) {
+      const cached = cache.get(request);
+      if (cached !== undefined) return cached ?? undefined;
+      const scope = read(request);
+      cache.set(request, scope ?? null);
+      return scope;
+    },
+    release(request) {
+      cache.delete(request);
+    },
   };
 }
 

@@ -20,3 +20,19 @@ export interface AttemptGate {
   readonly waitWhenOpen: boolean;
   run(request: PipelineRequest, attempt: () => Promise<AttemptResult>): Promise<AttemptResult>;
 }
+
+/**
+ * Internal, not exported from the package: a gate with a method under this key is told
+ * when the retry loop is done with a request, so it can drop per-operation state at once.
+ */
+export const operationEnded: unique symbol = Symbol("azure-storage-resilience.operationEnded");
+
+/** A gate that wants to hear when an operation ends (see {@link operationEnded}). */
+export interface OperationAwareGate extends AttemptGate {
+  [operationEnded](request: PipelineRequest): void;
+}
+
+/** True when `gate` wants to hear when an operation ends. */
+export function isOperationAwareGate(gate: AttemptGate | undefined): gate is OperationAwareGate {
+  return typeof (gate as Partial<OperationAwareGate> | undefined)?.[operationEnded] === "function";
+}

@@ -21,7 +21,7 @@ import {
   type TableWrite,
 } from "./ambiguousWrite.js";
 import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
-import type { AttemptGate, AttemptResult } from "./attemptGate.js";
+import { isOperationAwareGate, operationEnded, type AttemptGate, type AttemptResult } from "./attemptGate.js";
 import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, DelaySource, RetryObserver, StopReason } from "./retryEvents.js";
 import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
@@ -127,6 +127,8 @@ interface Settings {
   rules: ClassificationRules | undefined;
   observers: readonly RetryObserver[];
   gate: AttemptGate | undefined;
+  /** The gate's hook for the end of an operation, when it has one. */
+  endOperation: ((request: PipelineRequest) => void) | undefined;
   ambiguousWrites: Required<AmbiguousWriteOptions> | undefined;
   budget: RetryBudget | undefined;
   random: RandomSource;
@@ -175,6 +177,7 @@ function resolveOptions(options: ResilientRetryPolicyOptions): Settings {
     rules,
     observers,
     gate: options.gate,
+    endOperation: isOperationAwareGate(options.gate) ? options.gate[operationEnded].bind(options.gate) : undefined,
     ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
     budget: resolveBudget(options.retryBudget),
     random: options.random ?? Math.random,
@@ -242,6 +245,7 @@ async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: S
   ) => {
     info.stopReason = stopReason;
     info.elapsedInMs = performance.now() - started;
+    s.endOperation?.(request);
     if (write && info.unknownOutcomes > 0) noteAmbiguity(s, info, request, describeWrite(), stopReason, resolution);
     if (stopReason !== "success" && stopReason !== "permanent") {
       logger.warning(`Gave up after ${info.attempts} attempt(s): ${stopReason} (last: ${finalClass}).`);

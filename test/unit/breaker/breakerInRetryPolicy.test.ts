@@ -73,4 +73,22 @@ describe("partition breaker inside resilientRetryPolicy", () => {
     expect(isCircuitOpenError(error)).toBe(true);
     expect(calls.length).toBe(before);
   });
+
+  it("reads a request's scope once per operation, retries included, and again for a new operation", async () => {
+    const getScope = vi.fn(() => "k");
+    breaker = createPartitionBreaker({ getScope, volumeThreshold: 100 });
+    const policy = resilientRetryPolicy({ gate: breaker, retry: fixedBackoff({ maxRetries: 2, delayInMs: 10 }) });
+    const calls: Array<{ pk: string; at: number }> = [];
+    const next = partitionService(calls, Date.now());
+    const request = createPipelineRequest({ url: `${HOST}/orders(PartitionKey='hot',RowKey='r')`, method: "PUT" });
+    const first = policy.sendRequest(request, next);
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await first).status).toBe(503);
+    expect(calls).toHaveLength(3);
+    expect(getScope).toHaveBeenCalledTimes(1);
+    const second = policy.sendRequest(request, next);
+    await vi.advanceTimersByTimeAsync(100);
+    await second;
+    expect(getScope).toHaveBeenCalledTimes(2);
+  });
 });
