@@ -22,12 +22,9 @@ export type { ResilienceErrorCode } from "./errors/resilienceError.js";
 export { ResilienceError, isResilienceError } from "./errors/resilienceError.js";
 export { CircuitOpenError, isCircuitOpenError } from "./errors/circuitOpenError.js";
 
-export type { ResilientRetryPolicyOptions } from "./policies/resilientRetryPolicy.js";
-export {
-  resilientRetryPolicy,
-  resilientRetryPolicyName,
-  DEFAULT_RETRY_POLICY_OPTIONS,
-} from "./policies/resilientRetryPolicy.js";
+export type { ResilientRetryPolicyOptions } from "./policies/retryPolicyOptions.js";
+export { DEFAULT_RETRY_POLICY_OPTIONS } from "./policies/retryPolicyOptions.js";
+export { resilientRetryPolicy, resilientRetryPolicyName } from "./policies/resilientRetryPolicy.js";
 export type {
   AttemptClass,
   AttemptEvent,
@@ -85,8 +82,8 @@ export type { AmbiguousWriteResult, TableWrite, TableWriteKind } from "./policie
 export { AMBIGUOUS_WRITE_RESULTS, describeTableWrite, isUnknownOutcome } from "./policies/ambiguousWrite.js";
 export { entityMatches } from "./policies/ambiguousWriteComparison.js";
 export { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "./policies/ambiguousWriteReadBack.js";
-export type { AmbiguousWriteOptions } from "./policies/resilientRetryPolicy.js";
-export { DEFAULT_AMBIGUOUS_WRITE_OPTIONS } from "./policies/resilientRetryPolicy.js";
+export type { AmbiguousWriteOptions } from "./policies/retryPolicyOptions.js";
+export { DEFAULT_AMBIGUOUS_WRITE_OPTIONS } from "./policies/retryPolicyOptions.js";
 export type { AmbiguousWriteEvent } from "./policies/retryEvents.js";
 export { isPossiblyApplied } from "./policies/retryInfo.js";
 export { SAFETY_METRIC_NAMES, createSafetyMetricsObserver } from "./safety/safetyMetrics.js";

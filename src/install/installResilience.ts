@@ -8,12 +8,8 @@ import type { MetricsOptions } from "../metrics/metricsOptions.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
 import type { RetryBudget, RetryBudgetOptions } from "../budget/retryBudget.js";
 import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../policies/ambiguousWriteReadBack.js";
-import {
-  resilientRetryPolicy,
-  resilientRetryPolicyName,
-  resolveAmbiguousWrites,
-  type AmbiguousWriteOptions,
-} from "../policies/resilientRetryPolicy.js";
+import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
+import { resolveAmbiguousWrites, type AmbiguousWriteOptions } from "../policies/retryPolicyOptions.js";
 import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
 import type { RetryObserver } from "../policies/retryEvents.js";
 import { SERVICE_PRESETS } from "../presets/servicePresets.js";

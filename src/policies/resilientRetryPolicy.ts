@@ -2,15 +2,9 @@ import type { PipelinePolicy, PipelineRequest, PipelineResponse, SendRequest } f
 import { AbortError } from "@azure/abort-controller";
 import { delay } from "@azure/core-util";
 import { isRetriableClass } from "../classification/outcomeClass.js";
-import { validateClassificationRules, type ClassificationRules } from "../classification/classificationRules.js";
-import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
-import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
-import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
-import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
 import { isCircuitOpenError } from "../errors/circuitOpenError.js";
 import { logger } from "../logging/logger.js";
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
-import { describe, optionalNumberOption, rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
 import {
   bodyText,
   describeTableWrite,
@@ -21,82 +15,22 @@ import {
   type TableWrite,
 } from "./ambiguousWrite.js";
 import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
-import { isOperationAwareGate, operationEnded, type AttemptGate, type AttemptResult } from "./attemptGate.js";
+import type { AttemptResult } from "./attemptGate.js";
 import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, DelaySource, RetryObserver, StopReason } from "./retryEvents.js";
 import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
+import {
+  DAY_IN_MS,
+  resolveRetryPolicyOptions,
+  type AmbiguousWriteOptions,
+  type ResilientRetryPolicyOptions,
+  type RetryPolicySettings,
+} from "./retryPolicyOptions.js";
 import { runAttempt } from "./runAttempt.js";
 
 /** The policy's name; unique in a pipeline, so users can find and remove it. */
 export const resilientRetryPolicyName = "resilientRetryPolicy";
 
-/** Options of {@link resilientRetryPolicy}. Every one is optional. */
-export interface ResilientRetryPolicyOptions {
-  /** The backoff strategy, as an object or by name. Defaults to `exponentialBackoff()`. */
-  retry?: RetryStrategy | RetryStrategyConfig;
-  /** Overall deadline for an operation, retries and waits included. `Infinity` for none. Defaults to 60000. */
-  maxElapsedInMs?: number;
-  /** Client-side timeout per attempt; a timed-out attempt is classified `timeout` and retried. 0 for none. Defaults to 0. */
-  tryTimeoutInMs?: number;
-  /** Longest server-requested wait (`Retry-After` and friends) honoured. Defaults to the strategy's `maxDelayInMs`. */
-  maxRetryAfterInMs?: number;
-  /** Extends or overrides the classification table. */
-  classification?: ClassificationRules;
-  /** Hooks on every attempt, retry and operation end (metrics, logging, your own). */
-  observers?: readonly RetryObserver[];
-  /** Decides whether an attempt may go out (the per-partition circuit breaker). */
-  gate?: AttemptGate;
-  /**
-   * Settles Tables writes whose outcome is unknown by reading the entity back
-   * (docs/data-safety.md): `true` or options to turn it on, `false` to leave it off. The
-   * read-back needs `ambiguousWriteReadBackPolicy()` before the credential policy;
-   * `installResilience` adds it and turns this on for Tables. Defaults to false.
-   */
-  ambiguousWrites?: boolean | AmbiguousWriteOptions;
-  /**
-   * Limits retries to a fraction of requests (docs/data-safety.md): a budget from
-   * `createRetryBudget()` (to share one between policies), its options, or `false` for none.
-   * Defaults to a budget of its own with `DEFAULT_RETRY_BUDGET_OPTIONS`.
-   */
-  retryBudget?: RetryBudget | RetryBudgetOptions | false;
-  /**
-   * Uniform random source in [0, 1] that spreads waits for an open circuit over
-   * [t, 2t] (t = time to the probe), so callers queued on a partition do not all
-   * return the moment it closes. Defaults to `Math.random`; tests pin it.
-   */
-  random?: RandomSource;
-}
-
-/** Options of ambiguous-write resolution. */
-export interface AmbiguousWriteOptions {
-  /** Longest time a read-back may take; it also ends at the operation's deadline. Defaults to 10000. */
-  readBackTimeoutInMs?: number;
-}
-
-/** Defaults of {@link AmbiguousWriteOptions}. */
-export const DEFAULT_AMBIGUOUS_WRITE_OPTIONS = Object.freeze({
-  readBackTimeoutInMs: 10_000,
-});
-
-/** Defaults of {@link resilientRetryPolicy} beyond the strategy's own. */
-export const DEFAULT_RETRY_POLICY_OPTIONS = Object.freeze({
-  maxElapsedInMs: 60_000,
-  tryTimeoutInMs: 0,
-});
-
-const KNOWN_KEYS = [
-  "retry",
-  "maxElapsedInMs",
-  "tryTimeoutInMs",
-  "maxRetryAfterInMs",
-  "classification",
-  "observers",
-  "gate",
-  "ambiguousWrites",
-  "retryBudget",
-  "random",
-];
-const DAY_IN_MS = 24 * 3600_000;
 /** Floor under a circuit wait, so a breaker that answers 0 cannot make us spin. */
 const MIN_CIRCUIT_WAIT_IN_MS = 10;
 /**
@@ -112,112 +46,15 @@ const CIRCUIT_WAIT_SPREAD = 1;
  * when it gives up, returns or throws exactly what the last attempt produced.
  */
 export function resilientRetryPolicy(options: ResilientRetryPolicyOptions = {}): PipelinePolicy {
-  const settings = resolveOptions(options);
+  const settings = resolveRetryPolicyOptions(options);
   return {
     name: resilientRetryPolicyName,
     sendRequest: (request, next) => sendWithRetries(request, next, settings),
   };
 }
 
-interface Settings {
-  strategy: RetryStrategy;
-  maxElapsedInMs: number;
-  tryTimeoutInMs: number;
-  maxRetryAfterInMs: number;
-  rules: ClassificationRules | undefined;
-  observers: readonly RetryObserver[];
-  gate: AttemptGate | undefined;
-  /** The gate's hook for the end of an operation, when it has one. */
-  endOperation: ((request: PipelineRequest) => void) | undefined;
-  ambiguousWrites: Required<AmbiguousWriteOptions> | undefined;
-  budget: RetryBudget | undefined;
-  random: RandomSource;
-}
-
-function resolveOptions(options: ResilientRetryPolicyOptions): Settings {
-  validateObjectOption("options", options);
-  rejectUnknownKeys("resilientRetryPolicy options", options, KNOWN_KEYS);
-  const strategy = options.retry === undefined ? exponentialBackoff() : validateStrategy(createRetryStrategy(options.retry));
-  const maxElapsedInMs = optionalNumberOption(
-    "maxElapsedInMs",
-    options.maxElapsedInMs,
-    DEFAULT_RETRY_POLICY_OPTIONS.maxElapsedInMs,
-    { min: 1, max: DAY_IN_MS, allowInfinity: true },
-  );
-  const tryTimeoutInMs = optionalNumberOption(
-    "tryTimeoutInMs",
-    options.tryTimeoutInMs,
-    DEFAULT_RETRY_POLICY_OPTIONS.tryTimeoutInMs,
-    { max: DAY_IN_MS },
-  );
-  const maxRetryAfterInMs = optionalNumberOption("maxRetryAfterInMs", options.maxRetryAfterInMs, strategy.maxDelayInMs, {
-    max: DAY_IN_MS,
-  });
-  const rules =
-    options.classification === undefined ? undefined : validateClassificationRules("classification", options.classification);
-  // null is not "none": like every other option, it is a mistake worth naming.
-  const observers = options.observers === undefined ? [] : options.observers;
-  if (!Array.isArray(observers)) throw new TypeError("observers must be an array of RetryObserver objects.");
-  if (options.gate !== undefined && typeof options.gate?.run !== "function") {
-    throw new TypeError("gate must have a run(request, attempt) method.");
-  }
-  if (options.random !== undefined && typeof options.random !== "function") {
-    throw new TypeError(`random must be a function returning a number in [0, 1]; got ${describe(options.random)}.`);
-  }
-  for (const [index, observer] of observers.entries()) {
-    if (typeof observer !== "object" || observer === null) {
-      throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describe(observer)}.`);
-    }
-  }
-  return {
-    strategy,
-    maxElapsedInMs,
-    tryTimeoutInMs,
-    maxRetryAfterInMs,
-    rules,
-    observers,
-    gate: options.gate,
-    endOperation: isOperationAwareGate(options.gate) ? options.gate[operationEnded].bind(options.gate) : undefined,
-    ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
-    budget: resolveBudget(options.retryBudget),
-    random: options.random ?? Math.random,
-  };
-}
-
-/** A strategy object from a user is checked like our own: a bad one must not loop forever. */
-function validateStrategy(strategy: RetryStrategy): RetryStrategy {
-  validateNumberOption("retry.maxRetries", strategy.maxRetries, { integer: true, max: 1_000_000 });
-  validateNumberOption("retry.maxDelayInMs", strategy.maxDelayInMs, { max: DAY_IN_MS });
-  return strategy;
-}
-
-/** `ambiguousWrites`: undefined and false turn it off; true and an options object turn it on. */
-export function resolveAmbiguousWrites(option: unknown, name = "ambiguousWrites"): Required<AmbiguousWriteOptions> | undefined {
-  if (option === undefined || option === false) return undefined;
-  if (option === true) return { ...DEFAULT_AMBIGUOUS_WRITE_OPTIONS };
-  if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`${name} must be a boolean or an options object; got ${describe(option)}.`);
-  }
-  rejectUnknownKeys(name, option, ["readBackTimeoutInMs"]);
-  const readBackTimeoutInMs = optionalNumberOption(
-    `${name}.readBackTimeoutInMs`,
-    (option as AmbiguousWriteOptions).readBackTimeoutInMs,
-    DEFAULT_AMBIGUOUS_WRITE_OPTIONS.readBackTimeoutInMs,
-    { min: 1, max: DAY_IN_MS },
-  );
-  return { readBackTimeoutInMs };
-}
-
-/** `retryBudget`: false for none, a budget object as is, options (or undefined) for a new one. */
-function resolveBudget(option: unknown): RetryBudget | undefined {
-  if (option === false) return undefined;
-  if (option === undefined) return createRetryBudget();
-  if (isRetryBudget(option)) return option;
-  return createRetryBudget(resolveRetryBudgetOptions(option, "retryBudget") as RetryBudgetOptions);
-}
-
 /** The one I/O loop: attempt, classify, decide, wait, again. */
-async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: Settings): Promise<PipelineResponse> {
+async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: RetryPolicySettings): Promise<PipelineResponse> {
   const started = performance.now();
   const deadline = started + s.maxElapsedInMs;
   const info = startRetryInfo(request);
@@ -353,7 +190,7 @@ async function settleAmbiguousWrite(
 
 /** Marks a write that ended after an unknown outcome, and tells the observers. */
 function noteAmbiguity(
-  s: Settings,
+  s: RetryPolicySettings,
   info: RetryInfo,
   request: PipelineRequest,
   write: TableWrite | undefined,
@@ -369,7 +206,7 @@ function noteAmbiguity(
 }
 
 function recordAttempt(
-  s: Settings,
+  s: RetryPolicySettings,
   info: RetryInfo,
   request: PipelineRequest,
   attemptClass: AttemptClass,
@@ -390,7 +227,7 @@ function recordAttempt(
 }
 
 /** The strategy's delay, or the server's hint when longer (capped by maxRetryAfterInMs). */
-function retryDelay(s: Settings, retryNumber: number, result: AttemptResult): { delayInMs: number; source: DelaySource } {
+function retryDelay(s: RetryPolicySettings, retryNumber: number, result: AttemptResult): { delayInMs: number; source: DelaySource } {
   const computed = sanitizeDelay(s.strategy.delayInMs(retryNumber), s.strategy.maxDelayInMs);
   const headers = result.response?.headers ?? (result.error as { response?: PipelineResponse } | undefined)?.response?.headers;
   const hint = headers ? parseRetryAfterInMs(headers) : undefined;
@@ -406,7 +243,7 @@ function sanitizeDelay(delayInMs: number, maxDelayInMs: number): number {
 }
 
 async function sleep(
-  s: Settings,
+  s: RetryPolicySettings,
   request: PipelineRequest,
   attempt: number,
   reason: AttemptClass,

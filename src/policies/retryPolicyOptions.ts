@@ -1,0 +1,181 @@
+import type { PipelineRequest } from "@azure/core-rest-pipeline";
+import type { ClassificationRules } from "../classification/classificationRules.js";
+import { validateClassificationRules } from "../classification/classificationRules.js";
+import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
+import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
+import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
+import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
+import { describe, optionalNumberOption, rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import { isOperationAwareGate, operationEnded, type AttemptGate } from "./attemptGate.js";
+import type { RetryObserver } from "./retryEvents.js";
+
+// The retry policy's options, their defaults and their validation; the loop itself is in
+// resilientRetryPolicy.ts.
+
+/** Options of {@link resilientRetryPolicy}. Every one is optional. */
+export interface ResilientRetryPolicyOptions {
+  /** The backoff strategy, as an object or by name. Defaults to `exponentialBackoff()`. */
+  retry?: RetryStrategy | RetryStrategyConfig;
+  /** Overall deadline for an operation, retries and waits included. `Infinity` for none. Defaults to 60000. */
+  maxElapsedInMs?: number;
+  /** Client-side timeout per attempt; a timed-out attempt is classified `timeout` and retried. 0 for none. Defaults to 0. */
+  tryTimeoutInMs?: number;
+  /** Longest server-requested wait (`Retry-After` and friends) honoured. Defaults to the strategy's `maxDelayInMs`. */
+  maxRetryAfterInMs?: number;
+  /** Extends or overrides the classification table. */
+  classification?: ClassificationRules;
+  /** Hooks on every attempt, retry and operation end (metrics, logging, your own). */
+  observers?: readonly RetryObserver[];
+  /** Decides whether an attempt may go out (the per-partition circuit breaker). */
+  gate?: AttemptGate;
+  /**
+   * Settles Tables writes whose outcome is unknown by reading the entity back
+   * (docs/data-safety.md): `true` or options to turn it on, `false` to leave it off. The
+   * read-back needs `ambiguousWriteReadBackPolicy()` before the credential policy;
+   * `installResilience` adds it and turns this on for Tables. Defaults to false.
+   */
+  ambiguousWrites?: boolean | AmbiguousWriteOptions;
+  /**
+   * Limits retries to a fraction of requests (docs/data-safety.md): a budget from
+   * `createRetryBudget()` (to share one between policies), its options, or `false` for none.
+   * Defaults to a budget of its own with `DEFAULT_RETRY_BUDGET_OPTIONS`.
+   */
+  retryBudget?: RetryBudget | RetryBudgetOptions | false;
+  /**
+   * Uniform random source in [0, 1] that spreads waits for an open circuit over
+   * [t, 2t] (t = time to the probe), so callers queued on a partition do not all
+   * return the moment it closes. Defaults to `Math.random`; tests pin it.
+   */
+  random?: RandomSource;
+}
+
+/** Options of ambiguous-write resolution. */
+export interface AmbiguousWriteOptions {
+  /** Longest time a read-back may take; it also ends at the operation's deadline. Defaults to 10000. */
+  readBackTimeoutInMs?: number;
+}
+
+/** Defaults of {@link AmbiguousWriteOptions}. */
+export const DEFAULT_AMBIGUOUS_WRITE_OPTIONS = Object.freeze({
+  readBackTimeoutInMs: 10_000,
+});
+
+/** Defaults of {@link resilientRetryPolicy} beyond the strategy's own. */
+export const DEFAULT_RETRY_POLICY_OPTIONS = Object.freeze({
+  maxElapsedInMs: 60_000,
+  tryTimeoutInMs: 0,
+});
+
+const KNOWN_KEYS = [
+  "retry",
+  "maxElapsedInMs",
+  "tryTimeoutInMs",
+  "maxRetryAfterInMs",
+  "classification",
+  "observers",
+  "gate",
+  "ambiguousWrites",
+  "retryBudget",
+  "random",
+];
+/** The longest wait or deadline accepted anywhere: one day. */
+export const DAY_IN_MS = 24 * 3600_000;
+
+/** Options after validation, with every default applied: what the retry loop reads. */
+export interface RetryPolicySettings {
+  strategy: RetryStrategy;
+  maxElapsedInMs: number;
+  tryTimeoutInMs: number;
+  maxRetryAfterInMs: number;
+  rules: ClassificationRules | undefined;
+  observers: readonly RetryObserver[];
+  gate: AttemptGate | undefined;
+  /** The gate's hook for the end of an operation, when it has one. */
+  endOperation: ((request: PipelineRequest) => void) | undefined;
+  ambiguousWrites: Required<AmbiguousWriteOptions> | undefined;
+  budget: RetryBudget | undefined;
+  random: RandomSource;
+}
+
+/** Validates the options once, when the policy is made; errors name the option and the value. */
+export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions): RetryPolicySettings {
+  validateObjectOption("options", options);
+  rejectUnknownKeys("resilientRetryPolicy options", options, KNOWN_KEYS);
+  const strategy = options.retry === undefined ? exponentialBackoff() : validateStrategy(createRetryStrategy(options.retry));
+  const maxElapsedInMs = optionalNumberOption(
+    "maxElapsedInMs",
+    options.maxElapsedInMs,
+    DEFAULT_RETRY_POLICY_OPTIONS.maxElapsedInMs,
+    { min: 1, max: DAY_IN_MS, allowInfinity: true },
+  );
+  const tryTimeoutInMs = optionalNumberOption(
+    "tryTimeoutInMs",
+    options.tryTimeoutInMs,
+    DEFAULT_RETRY_POLICY_OPTIONS.tryTimeoutInMs,
+    { max: DAY_IN_MS },
+  );
+  const maxRetryAfterInMs = optionalNumberOption("maxRetryAfterInMs", options.maxRetryAfterInMs, strategy.maxDelayInMs, {
+    max: DAY_IN_MS,
+  });
+  const rules =
+    options.classification === undefined ? undefined : validateClassificationRules("classification", options.classification);
+  // null is not "none": like every other option, it is a mistake worth naming.
+  const observers = options.observers === undefined ? [] : options.observers;
+  if (!Array.isArray(observers)) throw new TypeError("observers must be an array of RetryObserver objects.");
+  if (options.gate !== undefined && typeof options.gate?.run !== "function") {
+    throw new TypeError("gate must have a run(request, attempt) method.");
+  }
+  if (options.random !== undefined && typeof options.random !== "function") {
+    throw new TypeError(`random must be a function returning a number in [0, 1]; got ${describe(options.random)}.`);
+  }
+  for (const [index, observer] of observers.entries()) {
+    if (typeof observer !== "object" || observer === null) {
+      throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describe(observer)}.`);
+    }
+  }
+  return {
+    strategy,
+    maxElapsedInMs,
+    tryTimeoutInMs,
+    maxRetryAfterInMs,
+    rules,
+    observers,
+    gate: options.gate,
+    endOperation: isOperationAwareGate(options.gate) ? options.gate[operationEnded].bind(options.gate) : undefined,
+    ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
+    budget: resolveBudget(options.retryBudget),
+    random: options.random ?? Math.random,
+  };
+}
+
+/** A strategy object from a user is checked like our own: a bad one must not loop forever. */
+function validateStrategy(strategy: RetryStrategy): RetryStrategy {
+  validateNumberOption("retry.maxRetries", strategy.maxRetries, { integer: true, max: 1_000_000 });
+  validateNumberOption("retry.maxDelayInMs", strategy.maxDelayInMs, { max: DAY_IN_MS });
+  return strategy;
+}
+
+/** `ambiguousWrites`: undefined and false turn it off; true and an options object turn it on. */
+export function resolveAmbiguousWrites(option: unknown, name = "ambiguousWrites"): Required<AmbiguousWriteOptions> | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (option === true) return { ...DEFAULT_AMBIGUOUS_WRITE_OPTIONS };
+  if (typeof option !== "object" || option === null || Array.isArray(option)) {
+    throw new TypeError(`${name} must be a boolean or an options object; got ${describe(option)}.`);
+  }
+  rejectUnknownKeys(name, option, ["readBackTimeoutInMs"]);
+  const readBackTimeoutInMs = optionalNumberOption(
+    `${name}.readBackTimeoutInMs`,
+    (option as AmbiguousWriteOptions).readBackTimeoutInMs,
+    DEFAULT_AMBIGUOUS_WRITE_OPTIONS.readBackTimeoutInMs,
+    { min: 1, max: DAY_IN_MS },
+  );
+  return { readBackTimeoutInMs };
+}
+
+/** `retryBudget`: false for none, a budget object as is, options (or undefined) for a new one. */
+function resolveBudget(option: unknown): RetryBudget | undefined {
+  if (option === false) return undefined;
+  if (option === undefined) return createRetryBudget();
+  if (isRetryBudget(option)) return option;
+  return createRetryBudget(resolveRetryBudgetOptions(option, "retryBudget") as RetryBudgetOptions);
+}
