@@ -39,7 +39,7 @@ export interface PartitionBreakerOptions {
   resetTimeoutInMs?: number;
   /** A circuit opens when rebalancing failures exceed this share (%) of attempts in the window. Defaults to 50. */
   errorThresholdPercentage?: number;
-  /** Fewest attempts in the window before a circuit may open. Defaults to 10. */
+  /** Fewest attempts in the window before a circuit may open. Defaults to 5. */
   volumeThreshold?: number;
   /** The rolling window (10 buckets) over which failures are counted. Defaults to 3000. */
   rollingWindowInMs?: number;
@@ -54,7 +54,7 @@ export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
   mode: "wait" as PartitionBreakerMode,
   resetTimeoutInMs: 3_000,
   errorThresholdPercentage: 50,
-  volumeThreshold: 10,
+  volumeThreshold: 5,
   rollingWindowInMs: 3_000,
   maxScopes: 5_000,
   idleTtlInMs: 30_000,

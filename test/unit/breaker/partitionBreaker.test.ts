@@ -4,7 +4,7 @@ import CircuitBreaker from "opossum";
 import type { OutcomeClass } from "../../../src/classification/outcomeClass.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
 import type { CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
-import type { PartitionBreakerOptions } from "../../../src/breaker/partitionBreakerOptions.js";
+import { DEFAULT_PARTITION_BREAKER_OPTIONS, type PartitionBreakerOptions } from "../../../src/breaker/partitionBreakerOptions.js";
 import { CircuitOpenError, isCircuitOpenError } from "../../../src/errors/circuitOpenError.js";
 import { logger } from "../../../src/logging/logger.js";
 import type { AttemptResult } from "../../../src/policies/attemptGate.js";
@@ -62,12 +62,21 @@ afterEach(() => {
 
 describe("createPartitionBreaker: opening", () => {
   it.each<OutcomeClass>(["throttled", "timeout", "transient"])("opens on the 10th %s attempt (volumeThreshold 10), not before", async (cls) => {
-    const breaker = make();
+    const breaker = make({ volumeThreshold: 10 });
     await runMany(breaker, "p1", cls, 9);
     expect(breaker.stateOf(key("p1"))).toBe("closed");
     await runMany(breaker, "p1", cls, 1);
     expect(breaker.stateOf(key("p1"))).toBe("open");
     expect(breaker.openScopes()).toEqual([key("p1")]);
+  });
+
+  it("by default opens on the 5th rebalancing failure in the window", async () => {
+    expect(DEFAULT_PARTITION_BREAKER_OPTIONS.volumeThreshold).toBe(5);
+    const breaker = make();
+    await runMany(breaker, "p1", "throttled", 4);
+    expect(breaker.stateOf(key("p1"))).toBe("closed");
+    await runMany(breaker, "p1", "throttled", 1);
+    expect(breaker.stateOf(key("p1"))).toBe("open");
   });
 
   it("returns the real AttemptResult of a rebalancing failure, unchanged", async () => {
@@ -117,7 +126,7 @@ describe("createPartitionBreaker: opening", () => {
   });
 
   it("a failure rate at or under the threshold keeps it closed; above it opens", async () => {
-    const breaker = make();
+    const breaker = make({ volumeThreshold: 10 });
     for (let i = 0; i < 10; i++) await runOnce(breaker, "p1", i % 2 === 0 ? "throttled" : "success");
     expect(breaker.stateOf(key("p1"))).toBe("closed"); // 50 % is not above 50 %
     await runMany(breaker, "p1", "throttled", 1);
@@ -125,7 +134,7 @@ describe("createPartitionBreaker: opening", () => {
   });
 
   it("failures age out of the rolling window", async () => {
-    const breaker = make();
+    const breaker = make({ volumeThreshold: 10 });
     await runMany(breaker, "p1", "throttled", 9);
     vi.advanceTimersByTime(3_000);
     await runMany(breaker, "p1", "throttled", 9);
