@@ -250,7 +250,8 @@ async function sleep(
   delayInMs: number,
   delaySource: DelaySource,
 ): Promise<void> {
-  logger.info(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(delayInMs)} ms (${delaySource}).`);
+  // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
+  if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(delayInMs)} ms (${delaySource}).`);
   notify(s.observers, "onRetry", { request, attempt, reason, delayInMs, delaySource });
   await delay(delayInMs, { abortSignal: request.abortSignal, abortErrorMsg: "The operation was aborted." });
 }
