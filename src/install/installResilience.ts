@@ -56,7 +56,7 @@ export interface InstallResilienceOptions {
   ambiguousWrites?: boolean | AmbiguousWriteOptions;
   /**
    * The client's retry budget (docs/data-safety.md): its options, a shared
-   * `createRetryBudget()`, or `false` for none. Defaults to 20 % of requests plus 10 retries
+   * `createRetryBudget()`, or `false` for none. Defaults to 50 % of requests plus 10 retries
    * per second over 10 s (`DEFAULT_RETRY_BUDGET_OPTIONS`).
    */
   retryBudget?: RetryBudgetOptions | RetryBudget | false;
