@@ -5,7 +5,7 @@ export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "coverage/**", "docs/api/**"] },
   js.configs.recommended,
   // Plain-JavaScript build scripts run on Node; TypeScript files get these names from @types/node.
-  { files: ["**/*.mjs"], languageOptions: { globals: { process: "readonly", console: "readonly" } } },
+  { files: ["**/*.mjs"], languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } } },
   ...tseslint.configs.recommended,
   {
     rules: {
