@@ -1,23 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
-import { createHttpHeaders, type HttpClient, type PipelineRequest } from "@azure/core-rest-pipeline";
+import { createHttpHeaders, type HttpClient } from "@azure/core-rest-pipeline";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
 import { fixedBackoff, installResilience, isCircuitOpenError } from "../../../src/index.js";
-
-/** An HttpClient answering 503 ServerBusy for partition "hot" and 204 for the others, counting requests. */
-function hotPartitionClient(): HttpClient & { requests: PipelineRequest[] } {
-  const requests: PipelineRequest[] = [];
-  return {
-    requests,
-    async sendRequest(request) {
-      requests.push(request);
-      if (!request.url.includes("PartitionKey='hot'")) return { request, status: 204, headers: createHttpHeaders({}) };
-      const headers = createHttpHeaders({ "content-type": "application/json", "x-ms-error-code": "ServerBusy" });
-      const bodyAsText = JSON.stringify({ "odata.error": { code: "ServerBusy", message: { lang: "en-US", value: "busy" } } });
-      return { request, status: 503, headers, bodyAsText };
-    },
-  };
-}
+import { hotPartitionHttpClient } from "../../support/hotPartitionHttpClient.js";
 
 function tableClient(httpClient?: HttpClient): TableClient {
   const credential = new AzureNamedKeyCredential(DEVSTORE_ACCOUNT_NAME, DEVSTORE_ACCOUNT_KEY);
@@ -42,7 +28,7 @@ describe("installResilience: circuitBreaker", () => {
   });
 
   it("gates the client's requests per partition: fail mode surfaces CircuitOpenError with no request sent", async () => {
-    const http = hotPartitionClient();
+    const http = hotPartitionHttpClient();
     const client = tableClient(http);
     const handle = installResilience(client, {
       retry: fixedBackoff({ maxRetries: 12, delayInMs: 1 }),

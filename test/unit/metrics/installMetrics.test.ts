@@ -1,31 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
-import {
-  createHttpHeaders,
-  createPipelineFromOptions,
-  createPipelineRequest,
-  type HttpClient,
-  type PipelineRequest,
-} from "@azure/core-rest-pipeline";
+import { createPipelineFromOptions, createPipelineRequest, type HttpClient } from "@azure/core-rest-pipeline";
 import { Registry, register } from "prom-client";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
 import { fixedBackoff, installResilience, isCircuitOpenError, type ResilienceHandle } from "../../../src/index.js";
 import { sampleValue, samplesOf, sumOf } from "./metricsTestKit.js";
-
-/** Answers 503 ServerBusy for PartitionKey 'hot', 204 for anything else; counts requests. */
-function stubHttp(): HttpClient & { requests: PipelineRequest[] } {
-  const requests: PipelineRequest[] = [];
-  return {
-    requests,
-    async sendRequest(request) {
-      requests.push(request);
-      if (!request.url.includes("PartitionKey='hot'")) return { request, status: 204, headers: createHttpHeaders({}) };
-      const headers = createHttpHeaders({ "content-type": "application/json", "x-ms-error-code": "ServerBusy" });
-      const bodyAsText = JSON.stringify({ "odata.error": { code: "ServerBusy", message: { lang: "en-US", value: "busy" } } });
-      return { request, status: 503, headers, bodyAsText };
-    },
-  };
-}
+import { hotPartitionHttpClient } from "../../support/hotPartitionHttpClient.js";
 
 function tableClient(http: HttpClient, table = "orders"): TableClient {
   const credential = new AzureNamedKeyCredential(DEVSTORE_ACCOUNT_NAME, DEVSTORE_ACCOUNT_KEY);
@@ -45,7 +25,7 @@ afterEach(() => {
 describe("installResilience: metrics", () => {
   it("two clients and a queue pipeline on one registry: no error, series told apart by service and operation", async () => {
     const registry = new Registry();
-    const http = stubHttp();
+    const http = hotPartitionHttpClient();
     const orders = tableClient(http, "orders");
     const invoices = tableClient(http, "invoices");
     install(orders, { metrics: { registry }, circuitBreaker: false });
@@ -68,7 +48,7 @@ describe("installResilience: metrics", () => {
 
   it("installing twice on one client reuses the families and keeps counting in the same series", async () => {
     const registry = new Registry();
-    const client = tableClient(stubHttp());
+    const client = tableClient(hotPartitionHttpClient());
     install(client, { metrics: { registry }, circuitBreaker: false });
     await client.upsertEntity({ partitionKey: "p", rowKey: "1" });
     install(client, { metrics: { registry }, circuitBreaker: false });
@@ -78,23 +58,23 @@ describe("installResilience: metrics", () => {
 
   it("defaults to prom-client's default registry, and false turns metrics off", async () => {
     register.clear();
-    const handle = install(tableClient(stubHttp()), { circuitBreaker: false });
+    const handle = install(tableClient(hotPartitionHttpClient()), { circuitBreaker: false });
     expect(handle.metrics?.service).toBe("table");
     expect(register.getSingleMetric("azure_storage_operations_total")).toBeDefined();
     register.clear();
-    const off = install(tableClient(stubHttp()), { metrics: false, circuitBreaker: false });
+    const off = install(tableClient(hotPartitionHttpClient()), { metrics: false, circuitBreaker: false });
     expect(off.metrics).toBeUndefined();
     expect(await register.metrics()).not.toContain("azure_storage");
   });
 
   it("rejects bad metrics options by name", () => {
-    expect(() => install(tableClient(stubHttp()), { metrics: { prefix: "9bad" } })).toThrow(/metrics.prefix must match/);
-    expect(() => install(tableClient(stubHttp()), { metrics: "on" as never })).toThrow(/metrics must be an object; got "on"/);
+    expect(() => install(tableClient(hotPartitionHttpClient()), { metrics: { prefix: "9bad" } })).toThrow(/metrics.prefix must match/);
+    expect(() => install(tableClient(hotPartitionHttpClient()), { metrics: "on" as never })).toThrow(/metrics must be an object; got "on"/);
   });
 
   it("reports the breaker: gauge by state, transitions, rejections; dispose() removes the gauge source", async () => {
     const registry = new Registry();
-    const http = stubHttp();
+    const http = hotPartitionHttpClient();
     const client = tableClient(http);
     const handle = install(client, {
       metrics: { registry },
