@@ -112,8 +112,13 @@ class MetricsRecorder implements MetricsObserver {
   readonly #partition: PartitionLabelState | undefined;
   readonly #namer: OperationNamer;
   readonly #byOperation = new Map<StorageOperation, OperationSeries>();
-  /** The series of operations in flight, so the URL is read once per operation, not per hook. */
-  readonly #inFlight = new WeakMap<PipelineRequest, OperationSeries>();
+  /**
+   * The last request named and its series: one operation's hooks (attempt, then end) follow
+   * each other unless operations interleave, and naming is a pure function of the request, so
+   * a miss only costs a recomputation. Cleared at the operation's end, so no request is kept.
+   */
+  #lastRequest: PipelineRequest | undefined;
+  #lastSeries: OperationSeries | undefined;
   readonly #delays: Partial<Record<AttemptClass, HistogramChild>> = {};
   readonly #transitions = new Map<StorageService, Partial<Record<CircuitState, CounterChild>>>();
   readonly #subscriptions = new Set<() => void>();
@@ -143,8 +148,12 @@ class MetricsRecorder implements MetricsObserver {
   }
 
   onOperationEnd(event: OperationEvent): void {
-    const series = this.#seriesFor(event.request);
-    this.#inFlight.delete(event.request);
+    const request = event.request;
+    const series = this.#seriesFor(request);
+    if (request === this.#lastRequest) {
+      this.#lastRequest = undefined;
+      this.#lastSeries = undefined;
+    }
     const outcome = OUTCOME_BY_STOP_REASON[event.stopReason] ?? "failure";
     series.outcomes[outcome].inc();
     (series.durations[outcome] ??= this.#families.operationDuration.child({
@@ -193,11 +202,11 @@ class MetricsRecorder implements MetricsObserver {
   }
 
   #seriesFor(request: PipelineRequest): OperationSeries {
-    const known = this.#inFlight.get(request);
-    if (known !== undefined) return known;
+    if (request === this.#lastRequest) return this.#lastSeries as OperationSeries;
     const operation = this.#namer.name(request);
     const series = this.#byOperation.get(operation) ?? this.#createSeries(operation);
-    this.#inFlight.set(request, series);
+    this.#lastRequest = request;
+    this.#lastSeries = series;
     return series;
   }
 

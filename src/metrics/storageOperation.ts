@@ -147,7 +147,15 @@ export function searchOf(url: string): string {
 }
 
 function tableOperation({ method, segments, search, headers }: OperationParts): StorageOperation {
-  const first = segments[0];
+  return tableOperationOf(method, segments[0], search, headers);
+}
+
+/**
+ * A Tables operation from its only inputs: the method (upper-case), the first
+ * account-relative path segment (percent-decoded), the raw query string and the headers.
+ * Later segments never matter; the observer's fast path calls this directly.
+ */
+export function tableOperationOf(method: string, first: string | undefined, search: string, headers: OperationRequest["headers"]): StorageOperation {
   if (first === undefined || first === "") return "other";
   if (first === "$batch") return method === "POST" ? "batch" : "other";
   const open = first.indexOf("(");

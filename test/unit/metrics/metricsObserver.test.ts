@@ -321,6 +321,39 @@ describe("createMetricsObserver: options", () => {
   });
 });
 
+describe("createMetricsObserver: interleaved operations", () => {
+  it("names each request at each hook, whatever ran in between", async () => {
+    const observer = createMetricsObserver("table", { registry });
+    const get = request();
+    const put = request({ method: "PUT" });
+    const upsert = { service: "table", operation: "upsert_entity" };
+    observer.onAttempt?.({ request: get, attempt: 1, attemptClass: "throttled", status: 503, errorCode: "ServerBusy", durationInMs: 1 });
+    observer.onAttempt?.({ request: put, attempt: 1, attemptClass: "transient", status: 500, durationInMs: 1 });
+    observer.onRetry?.({ request: get, attempt: 1, reason: "throttled", delayInMs: 100, delaySource: "backoff" });
+    observer.onRetry?.({ request: put, attempt: 1, reason: "transient", delayInMs: 100, delaySource: "backoff" });
+    observer.onAttempt?.({ request: put, attempt: 2, attemptClass: "success", status: 200, durationInMs: 1 });
+    observer.onAttempt?.({ request: get, attempt: 2, attemptClass: "success", status: 200, durationInMs: 1 });
+    observer.onOperationEnd?.({ request: put, attempts: 2, finalClass: "success", stopReason: "success", elapsedInMs: 200 });
+    observer.onOperationEnd?.({ request: get, attempts: 2, finalClass: "success", stopReason: "success", elapsedInMs: 300 });
+    // The same request object again, after its end: named afresh, still the same operation.
+    observer.onAttempt?.({ request: get, attempt: 1, attemptClass: "success", status: 200, durationInMs: 1 });
+    observer.onOperationEnd?.({ request: get, attempts: 1, finalClass: "success", stopReason: "success", elapsedInMs: 1 });
+
+    expect(await sampleValue(registry, "azure_storage_attempts_total", { ...table, class: "throttled" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_attempts_total", { ...table, class: "success" })).toBe(2);
+    expect(await sampleValue(registry, "azure_storage_attempts_total", { ...upsert, class: "transient" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_attempts_total", { ...upsert, class: "success" })).toBe(1);
+    expect(await sumOf(registry, "azure_storage_attempts_total")).toBe(5);
+    expect(await sampleValue(registry, "azure_storage_retries_total", { ...table, reason: "throttled" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_retries_total", { ...upsert, reason: "transient" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_throttles_total", { ...table, status: "503", error_code: "ServerBusy" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome: "success" })).toBe(2);
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...upsert, outcome: "success" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_operation_duration_seconds_sum", { ...table, outcome: "success" })).toBeCloseTo(0.301);
+    expect(await sampleValue(registry, "azure_storage_operation_duration_seconds_sum", { ...upsert, outcome: "success" })).toBeCloseTo(0.2);
+  });
+});
+
 describe("createMetricsObserver: stop reasons", () => {
   it.each([
     ["retries-exhausted", "failure", 1],
