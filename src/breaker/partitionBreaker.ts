@@ -15,6 +15,7 @@ import {
 } from "./partitionBreakerOptions.js";
 import { createRequestScopeReader, type RequestScope } from "./requestScope.js";
 import { createScopeRegistry } from "./scopeRegistry.js";
+import { createSuccessTally } from "./successTally.js";
 
 /**
  * A circuit breaker per partition scope, as the retry policy's {@link AttemptGate}:
@@ -25,7 +26,7 @@ import { createScopeRegistry } from "./scopeRegistry.js";
 export interface PartitionBreaker extends AttemptGate, CircuitStateSource {
   /** What callers meet while a circuit is open. */
   readonly mode: PartitionBreakerMode;
-  /** Live circuits (at most `maxScopes`). */
+  /** Live circuits (at most `maxScopes`): scopes with a rebalancing failure in their recent past. */
   readonly size: number;
   /** The state of one scope's circuit, or undefined when it has none. */
   stateOf(scope: string): CircuitState | undefined;
@@ -82,7 +83,9 @@ function isOpossumError(error: unknown, code: string): boolean {
 }
 
 /**
- * Creates a {@link PartitionBreaker}. Circuits are opossum breakers made lazily per scope,
+ * Creates a {@link PartitionBreaker}. Circuits are opossum breakers made per scope at its
+ * first rebalancing failure (until then its attempts are only counted, and the count
+ * primes the circuit), and retired once closed with no failure left in their window,
  * with opossum's own timeout off (the retry policy owns timeouts), no snapshots, no
  * latency percentiles and one shared bucket-rotation timer; at most `maxScopes` live,
  * idle ones swept after `idleTtlInMs`, every evicted one `shutdown()`. Every timer is
@@ -102,9 +105,12 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const openKeys = new Set<string>();
   const halfOpenKeys = new Set<string>();
   const listeners = new Set<(transition: CircuitTransition) => void>();
+  const tally = createSuccessTally({ windowInMs: o.rollingWindowInMs, maxKeys: o.maxScopes });
   const registry = createScopeRegistry<Circuit>({
     maxEntries: o.maxScopes,
     idleTtlInMs: o.idleTtlInMs,
+    // A closed circuit whose window holds no failure any more goes back to costing nothing.
+    isRetirable: (circuit) => circuit.state === "closed" && circuit.breaker.stats.failures === 0,
     onEvict: (key, circuit) => {
       openKeys.delete(key);
       halfOpenKeys.delete(key);
@@ -135,17 +141,28 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
 
   const addCircuit = (scope: RequestScope): Circuit => {
     const circuit = { key: scope.key, service: scope.service, state: "closed", openedAt: 0 } as Circuit;
+    const window = { rollingCountTimeout: o.rollingWindowInMs, rollingCountBuckets: ROLLING_WINDOW_BUCKETS };
+    // Primed with the attempts counted while the scope had no circuit (opossum's documented way to prime stats).
+    const earlier = tally.count(scope.key);
+    tally.forget(scope.key);
+    const status = CircuitBreaker.newStatus({
+      ...window,
+      rollingPercentilesEnabled: false,
+      enableSnapshots: false,
+      rotateBucketController: rotator.controller,
+      stats: { fires: earlier, successes: earlier } as CircuitBreaker.Stats,
+    });
     circuit.breaker = new CircuitBreaker<FireArgs, AttemptResult>(guardedAttempt, {
+      ...window,
       name: scope.key,
       timeout: false,
       resetTimeout: o.resetTimeoutInMs,
       errorThresholdPercentage: o.errorThresholdPercentage,
       volumeThreshold: o.volumeThreshold,
-      rollingCountTimeout: o.rollingWindowInMs,
-      rollingCountBuckets: ROLLING_WINDOW_BUCKETS,
       rollingPercentilesEnabled: false,
       enableSnapshots: false,
       rotateBucketController: rotator.controller,
+      status,
       errorFilter: isNotRebalancing,
     });
     circuit.breaker.on("open", () => transition(circuit, "open"));
@@ -153,6 +170,34 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     circuit.breaker.on("close", () => transition(circuit, "closed"));
     registry.add(scope.key, circuit);
     return circuit;
+  };
+
+  /**
+   * A scope without a circuit has had no rebalancing failure lately: its attempt goes
+   * straight out and is only counted. A rebalancing failure gives it a circuit (primed
+   * with that count) and is recorded there as the circuit's first failure.
+   */
+  const attemptWithoutCircuit = async (scope: RequestScope, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> => {
+    const result = await attempt();
+    if (disposed) return result;
+    if (!isRebalancingOutcome(result.outcomeClass)) {
+      // Another attempt may have given the scope a circuit meanwhile: count it there.
+      const circuit = registry.peek(scope.key);
+      if (circuit === undefined) tally.record(scope.key);
+      else await recordOutcome(circuit, result);
+      return result;
+    }
+    await recordOutcome(registry.touch(scope.key) ?? addCircuit(scope), result);
+    return result;
+  };
+
+  /** Counts an attempt that already happened on `circuit` (an open one ignores it, as it would a late answer). */
+  const recordOutcome = async (circuit: Circuit, result: AttemptResult): Promise<void> => {
+    try {
+      await circuit.breaker.fire(() => Promise.resolve(result), circuit);
+    } catch {
+      // The rebalancing signal (a counted failure), or the circuit was open or shut down: nothing to report.
+    }
   };
 
   const retryAfterInMs = (circuit: Circuit): number =>
@@ -169,7 +214,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       if (disposed) return attempt();
       const scope = readScope.read(request);
       if (scope === undefined) return attempt();
-      const circuit = registry.touch(scope.key) ?? addCircuit(scope);
+      const circuit = registry.touch(scope.key);
+      if (circuit === undefined) return attemptWithoutCircuit(scope, attempt);
       try {
         return await circuit.breaker.fire(attempt, circuit);
       } catch (error) {
@@ -206,6 +252,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       if (disposed) return;
       disposed = true;
       registry.clear();
+      tally.clear();
       rotator.stop();
       listeners.clear();
     },

@@ -13,7 +13,7 @@ export interface ScopeRegistry<T> {
   peek(key: string): T | undefined;
   /** Adds `value` as the most recently used entry, evicting the least recently used beyond the bound. */
   add(key: string, value: T): void;
-  /** Evicts every entry idle for at least the TTL; returns how many went. */
+  /** Evicts every entry idle for at least the TTL, and every retirable one; returns how many went. */
   sweep(): number;
   /** Every live value, least recently used first. */
   values(): IterableIterator<T>;
@@ -31,6 +31,8 @@ export interface ScopeRegistryOptions<T> {
   onEvict: (key: string, value: T) => void;
   /** The clock. Defaults to `Date.now`. */
   now?: () => number;
+  /** An entry the sweep evicts even when it is in use (e.g. a circuit with nothing left to remember). */
+  isRetirable?: (value: T) => boolean;
 }
 
 /** Bounds on how often the idle sweep runs: often enough to honour the TTL, rarely enough to cost nothing. */
@@ -47,7 +49,7 @@ interface Slot<T> {
  * holds entries, every half TTL (clamped to 0.1-60 s), and is `unref()`ed.
  */
 export function createScopeRegistry<T>(options: ScopeRegistryOptions<T>): ScopeRegistry<T> {
-  const { maxEntries, idleTtlInMs, onEvict } = options;
+  const { maxEntries, idleTtlInMs, onEvict, isRetirable } = options;
   const now = options.now ?? Date.now;
   const slots = new Map<string, Slot<T>>();
   const sweepIntervalInMs = Math.min(Math.max(idleTtlInMs / 2, MIN_SWEEP_INTERVAL_IN_MS), MAX_SWEEP_INTERVAL_IN_MS);
@@ -66,8 +68,10 @@ export function createScopeRegistry<T>(options: ScopeRegistryOptions<T>): ScopeR
     const cutoff = now() - idleTtlInMs;
     let evicted = 0;
     for (const [key, slot] of slots) {
-      // Oldest first: the first fresh entry means every later one is fresh too.
-      if (slot.lastUsedAt > cutoff) break;
+      const idle = slot.lastUsedAt <= cutoff;
+      // Oldest first: without a retirement test, the first fresh entry means every later one is fresh too.
+      if (!idle && isRetirable === undefined) break;
+      if (!idle && !isRetirable?.(slot.value)) continue;
       evict(key, slot);
       evicted += 1;
     }

@@ -62,10 +62,11 @@ async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: R
   const write = isWriteMethod(request.method);
   s.budget?.recordRequest();
   const attempt = (): Promise<AttemptResult> => {
-    const remaining = deadline - performance.now();
+    const now = performance.now();
+    const remaining = deadline - now;
     const tryTimeout = s.tryTimeoutInMs > 0 ? s.tryTimeoutInMs : Infinity;
     const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
-    return runAttempt(request, next, Math.max(0, Math.min(tryTimeout, remaining)), reason, s.rules);
+    return runAttempt(request, next, { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now, deadlines: s.deadlines }, s.rules);
   };
   let retryNumber = 0;
   let last: AttemptResult | undefined;

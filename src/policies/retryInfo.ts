@@ -25,14 +25,21 @@ export interface RetryInfo {
   ambiguousWrite?: AmbiguousWriteResult;
 }
 
-// Keyed by the request so that the SDK's RestError and PipelineResponse, which both carry
-// the same request object, lead back to it; and so nothing leaks once the request is gone.
-const infos = new WeakMap<PipelineRequest, RetryInfo>();
+// Kept on the request object itself, so that the SDK's RestError and PipelineResponse,
+// which both carry the same request, lead back to it, and it goes when the request goes.
+// A symbol-keyed property rather than a WeakMap: a WeakMap entry per request cost more
+// than the rest of the policy's bookkeeping together (ephemerons are slow to set and to
+// collect), and a symbol is invisible to JSON, Object.keys and for-in.
+const RETRY_INFO: unique symbol = Symbol("azure-storage-resilience.retryInfo");
+
+interface WithRetryInfo {
+  [RETRY_INFO]?: RetryInfo;
+}
 
 /** Starts the record for a request (internal to the policy). */
 export function startRetryInfo(request: PipelineRequest): RetryInfo {
   const info: RetryInfo = { attempts: 0, classes: [], possiblyApplied: false, unknownOutcomes: 0 };
-  infos.set(request, info);
+  (request as PipelineRequest & WithRetryInfo)[RETRY_INFO] = info;
   return info;
 }
 
@@ -44,7 +51,7 @@ export function startRetryInfo(request: PipelineRequest): RetryInfo {
 export function getRetryInfo(source: unknown): RetryInfo | undefined {
   if (typeof source !== "object" || source === null) return undefined;
   const request = (source as { request?: unknown }).request ?? source;
-  return typeof request === "object" && request !== null ? infos.get(request as PipelineRequest) : undefined;
+  return typeof request === "object" && request !== null ? (request as WithRetryInfo)[RETRY_INFO] : undefined;
 }
 
 /**

@@ -4,6 +4,7 @@ import { validateClassificationRules } from "../classification/classificationRul
 import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
 import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
+import { createAttemptDeadlines, type AttemptDeadlines } from "../timing/attemptDeadlines.js";
 import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
 import { describe, optionalNumberOption, rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
 import { isOperationAwareGate, operationEnded, type AttemptGate } from "./attemptGate.js";
@@ -95,6 +96,8 @@ export interface RetryPolicySettings {
   ambiguousWrites: Required<AmbiguousWriteOptions> | undefined;
   budget: RetryBudget | undefined;
   random: RandomSource;
+  /** The policy's per-attempt timeouts, on one timer. */
+  deadlines: AttemptDeadlines;
 }
 
 /** Validates the options once, when the policy is made; errors name the option and the value. */
@@ -145,6 +148,7 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
     ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
     budget: resolveBudget(options.retryBudget),
     random: options.random ?? Math.random,
+    deadlines: createAttemptDeadlines(),
   };
 }
 

@@ -54,11 +54,12 @@ describe("installResilience: circuit scopes of real SDK requests", () => {
   it("scopes a TableClient's insert, upsert and $batch by PartitionKey (bodies as the SDK sends them)", async () => {
     const http: HttpClient = {
       async sendRequest(request) {
-        return { request, status: 204, headers: createHttpHeaders({}) };
+        // One rebalancing failure each: it gives the scope a circuit, which the test looks up.
+        return { request, status: 503, headers: createHttpHeaders({ "x-ms-error-code": "ServerBusy" }) };
       },
     };
     const client = tableClient(http);
-    const handle = installResilience(client);
+    const handle = installResilience(client, { retry: { strategy: "none" } });
     try {
       await client.createEntity({ partitionKey: "inserted", rowKey: "r" }).catch(() => undefined);
       await client.upsertEntity({ partitionKey: "upserted", rowKey: "r" }).catch(() => undefined);

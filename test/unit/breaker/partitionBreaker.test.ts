@@ -105,6 +105,7 @@ describe("createPartitionBreaker: opening", () => {
     ["400", 400],
   ])("hundreds of %s outcomes leave it closed", async (_name, status) => {
     const breaker = make();
+    await runOnce(breaker, "p1", "throttled"); // gives p1 a circuit
     for (let i = 0; i < 300; i++) await runOnce(breaker, "p1", result("permanent", status));
     expect(breaker.stateOf(key("p1"))).toBe("closed");
     expect(breaker.openScopes()).toEqual([]);
@@ -112,6 +113,7 @@ describe("createPartitionBreaker: opening", () => {
 
   it("aborted attempts never count as failures", async () => {
     const breaker = make();
+    await runOnce(breaker, "p1", "throttled");
     await runMany(breaker, "p1", "aborted", 100);
     expect(breaker.stateOf(key("p1"))).toBe("closed");
   });
@@ -119,6 +121,7 @@ describe("createPartitionBreaker: opening", () => {
   it("an attempt that throws (a bug, not an outcome) is rethrown and never counts", async () => {
     const breaker = make();
     const bug = new Error("bug");
+    await runOnce(breaker, "p1", "throttled");
     for (let i = 0; i < 20; i++) {
       await expect(breaker.run(entityRequest("p1"), async () => Promise.reject(bug))).rejects.toBe(bug);
     }
@@ -144,12 +147,62 @@ describe("createPartitionBreaker: opening", () => {
   it("scopes are independent: p1 open does not touch p2", async () => {
     const breaker = make();
     await runMany(breaker, "p1", "throttled", 10);
+    await runOnce(breaker, "p2", "throttled");
     const { got, attempted } = await runOnce(breaker, "p2", "success");
     expect(attempted).toBe(1);
     expect(got?.outcomeClass).toBe("success");
     expect(breaker.stateOf(key("p1"))).toBe("open");
     expect(breaker.stateOf(key("p2"))).toBe("closed");
     expect(breaker.stateCounts()).toEqual({ closed: 1, open: 1, half_open: 0 });
+  });
+});
+
+describe("createPartitionBreaker: circuits only where failures are", () => {
+  it("a scope with only successes gets no circuit, and no timer runs", async () => {
+    const breaker = make();
+    await runMany(breaker, "p1", "success", 50);
+    await runMany(breaker, "p2", "permanent", 50);
+    expect(breaker.size).toBe(0);
+    expect(breaker.stateOf(key("p1"))).toBeUndefined();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("the first rebalancing failure gives the scope a closed circuit that counts it", async () => {
+    const breaker = make();
+    await runOnce(breaker, "p1", "throttled");
+    expect(breaker.stateOf(key("p1"))).toBe("closed");
+    expect(breaker.stateCounts()).toEqual({ closed: 1, open: 0, half_open: 0 });
+    await runMany(breaker, "p1", "throttled", 4);
+    expect(breaker.stateOf(key("p1"))).toBe("open"); // the first failure counted: 5 of 5
+  });
+
+  it("the new circuit is primed with the window's earlier successes", async () => {
+    const busy = make();
+    await runMany(busy, "p1", "success", 100);
+    await runMany(busy, "p1", "throttled", 8);
+    expect(busy.stateOf(key("p1"))).toBe("closed"); // 8 of 108
+    const quiet = make();
+    await runMany(quiet, "p1", "throttled", 8);
+    expect(quiet.stateOf(key("p1"))).toBe("open");
+  });
+
+  it("successes from before the window do not prime it", async () => {
+    const breaker = make({ rollingWindowInMs: 3_000 });
+    await runMany(breaker, "p1", "success", 100);
+    vi.advanceTimersByTime(6_001);
+    await runMany(breaker, "p1", "throttled", 5);
+    expect(breaker.stateOf(key("p1"))).toBe("open");
+  });
+
+  it("a closed circuit goes once its window holds no failure, and the scope is cheap again", async () => {
+    const breaker = make({ idleTtlInMs: 10_000, rollingWindowInMs: 3_000 });
+    await runOnce(breaker, "p1", "throttled");
+    for (let t = 0; t < 4; t++) {
+      vi.advanceTimersByTime(2_000);
+      await runOnce(breaker, "p1", "success"); // in use all along: not idle
+    }
+    expect(breaker.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
 
@@ -234,14 +287,14 @@ describe("createPartitionBreaker: scopes", () => {
   it("scopes Azurite path-style URLs with the configured service", async () => {
     const breaker = make({ service: "table" });
     const request = createPipelineRequest({ url: "http://127.0.0.1:10002/devstoreaccount1/orders(PartitionKey='p',RowKey='r')", method: "GET" });
-    await breaker.run(request, async () => result("success"));
+    await breaker.run(request, async () => result("throttled"));
     expect(breaker.stateOf("table|devstoreaccount1|orders|p")).toBe("closed");
   });
 
   it("scopes an insert by the PartitionKey in its body", async () => {
     const breaker = make();
     const request = createPipelineRequest({ url: `${HOST}/orders`, method: "POST", body: JSON.stringify({ PartitionKey: "b1", RowKey: "r" }) });
-    await breaker.run(request, async () => result("success"));
+    await breaker.run(request, async () => result("throttled"));
     expect(breaker.stateOf(key("b1"))).toBe("closed");
   });
 
@@ -251,7 +304,7 @@ describe("createPartitionBreaker: scopes", () => {
       return r.url.includes("'mine'") ? "my-scope" : undefined;
     };
     const breaker = make({ getScope });
-    for (const pk of ["mine", "other", "boom"]) await runOnce(breaker, pk, "success");
+    for (const pk of ["mine", "other", "boom"]) await runOnce(breaker, pk, "throttled");
     expect(breaker.size).toBe(1);
     expect(breaker.stateOf("my-scope")).toBe("closed");
   });
@@ -261,14 +314,14 @@ describe("createPartitionBreaker: bounded registry", () => {
   it("keeps at most maxScopes circuits, evicting the least recently used, and shuts each evicted one down", async () => {
     const shutdown = vi.spyOn(CircuitBreaker.prototype, "shutdown");
     const breaker = make({ maxScopes: 3 });
-    for (const pk of ["a", "b", "c"]) await runOnce(breaker, pk, "success");
+    for (const pk of ["a", "b", "c"]) await runOnce(breaker, pk, "throttled");
     await runOnce(breaker, "a", "success"); // a is now the most recent
-    await runOnce(breaker, "d", "success");
+    await runOnce(breaker, "d", "throttled");
     expect(breaker.size).toBe(3);
     expect(breaker.stateOf(key("b"))).toBeUndefined();
     expect(breaker.stateOf(key("a"))).toBe("closed");
     expect(shutdown).toHaveBeenCalledTimes(1);
-    for (const pk of ["e", "f", "g", "h"]) await runOnce(breaker, pk, "success");
+    for (const pk of ["e", "f", "g", "h"]) await runOnce(breaker, pk, "throttled");
     expect(breaker.size).toBe(3);
     expect(shutdown).toHaveBeenCalledTimes(5);
   });
@@ -277,36 +330,37 @@ describe("createPartitionBreaker: bounded registry", () => {
     const breaker = make({ maxScopes: 2 });
     await runMany(breaker, "a", "throttled", 10);
     expect(breaker.openScopes()).toEqual([key("a")]);
-    await runOnce(breaker, "b", "success");
-    await runOnce(breaker, "c", "success");
+    await runOnce(breaker, "b", "throttled");
+    await runOnce(breaker, "c", "throttled");
     expect(breaker.openScopes()).toEqual([]);
     expect(breaker.stateCounts()).toEqual({ closed: 2, open: 0, half_open: 0 });
   });
 
   it("evicts circuits idle for idleTtlInMs and shuts them down", async () => {
     const shutdown = vi.spyOn(CircuitBreaker.prototype, "shutdown");
-    const breaker = make({ idleTtlInMs: 10_000 });
-    await runOnce(breaker, "idle", "success");
-    await runOnce(breaker, "busy", "success");
+    // Long reset period: "busy" stays open (so never retirable) and is touched every 4 s.
+    const breaker = make({ idleTtlInMs: 10_000, resetTimeoutInMs: 60_000 });
+    await runMany(breaker, "idle", "throttled", 10);
+    await runMany(breaker, "busy", "throttled", 10);
     for (let t = 0; t < 4; t++) {
       vi.advanceTimersByTime(4_000);
       await runOnce(breaker, "busy", "success");
     }
     vi.advanceTimersByTime(5_000);
     expect(breaker.stateOf(key("idle"))).toBeUndefined();
-    expect(breaker.stateOf(key("busy"))).toBe("closed");
+    expect(breaker.stateOf(key("busy"))).toBe("open");
     expect(shutdown).toHaveBeenCalledTimes(1);
   });
 
   it("holds two timers for thousands of closed circuits, and none once empty or disposed", async () => {
     const breaker = make({ idleTtlInMs: 1_000 });
     expect(vi.getTimerCount()).toBe(0);
-    for (let i = 0; i < 2_000; i++) await runOnce(breaker, `k${i}`, "success");
+    for (let i = 0; i < 2_000; i++) await runOnce(breaker, `k${i}`, "throttled");
     expect(vi.getTimerCount()).toBe(2); // bucket rotation + idle sweep
     vi.advanceTimersByTime(2_000);
     expect(breaker.size).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
-    await runOnce(breaker, "again", "success");
+    await runOnce(breaker, "again", "throttled");
     expect(vi.getTimerCount()).toBe(2);
     breaker.dispose();
     expect(vi.getTimerCount()).toBe(0);
@@ -316,7 +370,7 @@ describe("createPartitionBreaker: bounded registry", () => {
     const shutdown = vi.spyOn(CircuitBreaker.prototype, "shutdown");
     const breaker = make();
     await runMany(breaker, "p1", "throttled", 10);
-    await runOnce(breaker, "p2", "success");
+    await runOnce(breaker, "p2", "throttled");
     expect(vi.getTimerCount()).toBe(3); // rotation, sweep, p1's reset timer
     breaker.dispose();
     breaker.dispose();
@@ -392,7 +446,7 @@ describe("createPartitionBreaker: options", () => {
 
   it("accepts idleTtlInMs Infinity: no sweep timer", async () => {
     const breaker = make({ idleTtlInMs: Infinity });
-    await runOnce(breaker, "p", "success");
+    await runOnce(breaker, "p", "throttled");
     expect(vi.getTimerCount()).toBe(1);
   });
 });

@@ -45,6 +45,12 @@ function scripted(...steps: Array<(req: PipelineRequest) => PipelineResponse | E
 }
 
 const ok = (req: PipelineRequest) => reply(req, 200);
+/** A transport that answers nothing until the request's signal aborts. */
+function hangUntilAborted(req: PipelineRequest): Promise<PipelineResponse> {
+  return new Promise((_resolve, reject) => {
+    req.abortSignal?.addEventListener("abort", () => reject(Object.assign(new Error("The operation was aborted."), { name: "AbortError" })));
+  });
+}
 const busy = (req: PipelineRequest) => serverBusy(req);
 const reset = () => new RestError("socket hang up", { code: "ECONNRESET" });
 
@@ -211,14 +217,7 @@ describe("resilientRetryPolicy", () => {
     let calls = 0;
     const next = vi.fn<SendRequest>((req) => {
       calls += 1;
-      if (calls > 1) return Promise.resolve(reply(req, 200));
-      return new Promise((_resolve, reject) => {
-        req.abortSignal?.addEventListener("abort", () => {
-          const error = new Error("The operation was aborted.");
-          error.name = "AbortError";
-          reject(error);
-        });
-      });
+      return calls > 1 ? Promise.resolve(reply(req, 200)) : hangUntilAborted(req);
     });
     const callerSignal = new AbortController().signal;
     const req = request({ abortSignal: callerSignal });
@@ -230,13 +229,39 @@ describe("resilientRetryPolicy", () => {
     expect(req.abortSignal).toBe(callerSignal);
   });
 
+  it("gives the last attempt only the time left before maxElapsedInMs", async () => {
+    const abortedAt: number[] = [];
+    const next = vi.fn<SendRequest>((req) => hangUntilAborted(req).catch((e: unknown) => {
+      abortedAt.push(Date.now() - started);
+      throw e;
+    }));
+    const started = Date.now();
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ delayInMs: 50, maxRetries: 5 }), tryTimeoutInMs: 400, maxElapsedInMs: 1000 })
+      .sendRequest(request(), next)
+      .catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(1000);
+    const error = await pending;
+    expect(abortedAt).toEqual([400, 850, 1000]);
+    expect(error).toMatchObject({ code: "ETIMEDOUT", message: /maxElapsedInMs/ });
+  });
+
+  it("times out concurrent attempts each at its own deadline, on one timer", async () => {
+    const policy = resilientRetryPolicy({ retry: { strategy: "none" }, tryTimeoutInMs: 300 });
+    const settledAt: number[] = [];
+    const started = Date.now();
+    const pendings = [0, 100, 200].map(async (offset) => {
+      await new Promise((resolve) => setTimeout(resolve, offset));
+      await policy.sendRequest(request(), (req) => hangUntilAborted(req)).catch(() => settledAt.push(Date.now() - started));
+    });
+    await vi.advanceTimersByTimeAsync(150);
+    expect(vi.getTimerCount()).toBe(2); // the third caller's start, and one deadline timer for the two in flight
+    await vi.advanceTimersByTimeAsync(400);
+    await Promise.all(pendings);
+    expect(settledAt).toEqual([300, 400, 500]);
+  });
+
   it("surfaces our per-attempt timeout as a RestError ETIMEDOUT naming the option", async () => {
-    const next = vi.fn<SendRequest>(
-      (req) =>
-        new Promise((_resolve, reject) => {
-          req.abortSignal?.addEventListener("abort", () => reject(Object.assign(new Error("aborted"), { name: "AbortError" })));
-        }),
-    );
+    const next = vi.fn<SendRequest>((req) => hangUntilAborted(req));
     const pending = resilientRetryPolicy({ retry: { strategy: "none" }, tryTimeoutInMs: 200 }).sendRequest(request(), next);
     const assertion = expect(pending).rejects.toMatchObject({ name: "RestError", code: "ETIMEDOUT", message: /tryTimeoutInMs/ });
     await vi.advanceTimersByTimeAsync(200);

@@ -1,0 +1,122 @@
+/** One armed attempt deadline: aborts `controller` when it passes, unless released first. */
+export interface ArmedDeadline {
+  readonly controller: AbortController;
+  /** True once the deadline passed and the controller was aborted for it. */
+  readonly timedOut: boolean;
+}
+
+/**
+ * Per-attempt timeouts for one retry policy, on one timer. Attempts of a policy mostly
+ * share one timeout, so their deadlines arrive in order: they wait in a queue, oldest
+ * first, and a single `unref()`ed timer is set for the oldest live one. Arming and
+ * releasing cost an array push and a flag instead of a `setTimeout`/`clearTimeout` pair
+ * each (which cost more than the rest of the policy's bookkeeping together). A deadline
+ * earlier than the newest queued one (the last attempt before `maxElapsedInMs`) gets a
+ * timer of its own. Nothing keeps the process alive; with nothing armed, at most one
+ * timer is left, and it stops at its next firing.
+ */
+export interface AttemptDeadlines {
+  /** Aborts `controller` `timeoutInMs` after `now` (a `performance.now()` reading) unless released. */
+  arm(controller: AbortController, now: number, timeoutInMs: number): ArmedDeadline;
+  /** The attempt ended: its deadline no longer matters. */
+  release(deadline: ArmedDeadline): void;
+  /** Deadlines armed and not yet released or passed, plus released ones still queued behind a live one. */
+  readonly queued: number;
+}
+
+interface Entry {
+  controller: AbortController;
+  at: number;
+  timedOut: boolean;
+  done: boolean;
+  /** Only for a deadline out of queue order. */
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** Compact the queue once this many released entries sit before its head. */
+const COMPACT_AFTER = 1024;
+
+/** Creates an {@link AttemptDeadlines}. */
+export function createAttemptDeadlines(): AttemptDeadlines {
+  let queue: Entry[] = [];
+  let head = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timerAt = Infinity;
+
+  const expire = (entry: Entry): void => {
+    entry.done = true;
+    entry.timedOut = true;
+    entry.controller.abort();
+  };
+
+  /** Drops released and passed entries from the head, then sets the timer for the new head. */
+  const settle = (now: number): void => {
+    while (head < queue.length) {
+      const entry = queue[head] as Entry;
+      if (!entry.done && entry.at > now) break;
+      if (!entry.done) expire(entry);
+      head += 1;
+    }
+    if (head === queue.length) {
+      queue = [];
+      head = 0;
+    } else if (head >= COMPACT_AFTER && head * 2 >= queue.length) {
+      queue = queue.slice(head);
+      head = 0;
+    }
+    schedule();
+  };
+
+  /**
+   * Makes sure a timer fires by the head's deadline. A timer due earlier is left alone (it
+   * settles and sets the next), and so is one left with nothing to wait for: it fires once
+   * and stops. So a steady stream of quick attempts costs about one timer per timeout
+   * period, not one per attempt.
+   */
+  const schedule = (): void => {
+    if (head >= queue.length) return;
+    const next = (queue[head] as Entry).at;
+    if (timer !== undefined && timerAt <= next) return;
+    if (timer !== undefined) clearTimeout(timer);
+    timerAt = next;
+    timer = setTimeout(onTimer, Math.max(0, next - performance.now()));
+    timer.unref();
+  };
+
+  const onTimer = (): void => {
+    timer = undefined;
+    timerAt = Infinity;
+    settle(performance.now());
+  };
+
+  return {
+    arm(controller, now, timeoutInMs) {
+      const entry: Entry = { controller, at: now + timeoutInMs, timedOut: false, done: false, timer: undefined };
+      const newest = queue[queue.length - 1];
+      if (head < queue.length && newest !== undefined && entry.at < newest.at) {
+        entry.timer = setTimeout(() => {
+          if (!entry.done) expire(entry);
+        }, timeoutInMs);
+        entry.timer.unref();
+        return entry;
+      }
+      queue.push(entry);
+      schedule();
+      return entry;
+    },
+    release(deadline) {
+      const entry = deadline as Entry;
+      if (entry.done) return;
+      entry.done = true;
+      if (entry.timer !== undefined) {
+        clearTimeout(entry.timer);
+        return;
+      }
+      // The common case: the oldest attempt ended first. Later ones wait for the timer or the next release.
+      if (queue[head] === entry) settle(-Infinity);
+    },
+    get queued() {
+      return queue.length - head;
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createAttemptDeadlines } from "../../../src/timing/attemptDeadlines.js";
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("createAttemptDeadlines", () => {
+  it("aborts each controller at its own deadline, on one timer", () => {
+    const deadlines = createAttemptDeadlines();
+    const armed = [0, 100, 200].map((offset) => {
+      vi.advanceTimersByTime(offset === 0 ? 0 : 100);
+      return deadlines.arm(new AbortController(), performance.now(), 300);
+    });
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(99); // t = 299
+    expect(armed.map((a) => a.controller.signal.aborted)).toEqual([false, false, false]);
+    vi.advanceTimersByTime(1); // 300
+    expect(armed.map((a) => a.timedOut)).toEqual([true, false, false]);
+    vi.advanceTimersByTime(100); // 400
+    expect(armed.map((a) => a.timedOut)).toEqual([true, true, false]);
+    vi.advanceTimersByTime(100); // 500
+    expect(armed.map((a) => a.controller.signal.aborted)).toEqual([true, true, true]);
+    expect(deadlines.queued).toBe(0);
+  });
+
+  it("a released deadline never aborts, and the timer left behind stops at its firing", () => {
+    const deadlines = createAttemptDeadlines();
+    const armed = deadlines.arm(new AbortController(), performance.now(), 300);
+    deadlines.release(armed);
+    expect(deadlines.queued).toBe(0);
+    vi.advanceTimersByTime(1_000);
+    expect(armed.controller.signal.aborted).toBe(false);
+    expect(armed.timedOut).toBe(false);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("a steady stream of quick attempts costs one timer, not one each", () => {
+    const deadlines = createAttemptDeadlines();
+    const setTimeoutSpy = vi.spyOn(globalThis, "setTimeout");
+    for (let i = 0; i < 1_000; i++) {
+      deadlines.release(deadlines.arm(new AbortController(), performance.now(), 30_000));
+      vi.advanceTimersByTime(1);
+    }
+    expect(setTimeoutSpy).toHaveBeenCalledTimes(1);
+    expect(deadlines.queued).toBe(0);
+  });
+
+  it("an earlier deadline than the newest queued one gets a timer of its own", () => {
+    const deadlines = createAttemptDeadlines();
+    const long = deadlines.arm(new AbortController(), performance.now(), 1_000);
+    const short = deadlines.arm(new AbortController(), performance.now(), 100);
+    vi.advanceTimersByTime(100);
+    expect(short.timedOut).toBe(true);
+    expect(long.timedOut).toBe(false);
+    vi.advanceTimersByTime(900);
+    expect(long.timedOut).toBe(true);
+  });
+
+  it("releases out of order: the queue holds a hung attempt's followers until it expires, then empties", () => {
+    const deadlines = createAttemptDeadlines();
+    const hung = deadlines.arm(new AbortController(), performance.now(), 30_000);
+    for (let i = 0; i < 5_000; i++) deadlines.release(deadlines.arm(new AbortController(), performance.now(), 30_000));
+    expect(deadlines.queued).toBe(5_001);
+    vi.advanceTimersByTime(30_000);
+    expect(hung.timedOut).toBe(true);
+    expect(deadlines.queued).toBe(0);
+  });
+});
