@@ -191,6 +191,18 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     return result;
   };
 
+  const attemptOnCircuit = async (circuit: Circuit, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> => {
+    try {
+      return await circuit.breaker.fire(attempt, circuit);
+    } catch (error) {
+      if (error instanceof RebalancingSignal) return error.result;
+      if (isOpossumError(error, "EOPENBREAKER")) throw new CircuitOpenError(circuit.key, retryAfterInMs(circuit));
+      // Shut down under us (a transition listener disposed the breaker): no circuit, no verdict.
+      if (isOpossumError(error, "ESHUTDOWN")) return attempt();
+      throw error;
+    }
+  };
+
   /** Counts an attempt that already happened on `circuit` (an open one ignores it, as it would a late answer). */
   const recordOutcome = async (circuit: Circuit, result: AttemptResult): Promise<void> => {
     try {
@@ -210,21 +222,13 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     get size() {
       return registry.size;
     },
-    async run(request: PipelineRequest, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> {
+    // Not async itself: a healthy scope's attempt goes out with no promise layer of ours.
+    run(request: PipelineRequest, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> {
       if (disposed) return attempt();
       const scope = readScope.read(request);
       if (scope === undefined) return attempt();
       const circuit = registry.touch(scope.key);
-      if (circuit === undefined) return attemptWithoutCircuit(scope, attempt);
-      try {
-        return await circuit.breaker.fire(attempt, circuit);
-      } catch (error) {
-        if (error instanceof RebalancingSignal) return error.result;
-        if (isOpossumError(error, "EOPENBREAKER")) throw new CircuitOpenError(circuit.key, retryAfterInMs(circuit));
-        // Shut down under us (a transition listener disposed the breaker): no circuit, no verdict.
-        if (isOpossumError(error, "ESHUTDOWN")) return attempt();
-        throw error;
-      }
+      return circuit === undefined ? attemptWithoutCircuit(scope, attempt) : attemptOnCircuit(circuit, attempt);
     },
     [operationEnded](request: PipelineRequest): void {
       readScope.release(request);

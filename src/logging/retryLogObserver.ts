@@ -4,7 +4,7 @@ import { detectServiceFromUrl } from "../partition/detectServiceFromUrl.js";
 import { extractScope } from "../partition/extractScope.js";
 import type { StorageService } from "../partition/partitionScope.js";
 import { scopeKey } from "../partition/scopeKey.js";
-import type { AttemptEvent, RetryObserver } from "../policies/retryEvents.js";
+import type { RetryObserver } from "../policies/retryEvents.js";
 import { formatLogFields } from "./formatLogFields.js";
 import { logger } from "./logger.js";
 
@@ -30,30 +30,23 @@ export interface RetryLogObserverOptions {
  */
 export function createRetryLogObserver(options: RetryLogObserverOptions = {}): RetryObserver {
   const service = options.service;
-  // The failed attempt's status and code, for the retry line that follows it.
-  const lastAttempts = new WeakMap<PipelineRequest, AttemptEvent>();
   return {
-    onAttempt(event) {
-      if (logger.info.enabled) lastAttempts.set(event.request, event);
-    },
     onRetry(event) {
       if (!logger.info.enabled) return;
-      const last = lastAttempts.get(event.request);
       const fields = describeRequest(event.request, service);
       logger.info(
         `Retrying: ${formatLogFields({
           ...fields,
           attempt: event.attempt,
           class: event.reason,
-          status: last?.attempt === event.attempt ? last.status : undefined,
-          errorCode: last?.attempt === event.attempt ? last.errorCode : undefined,
+          status: event.status,
+          errorCode: event.errorCode,
           delayInMs: event.delayInMs,
           delaySource: event.delaySource,
         })}`,
       );
     },
     onOperationEnd(event) {
-      lastAttempts.delete(event.request);
       if (!logger.info.enabled || (event.attempts <= 1 && event.stopReason === "success")) return;
       logger.info(
         `Operation ended: ${formatLogFields({

@@ -47,48 +47,157 @@ const CIRCUIT_WAIT_SPREAD = 1;
  */
 export function resilientRetryPolicy(options: ResilientRetryPolicyOptions = {}): PipelinePolicy {
   const settings = resolveRetryPolicyOptions(options);
+  const hooks = observerHooks(settings.observers);
   return {
     name: resilientRetryPolicyName,
-    sendRequest: (request, next) => sendWithRetries(request, next, settings),
+    sendRequest: (request, next) => sendWithRetries(request, next, settings, hooks),
   };
 }
 
-/** The one I/O loop: attempt, classify, decide, wait, again. */
-async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: RetryPolicySettings): Promise<PipelineResponse> {
+/** The observers that have each hook, found once: an event nobody listens to is never built. */
+interface ObserverHooks {
+  onAttempt: readonly RetryObserver[];
+  onRetry: readonly RetryObserver[];
+  onOperationEnd: readonly RetryObserver[];
+  onAmbiguousWrite: readonly RetryObserver[];
+}
+
+function observerHooks(observers: readonly RetryObserver[]): ObserverHooks {
+  const having = (hook: keyof RetryObserver) => observers.filter((o) => typeof o[hook] === "function");
+  return {
+    onAttempt: having("onAttempt"),
+    onRetry: having("onRetry"),
+    onOperationEnd: having("onOperationEnd"),
+    onAmbiguousWrite: having("onAmbiguousWrite"),
+  };
+}
+
+/** One operation's state, shared by the loop and the helpers that end it. */
+interface Operation {
+  readonly request: PipelineRequest;
+  readonly s: RetryPolicySettings;
+  readonly hooks: ObserverHooks;
+  readonly started: number;
+  readonly info: RetryInfo;
+  readonly write: boolean;
+  /** Parsed at most once, and only for a write that had an unknown outcome; null until then. */
+  tableWrite: TableWrite | undefined | null;
+}
+
+/**
+ * The one I/O loop: attempt, classify, decide, wait, again. Written for the success path
+ * (one attempt, no retry): one clock read before and one after, no event built without a
+ * listener, no closure beyond the attempt itself.
+ */
+async function sendWithRetries(
+  request: PipelineRequest,
+  next: SendRequest,
+  s: RetryPolicySettings,
+  hooks: ObserverHooks,
+): Promise<PipelineResponse> {
   const started = performance.now();
   const deadline = started + s.maxElapsedInMs;
-  const info = startRetryInfo(request);
+  const op: Operation = { request, s, hooks, started, info: startRetryInfo(request), write: isWriteMethod(request.method), tableWrite: null };
+  const info = op.info;
   const replayable = isReplayable(request);
-  const write = isWriteMethod(request.method);
   s.budget?.recordRequest();
+  let attemptStarted = started;
   const attempt = (): Promise<AttemptResult> => {
-    const now = performance.now();
-    const remaining = deadline - now;
+    const remaining = deadline - attemptStarted;
     const tryTimeout = s.tryTimeoutInMs > 0 ? s.tryTimeoutInMs : Infinity;
     const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
-    return runAttempt(request, next, { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now, deadlines: s.deadlines }, s.rules);
+    return runAttempt(request, next, { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now: attemptStarted, deadlines: s.deadlines }, s.rules);
   };
   let retryNumber = 0;
   let last: AttemptResult | undefined;
-  let tableWrite: TableWrite | undefined | null = null;
-  // Parsed at most once, and only for a write that had an unknown outcome.
-  const describeWrite = (): TableWrite | undefined => (tableWrite ??= describeTableWrite(request, bodyText(request)));
 
-  const finish = (
-    result: AttemptResult | undefined,
-    finalClass: AttemptClass,
-    stopReason: StopReason,
-    error?: unknown,
-    resolution?: AmbiguousWriteResult,
-  ) => {
-    info.stopReason = stopReason;
-    info.elapsedInMs = performance.now() - started;
-    s.endOperation?.(request);
-    if (write && info.unknownOutcomes > 0) noteAmbiguity(s, info, request, describeWrite(), stopReason, resolution);
-    if (stopReason !== "success" && stopReason !== "permanent") {
-      logger.warning(`Gave up after ${info.attempts} attempt(s): ${stopReason} (last: ${finalClass}).`);
+  for (;;) {
+    if (request.abortSignal?.aborted) {
+      return finish(op, undefined, "aborted", "aborted", performance.now(), new AbortError("The operation was aborted."));
     }
-    notify(s.observers, "onOperationEnd", {
+    let result: AttemptResult;
+    try {
+      result = s.gate ? await s.gate.run(request, attempt) : await attempt();
+    } catch (error) {
+      if (!isCircuitOpenError(error)) throw error;
+      const now = performance.now();
+      recordAttempt(op, "circuit_open", now - attemptStarted, undefined);
+      const wait = Math.max(MIN_CIRCUIT_WAIT_IN_MS, error.retryAfterInMs) * (1 + CIRCUIT_WAIT_SPREAD * s.random());
+      if (!s.gate?.waitWhenOpen || now + wait > deadline) {
+        // With a real failure already in hand, surface that: callers keep their statusCode checks.
+        return last ? finish(op, last, "circuit_open", "circuit-open", now) : finish(op, undefined, "circuit_open", "circuit-open", now, error);
+      }
+      // Waiting for the probe is not a retry: nothing reached the network, and no budget is spent.
+      try {
+        await sleep(op, "circuit_open", wait, "circuit", undefined);
+      } catch (abort) {
+        const at = performance.now();
+        return last ? finish(op, last, "aborted", "aborted", at, abort) : finish(op, undefined, "aborted", "aborted", at, abort);
+      }
+      attemptStarted = performance.now();
+      continue;
+    }
+    const ended = performance.now();
+    last = result;
+    const cls = result.outcomeClass;
+    recordAttempt(op, cls, ended - attemptStarted, result);
+    if (cls === "success") return finish(op, result, cls, "success", ended);
+    if (op.write && isUnknownOutcome(result)) info.unknownOutcomes += 1;
+    if (cls === "aborted") return finish(op, result, cls, "aborted", ended);
+    if (!isRetriableClass(cls)) {
+      if (s.ambiguousWrites && op.write && info.unknownOutcomes > 0) {
+        const described = describeWrite(op);
+        if (described !== undefined && isAppliedAnswer(described, result)) {
+          return settleAmbiguousWrite(op, s.ambiguousWrites, described, result, deadline);
+        }
+      }
+      return finish(op, result, cls, "permanent", ended);
+    }
+    if (!replayable) {
+      logger.warning("Not retrying: the request body is a stream that the first attempt consumed; pass a stream factory to make it retriable.");
+      return finish(op, result, cls, "body-not-replayable", ended);
+    }
+    if (retryNumber >= s.strategy.maxRetries) return finish(op, result, cls, "retries-exhausted", ended);
+    retryNumber += 1;
+    const { delayInMs, source } = retryDelay(s, retryNumber, result);
+    if (ended + delayInMs >= deadline) return finish(op, result, cls, "deadline", ended);
+    if (s.budget !== undefined && !s.budget.tryRetry()) return finish(op, result, cls, "budget-exhausted", ended);
+    releaseBody(result);
+    try {
+      await sleep(op, cls, delayInMs, source, result);
+    } catch (error) {
+      return finish(op, result, "aborted", "aborted", performance.now(), error);
+    }
+    attemptStarted = performance.now();
+  }
+}
+
+/** The write's description, parsed at most once. */
+function describeWrite(op: Operation): TableWrite | undefined {
+  if (op.tableWrite === null) op.tableWrite = describeTableWrite(op.request, bodyText(op.request));
+  return op.tableWrite;
+}
+
+/** Ends the operation: records why, tells the observers, and returns or throws what the caller gets. */
+function finish(
+  op: Operation,
+  result: AttemptResult | undefined,
+  finalClass: AttemptClass,
+  stopReason: StopReason,
+  now: number,
+  error?: unknown,
+  resolution?: AmbiguousWriteResult,
+): PipelineResponse {
+  const { info, s, request } = op;
+  info.stopReason = stopReason;
+  info.elapsedInMs = now - op.started;
+  s.endOperation?.(request);
+  if (op.write && info.unknownOutcomes > 0) noteAmbiguity(op, describeWrite(op), stopReason, resolution);
+  if (stopReason !== "success" && stopReason !== "permanent") {
+    logger.warning(`Gave up after ${info.attempts} attempt(s): ${stopReason} (last: ${finalClass}).`);
+  }
+  if (op.hooks.onOperationEnd.length > 0) {
+    notify(op.hooks.onOperationEnd, "onOperationEnd", {
       request,
       response: result?.response,
       error: error ?? result?.error,
@@ -97,73 +206,9 @@ async function sendWithRetries(request: PipelineRequest, next: SendRequest, s: R
       stopReason,
       elapsedInMs: info.elapsedInMs,
     });
-    return surface(result, error);
-  };
-
-  for (;;) {
-    if (request.abortSignal?.aborted) {
-      return finish(undefined, "aborted", "aborted", new AbortError("The operation was aborted."));
-    }
-    const attemptStarted = performance.now();
-    let result: AttemptResult;
-    try {
-      result = s.gate ? await s.gate.run(request, attempt) : await attempt();
-    } catch (error) {
-      if (!isCircuitOpenError(error)) throw error;
-      recordAttempt(s, info, request, "circuit_open", attemptStarted, undefined);
-      const wait = Math.max(MIN_CIRCUIT_WAIT_IN_MS, error.retryAfterInMs) * (1 + CIRCUIT_WAIT_SPREAD * s.random());
-      if (!s.gate?.waitWhenOpen || performance.now() + wait > deadline) {
-        // With a real failure already in hand, surface that: callers keep their statusCode checks.
-        return last ? finish(last, "circuit_open", "circuit-open") : finish(undefined, "circuit_open", "circuit-open", error);
-      }
-      // Waiting for the probe is not a retry: nothing reached the network, and no budget is spent.
-      try {
-        await sleep(s, request, info.attempts, "circuit_open", wait, "circuit");
-      } catch (abort) {
-        return last ? finish(last, "aborted", "aborted", abort) : finish(undefined, "aborted", "aborted", abort);
-      }
-      continue;
-    }
-    last = result;
-    const cls = result.outcomeClass;
-    recordAttempt(s, info, request, cls, attemptStarted, result);
-    if (write && isUnknownOutcome(result)) info.unknownOutcomes += 1;
-    if (cls === "success") return finish(result, cls, "success");
-    if (cls === "aborted") return finish(result, cls, "aborted");
-    if (!isRetriableClass(cls)) {
-      if (s.ambiguousWrites && write && info.unknownOutcomes > 0) {
-        const described = describeWrite();
-        if (described !== undefined && isAppliedAnswer(described, result)) {
-          return settleAmbiguousWrite(s.ambiguousWrites, request, described, result, deadline, finish);
-        }
-      }
-      return finish(result, cls, "permanent");
-    }
-    if (!replayable) {
-      logger.warning("Not retrying: the request body is a stream that the first attempt consumed; pass a stream factory to make it retriable.");
-      return finish(result, cls, "body-not-replayable");
-    }
-    if (retryNumber >= s.strategy.maxRetries) return finish(result, cls, "retries-exhausted");
-    retryNumber += 1;
-    const { delayInMs, source } = retryDelay(s, retryNumber, result);
-    if (performance.now() + delayInMs >= deadline) return finish(result, cls, "deadline");
-    if (s.budget !== undefined && !s.budget.tryRetry()) return finish(result, cls, "budget-exhausted");
-    releaseBody(result);
-    try {
-      await sleep(s, request, info.attempts, cls, delayInMs, source);
-    } catch (error) {
-      return finish(result, "aborted", "aborted", error);
-    }
   }
+  return surface(result, error);
 }
-
-type Finish = (
-  result: AttemptResult | undefined,
-  finalClass: AttemptClass,
-  stopReason: StopReason,
-  error?: unknown,
-  resolution?: AmbiguousWriteResult,
-) => PipelineResponse;
 
 /**
  * A retry answered what an earlier, unknown attempt's success would cause (409 after an
@@ -172,58 +217,46 @@ type Finish = (
  * is, marked possibly applied.
  */
 async function settleAmbiguousWrite(
+  op: Operation,
   options: Required<AmbiguousWriteOptions>,
-  request: PipelineRequest,
   write: TableWrite,
   result: AttemptResult,
   deadline: number,
-  finish: Finish,
 ): Promise<PipelineResponse> {
   const timeoutInMs = Math.min(options.readBackTimeoutInMs, deadline - performance.now());
-  const outcome = await readBackAmbiguousWrite(request, write, bodyText(request), timeoutInMs);
+  const outcome = await readBackAmbiguousWrite(op.request, write, bodyText(op.request), timeoutInMs);
   logger.info(`An ambiguous ${write.operation} was read back: ${outcome.result}.`);
+  const now = performance.now();
   if (outcome.result === "applied" && outcome.response !== undefined) {
     const response = outcome.response;
-    return finish({ response, status: response.status, outcomeClass: "success" }, "success", "success", undefined, "applied");
+    return finish(op, { response, status: response.status, outcomeClass: "success" }, "success", "success", now, undefined, "applied");
   }
-  return finish(result, result.outcomeClass, "permanent", undefined, outcome.result);
+  return finish(op, result, result.outcomeClass, "permanent", now, undefined, outcome.result);
 }
 
 /** Marks a write that ended after an unknown outcome, and tells the observers. */
-function noteAmbiguity(
-  s: RetryPolicySettings,
-  info: RetryInfo,
-  request: PipelineRequest,
-  write: TableWrite | undefined,
-  stopReason: StopReason,
-  resolution: AmbiguousWriteResult | undefined,
-): void {
+function noteAmbiguity(op: Operation, write: TableWrite | undefined, stopReason: StopReason, resolution: AmbiguousWriteResult | undefined): void {
   // A batch's HTTP success can hide a failed sub-request (the SDK throws after reading the body).
   const result = resolution ?? (write?.kind === "batch" ? "not_resolvable" : stopReason === "success" ? undefined : "unresolved");
   if (result === undefined) return;
+  const { info, request } = op;
   info.ambiguousWrite = result;
   info.possiblyApplied = result !== "applied";
-  notify(s.observers, "onAmbiguousWrite", { request, operation: write?.operation ?? "other", result, unknownOutcomes: info.unknownOutcomes });
+  notify(op.hooks.onAmbiguousWrite, "onAmbiguousWrite", { request, operation: write?.operation ?? "other", result, unknownOutcomes: info.unknownOutcomes });
 }
 
-function recordAttempt(
-  s: RetryPolicySettings,
-  info: RetryInfo,
-  request: PipelineRequest,
-  attemptClass: AttemptClass,
-  attemptStarted: number,
-  result: AttemptResult | undefined,
-): void {
+function recordAttempt(op: Operation, attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined): void {
+  const info = op.info;
   info.attempts += 1;
   info.classes.push(attemptClass);
-  if (s.observers.length === 0) return;
-  notify(s.observers, "onAttempt", {
-    request,
+  if (op.hooks.onAttempt.length === 0) return;
+  notify(op.hooks.onAttempt, "onAttempt", {
+    request: op.request,
     attempt: info.attempts,
     attemptClass,
     status: result?.status,
     errorCode: result?.errorCode,
-    durationInMs: performance.now() - attemptStarted,
+    durationInMs,
   });
 }
 
@@ -244,16 +277,17 @@ function sanitizeDelay(delayInMs: number, maxDelayInMs: number): number {
 }
 
 async function sleep(
-  s: RetryPolicySettings,
-  request: PipelineRequest,
-  attempt: number,
+  op: Operation,
   reason: AttemptClass,
   delayInMs: number,
   delaySource: DelaySource,
+  failed: AttemptResult | undefined,
 ): Promise<void> {
+  const { request, info } = op;
+  const attempt = info.attempts;
   // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
   if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(delayInMs)} ms (${delaySource}).`);
-  notify(s.observers, "onRetry", { request, attempt, reason, delayInMs, delaySource });
+  notify(op.hooks.onRetry, "onRetry", { request, attempt, reason, status: failed?.status, errorCode: failed?.errorCode, delayInMs, delaySource });
   await delay(delayInMs, { abortSignal: request.abortSignal, abortErrorMsg: "The operation was aborted." });
 }
 

@@ -38,6 +38,10 @@ export interface RetryEvent {
   attempt: number;
   /** The class that made the policy retry. */
   reason: AttemptClass;
+  /** The failed attempt's HTTP status, when it had a response. */
+  status?: number;
+  /** The failed attempt's `x-ms-error-code`, when it had one. */
+  errorCode?: string;
   delayInMs: number;
   delaySource: DelaySource;
 }

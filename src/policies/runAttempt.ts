@@ -1,7 +1,7 @@
 import { RestError, type PipelineRequest, type SendRequest } from "@azure/core-rest-pipeline";
 import { classify } from "../classification/classify.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
-import type { AttemptDeadlines } from "../timing/attemptDeadlines.js";
+import type { ArmedDeadline, AttemptDeadlines } from "../timing/attemptDeadlines.js";
 import type { AttemptResult } from "./attemptGate.js";
 
 /** How long one attempt may take, and why that long. */
@@ -28,37 +28,40 @@ export async function runAttempt(
   timeout: AttemptTimeout,
   rules: ClassificationRules | undefined,
 ): Promise<AttemptResult> {
-  if (!Number.isFinite(timeout.inMs)) return classifyAttempt(request, next, rules);
+  // One async function, not two: on the success path every awaited layer costs a promise and a microtask.
   const callerSignal = request.abortSignal;
-  const controller = new AbortController();
-  const forwardAbort = (): void => controller.abort();
-  callerSignal?.addEventListener("abort", forwardAbort, { once: true });
-  const deadline = timeout.deadlines.arm(controller, timeout.now, timeout.inMs);
-  request.abortSignal = controller.signal;
-  try {
-    const result = await classifyAttempt(request, next, rules);
-    if (!deadline.timedOut || callerSignal?.aborted || result.response !== undefined) return result;
-    const error = new RestError(`The attempt timed out on the client after ${Math.round(timeout.inMs)} ms (${timeout.reason}).`, {
-      code: "ETIMEDOUT",
-      request,
-    });
-    return { error, outcomeClass: classify({ error }, rules) };
-  } finally {
-    timeout.deadlines.release(deadline);
-    callerSignal?.removeEventListener("abort", forwardAbort);
-    request.abortSignal = callerSignal;
+  let deadline: ArmedDeadline | undefined;
+  let forwardAbort: (() => void) | undefined;
+  if (Number.isFinite(timeout.inMs)) {
+    const controller = new AbortController();
+    if (callerSignal !== undefined) {
+      forwardAbort = () => controller.abort();
+      callerSignal.addEventListener("abort", forwardAbort, { once: true });
+    }
+    deadline = timeout.deadlines.arm(controller, timeout.now, timeout.inMs);
+    request.abortSignal = controller.signal;
   }
-}
-
-async function classifyAttempt(request: PipelineRequest, next: SendRequest, rules: ClassificationRules | undefined): Promise<AttemptResult> {
   try {
     const response = await next(request);
     const errorCode = response.headers.get("x-ms-error-code") ?? undefined;
     return { response, status: response.status, errorCode, outcomeClass: classify({ status: response.status, errorCode }, rules) };
-  } catch (error) {
-    if (request.abortSignal?.aborted) return { error, outcomeClass: "aborted" };
-    const response = (error as { response?: { headers?: { get(name: string): string | undefined } } }).response;
+  } catch (thrown) {
+    if (callerSignal?.aborted) return { error: thrown, outcomeClass: "aborted" };
+    if (deadline?.timedOut) {
+      const error = new RestError(`The attempt timed out on the client after ${Math.round(timeout.inMs)} ms (${timeout.reason}).`, {
+        code: "ETIMEDOUT",
+        request,
+      });
+      return { error, outcomeClass: classify({ error }, rules) };
+    }
+    const response = (thrown as { response?: { headers?: { get(name: string): string | undefined } } }).response;
     const errorCode = response?.headers?.get?.("x-ms-error-code") ?? undefined;
-    return { error, errorCode, outcomeClass: classify({ error, errorCode }, rules) };
+    return { error: thrown, errorCode, outcomeClass: classify({ error: thrown, errorCode }, rules) };
+  } finally {
+    if (deadline !== undefined) {
+      timeout.deadlines.release(deadline);
+      if (forwardAbort !== undefined) callerSignal?.removeEventListener("abort", forwardAbort);
+      request.abortSignal = callerSignal;
+    }
   }
 }
