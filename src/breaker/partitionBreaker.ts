@@ -48,6 +48,8 @@ interface Circuit {
   breaker: CircuitBreaker<FireArgs, AttemptResult>;
   state: CircuitState;
   openedAt: number;
+  /** Rebalancing failures since the last attempt that was not one. */
+  consecutiveFailures: number;
 }
 
 type FireArgs = [attempt: () => Promise<AttemptResult>, circuit: Circuit];
@@ -140,7 +142,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     state === "open" ? openKeys : state === "half_open" ? halfOpenKeys : undefined;
 
   const addCircuit = (scope: RequestScope): Circuit => {
-    const circuit = { key: scope.key, service: scope.service, state: "closed", openedAt: 0 } as Circuit;
+    const circuit = { key: scope.key, service: scope.service, state: "closed", openedAt: 0, consecutiveFailures: 0 } as Circuit;
     const window = { rollingCountTimeout: o.rollingWindowInMs, rollingCountBuckets: ROLLING_WINDOW_BUCKETS };
     // Primed with the attempts counted while the scope had no circuit (opossum's documented way to prime stats).
     const earlier = tally.count(scope.key);
@@ -164,6 +166,11 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       rotateBucketController: rotator.controller,
       status,
       errorFilter: isNotRebalancing,
+    });
+    circuit.breaker.on("success", () => (circuit.consecutiveFailures = 0));
+    circuit.breaker.on("failure", () => {
+      circuit.consecutiveFailures += 1;
+      if (circuit.consecutiveFailures >= o.consecutiveFailures && circuit.breaker.closed) circuit.breaker.open();
     });
     circuit.breaker.on("open", () => transition(circuit, "open"));
     circuit.breaker.on("halfOpen", () => transition(circuit, "half_open"));

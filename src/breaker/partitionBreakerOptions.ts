@@ -41,6 +41,12 @@ export interface PartitionBreakerOptions {
   errorThresholdPercentage?: number;
   /** Fewest attempts in the window before a circuit may open. Defaults to 5. */
   volumeThreshold?: number;
+  /**
+   * A circuit also opens after this many rebalancing failures in a row, however many
+   * successes the window holds from before (a busy partition that just went offline).
+   * Defaults to 5; `Infinity` to open on the percentage only.
+   */
+  consecutiveFailures?: number;
   /** The rolling window (10 buckets) over which failures are counted. Defaults to 3000. */
   rollingWindowInMs?: number;
   /** Most live circuits (about 7 KB each); the least recently used beyond it is evicted. Defaults to 5000. */
@@ -55,6 +61,7 @@ export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
   resetTimeoutInMs: 3_000,
   errorThresholdPercentage: 50,
   volumeThreshold: 5,
+  consecutiveFailures: 5,
   rollingWindowInMs: 3_000,
   maxScopes: 5_000,
   idleTtlInMs: 30_000,
@@ -68,6 +75,7 @@ export interface ResolvedPartitionBreakerOptions {
   resetTimeoutInMs: number;
   errorThresholdPercentage: number;
   volumeThreshold: number;
+  consecutiveFailures: number;
   rollingWindowInMs: number;
   maxScopes: number;
   idleTtlInMs: number;
@@ -80,6 +88,7 @@ const KNOWN_KEYS = [
   "resetTimeoutInMs",
   "errorThresholdPercentage",
   "volumeThreshold",
+  "consecutiveFailures",
   "rollingWindowInMs",
   "maxScopes",
   "idleTtlInMs",
@@ -121,6 +130,12 @@ export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions 
     volumeThreshold: optionalNumberOption("volumeThreshold", options.volumeThreshold, d.volumeThreshold, {
       max: 1_000_000,
       integer: true,
+    }),
+    consecutiveFailures: optionalNumberOption("consecutiveFailures", options.consecutiveFailures, d.consecutiveFailures, {
+      min: 1,
+      max: 1_000_000,
+      integer: true,
+      allowInfinity: true,
     }),
     rollingWindowInMs: optionalNumberOption("rollingWindowInMs", options.rollingWindowInMs, d.rollingWindowInMs, {
       min: ROLLING_WINDOW_BUCKETS,

@@ -62,7 +62,7 @@ afterEach(() => {
 
 describe("createPartitionBreaker: opening", () => {
   it.each<OutcomeClass>(["throttled", "timeout", "transient"])("opens on the 10th %s attempt (volumeThreshold 10), not before", async (cls) => {
-    const breaker = make({ volumeThreshold: 10 });
+    const breaker = make({ volumeThreshold: 10, consecutiveFailures: Infinity });
     await runMany(breaker, "p1", cls, 9);
     expect(breaker.stateOf(key("p1"))).toBe("closed");
     await runMany(breaker, "p1", cls, 1);
@@ -129,7 +129,7 @@ describe("createPartitionBreaker: opening", () => {
   });
 
   it("a failure rate at or under the threshold keeps it closed; above it opens", async () => {
-    const breaker = make({ volumeThreshold: 10 });
+    const breaker = make({ volumeThreshold: 10, consecutiveFailures: Infinity });
     for (let i = 0; i < 10; i++) await runOnce(breaker, "p1", i % 2 === 0 ? "throttled" : "success");
     expect(breaker.stateOf(key("p1"))).toBe("closed"); // 50 % is not above 50 %
     await runMany(breaker, "p1", "throttled", 1);
@@ -137,7 +137,7 @@ describe("createPartitionBreaker: opening", () => {
   });
 
   it("failures age out of the rolling window", async () => {
-    const breaker = make({ volumeThreshold: 10 });
+    const breaker = make({ volumeThreshold: 10, consecutiveFailures: Infinity });
     await runMany(breaker, "p1", "throttled", 9);
     vi.advanceTimersByTime(3_000);
     await runMany(breaker, "p1", "throttled", 9);
@@ -177,13 +177,24 @@ describe("createPartitionBreaker: circuits only where failures are", () => {
   });
 
   it("the new circuit is primed with the window's earlier successes", async () => {
-    const busy = make();
+    const busy = make({ consecutiveFailures: Infinity });
     await runMany(busy, "p1", "success", 100);
     await runMany(busy, "p1", "throttled", 8);
     expect(busy.stateOf(key("p1"))).toBe("closed"); // 8 of 108
     const quiet = make();
     await runMany(quiet, "p1", "throttled", 8);
     expect(quiet.stateOf(key("p1"))).toBe("open");
+  });
+
+  it("opens after consecutiveFailures in a row however busy the window was; a success in between resets the run", async () => {
+    const breaker = make();
+    await runMany(breaker, "p1", "success", 100);
+    await runMany(breaker, "p1", "throttled", 4);
+    await runOnce(breaker, "p1", "success");
+    await runMany(breaker, "p1", "throttled", 4);
+    expect(breaker.stateOf(key("p1"))).toBe("closed"); // 8 of 109, never 5 in a row
+    await runOnce(breaker, "p1", "timeout");
+    expect(breaker.stateOf(key("p1"))).toBe("open");
   });
 
   it("successes from before the window do not prime it", async () => {
@@ -429,6 +440,8 @@ describe("createPartitionBreaker: options", () => {
     ["errorThresholdPercentage", 100, RangeError, /errorThresholdPercentage must be below 100/],
     ["errorThresholdPercentage", -1, RangeError, /errorThresholdPercentage must be between 0 and 100; got -1/],
     ["volumeThreshold", 2.5, RangeError, /volumeThreshold must be an integer; got 2.5/],
+    ["consecutiveFailures", 0, RangeError, /consecutiveFailures must be between 1/],
+    ["consecutiveFailures", "5", TypeError, /consecutiveFailures must be a number; got "5"/],
     ["rollingWindowInMs", 5, RangeError, /rollingWindowInMs must be between 10/],
     ["maxScopes", 0, RangeError, /maxScopes must be between 1/],
     ["maxScopes", Infinity, RangeError, /maxScopes must be a finite number/],
