@@ -65,6 +65,8 @@ export function isUnknownOutcome(result: AttemptResult): boolean {
 
 /** True for methods that change state (everything but GET, HEAD, OPTIONS). */
 export function isWriteMethod(method: string): boolean {
+  // The SDKs send upper-case methods: answer those without building a new string.
+  if (method === "GET" || method === "HEAD" || method === "OPTIONS") return false;
   const m = method.toUpperCase();
   return m !== "GET" && m !== "HEAD" && m !== "OPTIONS";
 }
