@@ -76,7 +76,7 @@ describe("partition breaker inside resilientRetryPolicy", () => {
 
   it("reads a request's scope once per operation, retries included, and again for a new operation", async () => {
     const getScope = vi.fn(() => "k");
-    breaker = createPartitionBreaker({ getScope, volumeThreshold: 100 });
+    breaker = createPartitionBreaker({ getScope, volumeThreshold: 100, consecutiveFailures: Infinity });
     const policy = resilientRetryPolicy({ gate: breaker, retry: fixedBackoff({ maxRetries: 2, delayInMs: 10 }) });
     const calls: Array<{ pk: string; at: number }> = [];
     const next = partitionService(calls, Date.now());
