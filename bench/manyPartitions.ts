@@ -1,5 +1,6 @@
 // Benchmark 3: memory and circuit count after a great many distinct partition scopes
-// have gone through, one request each, on a mock transport that answers 200.
+// have gone through, one request each, on a mock transport that answers 200 (and, for
+// this package, once more answering 503, so that every scope gets a circuit).
 import {
   createEmptyPipeline,
   createHttpHeaders,
@@ -26,7 +27,7 @@ export const SMOKE_MANY_PARTITIONS_SETTINGS: ManyPartitionsSettings = { scopes: 
 
 /** One row: a configuration after every scope went through. */
 export interface ManyPartitionsFigures {
-  id: "sdk-default" | "package" | "cockatiel";
+  id: "sdk-default" | "package" | "package-503" | "cockatiel";
   label: string;
   scopes: number;
   elapsedInMs: number;
@@ -52,6 +53,11 @@ const HEADERS = createHttpHeaders();
 const ok: HttpClient = {
   sendRequest: (request: PipelineRequest): Promise<PipelineResponse> => Promise.resolve({ request, status: 200, headers: HEADERS }),
 };
+const BUSY_HEADERS = createHttpHeaders({ "x-ms-error-code": "ServerBusy" });
+/** Every scope's request meets a rebalancing failure, so every scope gets a circuit: the breaker's worst case for memory. */
+const busy: HttpClient = {
+  sendRequest: (request: PipelineRequest): Promise<PipelineResponse> => Promise.resolve({ request, status: 503, headers: BUSY_HEADERS }),
+};
 
 function request(i: number): PipelineRequest {
   return createPipelineRequest({ url: `http://127.0.0.1:10002/${DEVSTORE_ACCOUNT_NAME}/orders(PartitionKey='p${i}',RowKey='r')`, method: "GET" });
@@ -60,17 +66,19 @@ function request(i: number): PipelineRequest {
 /** How often (in requests) the live circuit count is sampled. */
 const SAMPLE_EVERY = 1_000;
 
-async function throughPackage(scopes: number): Promise<ManyPartitionsFigures> {
+async function throughPackage(scopes: number, failing: boolean): Promise<ManyPartitionsFigures> {
   const registry = new Registry();
   const pipeline = createEmptyPipeline();
   pipeline.addPolicy(defaultRetryPolicy(), { phase: "Retry" });
-  const handle = installResilience(pipeline, { service: "table", metrics: { registry } });
+  // Retries off when every answer is a 503: one attempt per scope, as in the 200 run.
+  const handle = installResilience(pipeline, { service: "table", metrics: { registry }, ...(failing ? { retry: { strategy: "none" } } : {}) });
+  const answer = failing ? busy : ok;
   const breaker = handle.circuitBreaker;
   const heapBeforeInMb = heapUsedInMb();
   const started = performance.now();
   let maxCircuits = 0;
   for (let i = 0; i < scopes; i++) {
-    await pipeline.sendRequest(ok, request(i));
+    await pipeline.sendRequest(answer, request(i));
     if (i % SAMPLE_EVERY === 0) maxCircuits = Math.max(maxCircuits, breaker?.size ?? 0);
   }
   const elapsedInMs = performance.now() - started;
@@ -80,8 +88,8 @@ async function throughPackage(scopes: number): Promise<ManyPartitionsFigures> {
   const circuits = breaker?.size;
   handle.dispose();
   return {
-    id: "package",
-    label: "this package (defaults: breaker and metrics on)",
+    id: failing ? "package-503" : "package",
+    label: failing ? "this package, every scope answering 503 once (a circuit each)" : "this package (defaults: breaker and metrics on)",
     scopes,
     elapsedInMs: Math.round(elapsedInMs),
     heapBeforeInMb,
@@ -149,6 +157,8 @@ async function cockatielRun(scopes: number): Promise<Omit<ManyPartitionsFigures,
 
 /** Sends `settings.scopes` distinct partition scopes through each configuration in turn. */
 export async function runManyPartitions(settings: ManyPartitionsSettings): Promise<ManyPartitionsResult> {
-  const rows = [await throughSdk(settings.scopes), await throughPackage(settings.scopes), await throughCockatiel(settings.scopes)];
+  const rows = [await throughSdk(settings.scopes), await throughPackage(settings.scopes, false),
+    await throughPackage(settings.scopes, true),
+    await throughCockatiel(settings.scopes)];
   return { settings, rows };
 }
