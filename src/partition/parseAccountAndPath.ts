@@ -85,7 +85,7 @@ function fromParts(info: OriginInfo, segments: string[]): AccountAndPath | undef
  * the parser reads the same host from it whatever follows (lower-case scheme, two
  * slashes, host and port characters only); -1 otherwise.
  */
-function plainOriginEnd(url: string): number {
+export function plainOriginEnd(url: string): number {
   const start = url.startsWith("https://") ? 8 : url.startsWith("http://") ? 7 : -1;
   if (start === -1) return -1;
   let i = start;

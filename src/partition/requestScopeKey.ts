@@ -1,6 +1,6 @@
 import { detectServiceFromUrl, stripSecondary } from "./detectServiceFromUrl.js";
 import { extractScope } from "./extractScope.js";
-import { parseAccountAndPathWithUrl } from "./parseAccountAndPath.js";
+import { parseAccountAndPathWithUrl, plainOriginEnd } from "./parseAccountAndPath.js";
 import { partitionKeyFromFilter } from "./partitionKeyFromFilter.js";
 import type { StorageService } from "./partitionScope.js";
 import { scopeKey } from "./scopeKey.js";
@@ -57,10 +57,8 @@ function slowScopeKey(request: ScopeKeyRequest, service: StorageService | undefi
   }
 }
 
-const SLASH = 0x2f;
 const QUESTION = 0x3f;
 const HASH = 0x23;
-const DOT = 0x2e;
 const QUOTE = 0x27;
 const CLOSE = 0x29;
 const COMMA = 0x2c;
@@ -424,35 +422,4 @@ function learnOrigin(text: string): Origin | undefined {
     entityPath: "",
     entityPrefix: "",
   };
-}
-
-/**
- * Where `http://host[:port]` ends, when the URL starts with one written so plainly that
- * the URL parser reads the same host from it whatever follows (as parseAccountAndPath
- * requires of the origins it remembers); -1 otherwise.
- */
-function plainOriginEnd(url: string): number {
-  const start = url.startsWith("https://") ? 8 : url.startsWith("http://") ? 7 : -1;
-  if (start === -1) return -1;
-  let i = start;
-  for (; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === SLASH || c === QUESTION || c === HASH) break;
-    if (!isPlainHostChar(c)) return -1;
-  }
-  return i === start ? -1 : i;
-}
-
-/** Letters, digits, ".", "-", "_", ":" and the brackets of an IPv6 literal. */
-function isPlainHostChar(c: number): boolean {
-  return (
-    (c >= 0x61 && c <= 0x7a) ||
-    (c >= 0x41 && c <= 0x5a) ||
-    (c >= 0x30 && c <= 0x3a) ||
-    c === DOT ||
-    c === 0x2d ||
-    c === 0x5f ||
-    c === 0x5b ||
-    c === 0x5d
-  );
 }

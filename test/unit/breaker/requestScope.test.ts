@@ -2,6 +2,7 @@ import { createPipelineRequest, type PipelineRequest } from "@azure/core-rest-pi
 import { describe, expect, it, vi } from "vitest";
 import { createRequestScopeReader } from "../../../src/breaker/requestScope.js";
 import { extractScope } from "../../../src/partition/extractScope.js";
+import { deleteBatchBody } from "../../support/tableBatchBody.js";
 
 // Counted, so the tests can tell a remembered scope from one read again the slow way.
 vi.mock("../../../src/partition/extractScope.js", async (importOriginal) => {
@@ -17,17 +18,7 @@ function slowReads(action: () => void): number {
   return vi.mocked(extractScope).mock.calls.length - before;
 }
 
-const batchBody = [
-  "--batch_a",
-  "content-type: multipart/mixed; boundary=changeset_b",
-  "",
-  "--changeset_b",
-  "",
-  `DELETE ${AZ}/t(PartitionKey='pk',RowKey='r') HTTP/1.1`,
-  "",
-  "--changeset_b--",
-  "--batch_a--",
-].join("\r\n");
+const batchBody = deleteBatchBody(AZ);
 
 describe("createRequestScopeReader", () => {
   it("reads a $batch body once per operation, and again after release", () => {

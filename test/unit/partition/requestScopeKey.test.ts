@@ -5,6 +5,7 @@ import type { StorageService } from "../../../src/partition/partitionScope.js";
 import { requestScopeKey, type ScopeKeyRequest } from "../../../src/partition/requestScopeKey.js";
 import { scopeKey } from "../../../src/partition/scopeKey.js";
 import { captureTableRequests } from "../../support/captureTableRequests.js";
+import { deleteBatchBody } from "../../support/tableBatchBody.js";
 
 // Counted, so the tests can tell the fast path (which never calls it) from the slow one.
 vi.mock("../../../src/partition/extractScope.js", async (importOriginal) => {
@@ -131,17 +132,7 @@ describe("requestScopeKey: fast path", () => {
 });
 
 describe("requestScopeKey: slow path", () => {
-  const batchBody = [
-    "--batch_a",
-    "content-type: multipart/mixed; boundary=changeset_b",
-    "",
-    "--changeset_b",
-    "",
-    `DELETE ${AZ}/t(PartitionKey='pk',RowKey='r') HTTP/1.1`,
-    "",
-    "--changeset_b--",
-    "--batch_a--",
-  ].join("\r\n");
+  const batchBody = deleteBatchBody(AZ);
 
   it.each<[string, string, string | undefined, StorageService | undefined, string | undefined]>([
     ["GET", `${AZ}/t(PartitionKey='p%27q',RowKey='r')`, undefined, "table", "table|devstoreaccount1|"],
