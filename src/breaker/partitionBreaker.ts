@@ -28,7 +28,7 @@ export interface PartitionBreaker extends AttemptGate, CircuitStateSource {
   readonly mode: PartitionBreakerMode;
   /** Live circuits (at most `maxScopes`): scopes with a rebalancing failure in their recent past. */
   readonly size: number;
-  /** The state of one scope's circuit, or undefined when it has none. */
+  /** The state of one scope's circuit, or undefined when it has none (no rebalancing failure lately). */
   stateOf(scope: string): CircuitState | undefined;
   /** Keys of the scopes whose circuit is open. */
   openScopes(): string[];
