@@ -58,7 +58,7 @@ export function createAttemptDeadlines(): AttemptDeadlines {
       head += 1;
     }
     if (head === queue.length) {
-      queue = [];
+      queue.length = 0; // emptied in place: one attempt at a time must not cost an array each
       head = 0;
     } else if (head >= COMPACT_AFTER && head * 2 >= queue.length) {
       queue = queue.slice(head);
