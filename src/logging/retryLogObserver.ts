@@ -1,9 +1,8 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { storageOperationName } from "../metrics/storageOperation.js";
 import { detectServiceFromUrl } from "../partition/detectServiceFromUrl.js";
-import { extractScope } from "../partition/extractScope.js";
+import { requestScopeKey } from "../partition/requestScopeKey.js";
 import type { StorageService } from "../partition/partitionScope.js";
-import { scopeKey } from "../partition/scopeKey.js";
 import type { RetryObserver } from "../policies/retryEvents.js";
 import { formatLogFields } from "./formatLogFields.js";
 import { logger } from "./logger.js";
@@ -64,10 +63,8 @@ export function createRetryLogObserver(options: RetryLogObserverOptions = {}): R
 /** The operation's fixed name and the partition scope, from method and path only. */
 function describeRequest(request: PipelineRequest, service: StorageService | undefined): { operation: string; scope: string | undefined } {
   const resolved = service ?? detectServiceFromUrl(request.url);
-  const body = typeof request.body === "string" ? request.body : undefined;
-  const scope = extractScope({ method: request.method, url: request.url, body }, resolved);
   return {
     operation: resolved === undefined ? "other" : storageOperationName(resolved, request),
-    scope: scope === undefined ? undefined : scopeKey(scope),
+    scope: requestScopeKey(request, resolved)?.key,
   };
 }

@@ -1,9 +1,8 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../breaker/circuitStateSource.js";
 import { logger } from "../logging/logger.js";
-import { extractScope } from "../partition/extractScope.js";
+import { requestScopeKey } from "../partition/requestScopeKey.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
-import { scopeKey } from "../partition/scopeKey.js";
 import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver, StopReason } from "../policies/retryEvents.js";
 import type { CounterChild, CounterFamily, GaugeCollector, HistogramChild } from "./metricFamily.js";
 import { OPERATION_OUTCOMES, THROTTLE_ERROR_CODES, THROTTLE_STATUSES, type OperationOutcome } from "./metricNames.js";
@@ -243,9 +242,8 @@ class MetricsRecorder implements MetricsObserver {
   #recordPartitionThrottle(state: PartitionLabelState, request: PipelineRequest): void {
     const family = this.#families.partitionThrottles;
     if (family === undefined) return;
-    const body = typeof request.body === "string" ? request.body : undefined;
-    const scope = extractScope({ method: request.method, url: request.url, body }, this.service);
-    const label = scope === undefined ? OTHER_PARTITION_LABEL : state.labels.label(scopeKey(scope));
+    const scope = requestScopeKey(request, this.service);
+    const label = scope === undefined ? OTHER_PARTITION_LABEL : state.labels.label(scope.key);
     let child = state.children.get(label);
     if (child === undefined) {
       child = family.child({ service: this.service, partition: label });
