@@ -1,6 +1,5 @@
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { AzureLogger, getLogLevel, setLogLevel, type AzureLogLevel } from "@azure/logger";
 import {
   BlobSASPermissions,
   BlobServiceClient,
@@ -9,6 +8,7 @@ import {
   StorageSharedKeyCredential,
 } from "@azure/storage-blob";
 import { installResilience } from "../../src/index.js";
+import { captureAzureLog, type AzureLogCapture } from "../support/captureAzureLog.js";
 import { uniqueStorageName, withStorageSimulator } from "../support/withStorageSimulator.js";
 
 // What AZURE_LOG_LEVEL=info shows for a real BlockBlobClient authorised by a SAS (a secret
@@ -17,8 +17,7 @@ import { uniqueStorageName, withStorageSimulator } from "../support/withStorageS
 const env = withStorageSimulator("blob", { seed: 17 });
 let container: string;
 let lines: string[];
-let originalLog: typeof AzureLogger.log;
-let originalLevel: AzureLogLevel | undefined;
+let logCapture: AzureLogCapture;
 
 const credential = () => new StorageSharedKeyCredential(env.azurite.accountName, env.azurite.accountKey);
 
@@ -26,16 +25,12 @@ beforeEach(async () => {
   env.simulator.clearFaults();
   container = uniqueStorageName("logs");
   await new BlobServiceClient(env.directUrl, credential()).getContainerClient(container).create();
-  lines = [];
-  originalLog = AzureLogger.log;
-  originalLevel = getLogLevel();
-  AzureLogger.log = (...args: unknown[]) => lines.push(args.map(String).join(" "));
-  setLogLevel("info");
+  logCapture = captureAzureLog("info");
+  lines = logCapture.lines;
 });
 
 afterEach(() => {
-  AzureLogger.log = originalLog;
-  setLogLevel(originalLevel);
+  logCapture.stop();
 });
 
 /** A BlockBlobClient through the simulator, authorised by a SAS in its URL; returns the signature too. */

@@ -1,10 +1,10 @@
 import { inspect, format } from "node:util";
-import { AzureLogger, getLogLevel, setLogLevel, type AzureLogLevel } from "@azure/logger";
 import { AzureNamedKeyCredential, AzureSASCredential, TableClient, generateTableSas, type TableServiceClientOptions } from "@azure/data-tables";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getRetryInfo, installResilience, type OperationEvent } from "../../src/index.js";
+import { captureAzureLog, type AzureLogCapture } from "../support/captureAzureLog.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
 // A faulty workload with a shared key and with SAS (credential and URL); everything the
@@ -15,8 +15,7 @@ const env = withTableSimulator({ seed: 3 });
 const table = uniqueTableName("secrets");
 const captured: string[] = [];
 const authorizations = new Set<string>();
-let savedLog: typeof AzureLogger.log;
-let savedLevel: AzureLogLevel | undefined;
+let logCapture: AzureLogCapture | undefined;
 
 /** Records every Authorization header after signing, to look for it afterwards. */
 const authorizationSpy: PipelinePolicy = {
@@ -29,16 +28,12 @@ const authorizationSpy: PipelinePolicy = {
 };
 
 beforeAll(async () => {
-  savedLog = AzureLogger.log;
-  savedLevel = getLogLevel();
-  setLogLevel("verbose");
-  AzureLogger.log = (...args: unknown[]) => captured.push(format(...args));
+  logCapture = captureAzureLog("verbose", captured, format);
   await env.directTableClient(table).createTable();
 });
 
 afterAll(() => {
-  AzureLogger.log = savedLog;
-  setLogLevel(savedLevel);
+  logCapture?.stop();
 });
 
 /** Runs a mixed, faulty workload on `client` and captures errors, retry info and observer events. */

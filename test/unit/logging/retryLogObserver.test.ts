@@ -1,27 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { AzureLogger, getLogLevel, setLogLevel, type AzureLogLevel } from "@azure/logger";
+import { setLogLevel } from "@azure/logger";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import { resilientRetryPolicy } from "../../../src/index.js";
 import { createRetryLogObserver } from "../../../src/logging/retryLogObserver.js";
+import { captureAzureLog, type AzureLogCapture } from "../../support/captureAzureLog.js";
 
 // The retry log through @azure/logger: what AZURE_LOG_LEVEL=info shows, with a stubbed `next`.
 
 const SAS = "sv=2024-08-04&ss=b&srt=o&sp=rw&se=2030-01-01T00%3A00%3A00Z&sig=c2VjcmV0LXNpZ25hdHVyZQ%3D%3D";
 let lines: string[];
-let originalLog: typeof AzureLogger.log;
-let originalLevel: AzureLogLevel | undefined;
+let logCapture: AzureLogCapture;
 
 beforeEach(() => {
-  lines = [];
-  originalLog = AzureLogger.log;
-  originalLevel = getLogLevel();
-  AzureLogger.log = (...args: unknown[]) => lines.push(args.map(String).join(" "));
-  setLogLevel("info");
+  logCapture = captureAzureLog("info");
+  lines = logCapture.lines;
 });
 
 afterEach(() => {
-  AzureLogger.log = originalLog;
-  setLogLevel(originalLevel);
+  logCapture.stop();
 });
 
 function request(url: string, method: "PUT" | "GET" | "POST" = "PUT"): PipelineRequest {
