@@ -1,5 +1,5 @@
 import { checkRetryNumber, type RandomSource, type RetryStrategy } from "./retryStrategy.js";
-import { optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+import { DAY_IN_MS, optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
 
 /** Options of {@link exponentialBackoff}; the letters are those of the storage guidance's formula. */
 export interface ExponentialBackoffOptions {
@@ -28,7 +28,6 @@ export const DEFAULT_EXPONENTIAL_BACKOFF: Readonly<Required<Omit<ExponentialBack
   });
 
 const KNOWN_KEYS = ["maxRetries", "baseDelayInMs", "minDelayInMs", "maxDelayInMs", "jitter", "random"];
-const DAY_IN_MS = 24 * 3600_000;
 
 /**
  * Randomised exponential backoff as the Azure storage guidance prescribes:

@@ -1,5 +1,5 @@
 import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
-import { optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+import { DAY_IN_MS, optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
 
 /** Options of {@link fixedBackoff}. */
 export interface FixedBackoffOptions {
@@ -27,7 +27,7 @@ export function fixedBackoff(options: FixedBackoffOptions = {}): RetryStrategy {
     max: 1000,
   });
   const delay = optionalNumberOption("delayInMs", options.delayInMs, DEFAULT_FIXED_BACKOFF.delayInMs, {
-    max: 24 * 3600_000,
+    max: DAY_IN_MS,
   });
   return {
     kind: "fixed",

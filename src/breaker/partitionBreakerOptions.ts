@@ -1,6 +1,7 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import {
+  DAY_IN_MS,
   optionalNumberOption,
   rejectUnknownKeys,
   validateChoiceOption,
@@ -93,7 +94,6 @@ const KNOWN_KEYS = [
   "maxScopes",
   "idleTtlInMs",
 ];
-const DAY_IN_MS = 24 * 3600_000;
 /** opossum splits the window into this many buckets. */
 export const ROLLING_WINDOW_BUCKETS = 10;
 

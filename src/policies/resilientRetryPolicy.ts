@@ -5,6 +5,7 @@ import { isRetriableClass } from "../classification/outcomeClass.js";
 import { isCircuitOpenError } from "../errors/circuitOpenError.js";
 import { logger } from "../logging/logger.js";
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
+import { DAY_IN_MS } from "../validation/validateNumberOption.js";
 import {
   bodyText,
   describeTableWrite,
@@ -20,7 +21,6 @@ import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, DelaySource, RetryObserver, StopReason } from "./retryEvents.js";
 import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import {
-  DAY_IN_MS,
   resolveRetryPolicyOptions,
   type AmbiguousWriteOptions,
   type ResilientRetryPolicyOptions,

@@ -6,7 +6,7 @@ import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
 import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
 import { createAttemptDeadlines, type AttemptDeadlines } from "../timing/attemptDeadlines.js";
 import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
-import { describe, optionalNumberOption, rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import { DAY_IN_MS, describe, optionalNumberOption, rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
 import { isOperationAwareGate, operationEnded, type AttemptGate } from "./attemptGate.js";
 import type { RetryObserver } from "./retryEvents.js";
 
@@ -79,8 +79,6 @@ const KNOWN_KEYS = [
   "retryBudget",
   "random",
 ];
-/** The longest wait or deadline accepted anywhere: one day. */
-export const DAY_IN_MS = 24 * 3600_000;
 
 /** Options after validation, with every default applied: what the retry loop reads. */
 export interface RetryPolicySettings {

@@ -1,3 +1,6 @@
+/** The longest wait, timeout or deadline any option accepts: one day. */
+export const DAY_IN_MS = 24 * 3600_000;
+
 /** Bounds accepted by {@link validateNumberOption}. */
 export interface NumberOptionBounds {
   /** Smallest accepted value (inclusive). Defaults to 0. */
