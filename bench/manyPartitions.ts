@@ -66,6 +66,15 @@ function request(i: number): PipelineRequest {
 /** How often (in requests) the live circuit count is sampled. */
 const SAMPLE_EVERY = 1_000;
 
+/** Time and heap figures every row has, read right after the last request (the heap after a full GC). */
+type RunFigures = Pick<ManyPartitionsFigures, "scopes" | "elapsedInMs" | "heapBeforeInMb" | "heapAfterInMb" | "heapGrowthInMb">;
+
+function runFigures(scopes: number, started: number, heapBeforeInMb: number): RunFigures {
+  const elapsedInMs = Math.round(performance.now() - started);
+  const heapAfterInMb = heapUsedInMb();
+  return { scopes, elapsedInMs, heapBeforeInMb, heapAfterInMb, heapGrowthInMb: round(heapAfterInMb - heapBeforeInMb, 1) };
+}
+
 async function throughPackage(scopes: number, failing: boolean): Promise<ManyPartitionsFigures> {
   const registry = new Registry();
   const pipeline = createEmptyPipeline();
@@ -81,20 +90,15 @@ async function throughPackage(scopes: number, failing: boolean): Promise<ManyPar
     await pipeline.sendRequest(answer, request(i));
     if (i % SAMPLE_EVERY === 0) maxCircuits = Math.max(maxCircuits, breaker?.size ?? 0);
   }
-  const elapsedInMs = performance.now() - started;
+  const run = runFigures(scopes, started, heapBeforeInMb);
   maxCircuits = Math.max(maxCircuits, breaker?.size ?? 0);
-  const heapAfterInMb = heapUsedInMb();
   const metricSeries = (await registry.getMetricsAsJSON()).reduce((n, metric) => n + metric.values.length, 0);
   const circuits = breaker?.size;
   handle.dispose();
   return {
     id: failing ? "package-503" : "package",
     label: failing ? "this package, every scope answering 503 once (a circuit each)" : "this package (defaults: breaker and metrics on)",
-    scopes,
-    elapsedInMs: Math.round(elapsedInMs),
-    heapBeforeInMb,
-    heapAfterInMb,
-    heapGrowthInMb: round(heapAfterInMb - heapBeforeInMb, 1),
+    ...run,
     circuits,
     maxCircuits,
     metricSeries,
@@ -108,20 +112,15 @@ async function throughSdk(scopes: number): Promise<ManyPartitionsFigures> {
   const heapBeforeInMb = heapUsedInMb();
   const started = performance.now();
   for (let i = 0; i < scopes; i++) await pipeline.sendRequest(ok, request(i));
-  const elapsedInMs = performance.now() - started;
-  const heapAfterInMb = heapUsedInMb();
+  const run = runFigures(scopes, started, heapBeforeInMb);
   return {
     id: "sdk-default",
     label: "SDK defaultRetryPolicy (no per-partition state)",
-    scopes,
-    elapsedInMs: Math.round(elapsedInMs),
-    heapBeforeInMb,
-    heapAfterInMb,
-    heapGrowthInMb: round(heapAfterInMb - heapBeforeInMb, 1),
+    ...run,
     circuits: undefined,
     maxCircuits: undefined,
     metricSeries: undefined,
-    heapAfterReleaseInMb: heapAfterInMb,
+    heapAfterReleaseInMb: run.heapAfterInMb,
   };
 }
 
@@ -138,17 +137,12 @@ async function cockatielRun(scopes: number): Promise<Omit<ManyPartitionsFigures,
   const heapBeforeInMb = heapUsedInMb();
   const started = performance.now();
   for (let i = 0; i < scopes; i++) await wiring.run(`p${i}`, () => pipeline.sendRequest(ok, request(i)));
-  const elapsedInMs = performance.now() - started;
-  const heapAfterInMb = heapUsedInMb();
+  const run = runFigures(scopes, started, heapBeforeInMb);
   const circuits = wiring.size;
   return {
     id: "cockatiel",
     label: "cockatiel, one breaker per partition key in a Map",
-    scopes,
-    elapsedInMs: Math.round(elapsedInMs),
-    heapBeforeInMb,
-    heapAfterInMb,
-    heapGrowthInMb: round(heapAfterInMb - heapBeforeInMb, 1),
+    ...run,
     circuits,
     maxCircuits: circuits,
     metricSeries: undefined,
