@@ -1,4 +1,5 @@
 // Hand-written SVG line charts: no chart library, a few rectangles, polylines and labels.
+import { escapeHtml } from "../src/report/escapeHtml.js";
 
 /** One line of a panel. */
 export interface Line {
@@ -55,13 +56,13 @@ export function renderChart(options: ChartOptions): string {
   parts.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="11">`,
     `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
-    `<text x="${MARGIN.left}" y="18" font-size="14" font-weight="bold">${escape(options.title)}</text>`,
+    `<text x="${MARGIN.left}" y="18" font-size="14" font-weight="bold">${escapeHtml(options.title)}</text>`,
   );
   parts.push(legendItems.svg);
   options.panels.forEach((panel, index) => {
     const top = top0 + index * (panelHeight + PANEL_GAP);
     const y = (value: number) => top + panelHeight - (value / yMax) * panelHeight;
-    parts.push(`<text x="${MARGIN.left}" y="${top - 6}" font-weight="bold">${escape(panel.title)}</text>`);
+    parts.push(`<text x="${MARGIN.left}" y="${top - 6}" font-weight="bold">${escapeHtml(panel.title)}</text>`);
     for (const band of options.bands ?? []) {
       parts.push(
         `<rect x="${f(x(band.fromInMs))}" y="${top}" width="${f(x(band.toInMs) - x(band.fromInMs))}" height="${panelHeight}" fill="${band.color}" fill-opacity="0.18"/>`,
@@ -88,7 +89,7 @@ export function renderChart(options: ChartOptions): string {
     }
   });
   parts.push(
-    `<text x="14" y="${top0 + 40}" transform="rotate(-90 14 ${top0 + 40})" text-anchor="end">${escape(options.yLabel)}</text>`,
+    `<text x="14" y="${top0 + 40}" transform="rotate(-90 14 ${top0 + 40})" text-anchor="end">${escapeHtml(options.yLabel)}</text>`,
     "</svg>",
   );
   return parts.join("\n") + "\n";
@@ -105,14 +106,14 @@ function legend(options: ChartOptions, left: number, y: number, right: number): 
       width: 30 + line.label.length * 6,
       draw: (x, yy) =>
         `<line x1="${x}" x2="${x + 18}" y1="${yy - 4}" y2="${yy - 4}" stroke="${line.color}" stroke-width="2"${dash}/>\n` +
-        `<text x="${x + 22}" y="${yy}">${escape(line.label)}</text>`,
+        `<text x="${x + 22}" y="${yy}">${escapeHtml(line.label)}</text>`,
     });
   }
   for (const band of options.bands ?? []) {
     entries.push({
       width: 26 + band.label.length * 6,
       draw: (x, yy) =>
-        `<rect x="${x}" y="${yy - 9}" width="14" height="10" fill="${band.color}" fill-opacity="0.3"/>\n<text x="${x + 18}" y="${yy}">${escape(band.label)}</text>`,
+        `<rect x="${x}" y="${yy - 9}" width="14" height="10" fill="${band.color}" fill-opacity="0.3"/>\n<text x="${x + 18}" y="${yy}">${escapeHtml(band.label)}</text>`,
     });
   }
   const items: string[] = [];
@@ -146,8 +147,4 @@ function formatNumber(value: number): string {
 
 function f(value: number): string {
   return value.toFixed(1);
-}
-
-function escape(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
