@@ -38,8 +38,12 @@ const COMPACT_AFTER = 1024;
 
 /** Creates an {@link AttemptDeadlines}. */
 export function createAttemptDeadlines(): AttemptDeadlines {
-  let queue: Entry[] = [];
+  // Live entries are queue[head..tail); slots before head are cleared, so nothing released is kept.
+  let queue: (Entry | undefined)[] = [];
   let head = 0;
+  let tail = 0;
+  /** The newest queued deadline (kept here: reading `queue[tail - 1]` of an empty queue is a slow out-of-bounds read). */
+  let newestAt = -Infinity;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let timerAt = Infinity;
 
@@ -51,17 +55,20 @@ export function createAttemptDeadlines(): AttemptDeadlines {
 
   /** Drops released and passed entries from the head, then sets the timer for the new head. */
   const settle = (now: number): void => {
-    while (head < queue.length) {
+    while (head < tail) {
       const entry = queue[head] as Entry;
       if (!entry.done && entry.at > now) break;
       if (!entry.done) expire(entry);
+      queue[head] = undefined;
       head += 1;
     }
-    if (head === queue.length) {
-      queue.length = 0; // emptied in place: one attempt at a time must not cost an array each
+    if (head === tail) {
+      // Emptied by index, not by `length = 0`, which would free the backing store and make the next push allocate one.
       head = 0;
-    } else if (head >= COMPACT_AFTER && head * 2 >= queue.length) {
-      queue = queue.slice(head);
+      tail = 0;
+    } else if (head >= COMPACT_AFTER && head * 2 >= tail) {
+      queue = queue.slice(head, tail);
+      tail -= head;
       head = 0;
     }
     schedule();
@@ -74,7 +81,7 @@ export function createAttemptDeadlines(): AttemptDeadlines {
    * period, not one per attempt.
    */
   const schedule = (): void => {
-    if (head >= queue.length) return;
+    if (head >= tail) return;
     const next = (queue[head] as Entry).at;
     if (timer !== undefined && timerAt <= next) return;
     if (timer !== undefined) clearTimeout(timer);
@@ -92,15 +99,16 @@ export function createAttemptDeadlines(): AttemptDeadlines {
   return {
     arm(controller, now, timeoutInMs) {
       const entry: Entry = { controller, at: now + timeoutInMs, timedOut: false, done: false, timer: undefined };
-      const newest = queue[queue.length - 1];
-      if (head < queue.length && newest !== undefined && entry.at < newest.at) {
+      if (head < tail && entry.at < newestAt) {
         entry.timer = setTimeout(() => {
           if (!entry.done) expire(entry);
         }, timeoutInMs);
         entry.timer.unref();
         return entry;
       }
-      queue.push(entry);
+      queue[tail] = entry;
+      tail += 1;
+      newestAt = entry.at;
       schedule();
       return entry;
     },
@@ -116,7 +124,7 @@ export function createAttemptDeadlines(): AttemptDeadlines {
       if (queue[head] === entry) settle(-Infinity);
     },
     get queued() {
-      return queue.length - head;
+      return tail - head;
     },
   };
 }
