@@ -47,8 +47,12 @@ export interface RetryBudgetSnapshot {
  * the load of a throttled account.
  */
 export interface RetryBudget {
-  /** Counts one request (an operation's first attempt). */
-  recordRequest(): void;
+  /**
+   * Counts one request (an operation's first attempt). `at` is the time now by
+   * `performance.now()`, for a caller that has just read it (the retry policy does, so the
+   * budget need not read the clock again); a budget made with its own `now` ignores it.
+   */
+  recordRequest(at?: number): void;
   /** Spends one retry and returns true, or returns false when the budget is exhausted. */
   tryRetry(): boolean;
   /** The budget's current counts. */
@@ -85,7 +89,10 @@ export function resolveRetryBudgetOptions(
  * pipeline.addPolicy(resilientRetryPolicy({ retryBudget: budget }), { phase: "Retry" });
  */
 export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget {
-  const { retryRatio, minRetriesPerSecond, windowInMs, now = () => performance.now() } = resolveRetryBudgetOptions(options, "options");
+  const resolved = resolveRetryBudgetOptions(options, "options");
+  const { retryRatio, minRetriesPerSecond, windowInMs } = resolved;
+  const ownClock = resolved.now !== undefined;
+  const now = resolved.now ?? (() => performance.now());
   const reserve = (minRetriesPerSecond * windowInMs) / 1000;
   const width = windowInMs / BUCKETS;
   const requests = new Float64Array(BUCKETS);
@@ -93,9 +100,8 @@ export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget
   const epochs = new Float64Array(BUCKETS).fill(-Infinity);
   let latest = -Infinity;
 
-  /** The current bucket's index in time; a clock that steps back is held at its latest value. */
-  const advance = (): number => {
-    const t = now();
+  /** The current bucket's index in time (at `t`, or by the clock); a clock that steps back is held at its latest value. */
+  const advance = (t: number = now()): number => {
     if (Number.isFinite(t) && t > latest) latest = t;
     const epoch = Number.isFinite(latest) ? Math.floor(latest / width) : 0;
     const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
@@ -120,8 +126,8 @@ export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget
   const balance = (t: { requests: number; retries: number }): number => reserve + retryRatio * t.requests - t.retries;
 
   return {
-    recordRequest(): void {
-      const epoch = advance();
+    recordRequest(at?: number): void {
+      const epoch = advance(ownClock || at === undefined ? now() : at);
       const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
       requests[slot] = (requests[slot] as number) + 1;
     },

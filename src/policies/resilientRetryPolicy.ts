@@ -100,7 +100,7 @@ async function sendWithRetries(
   const op: Operation = { request, s, hooks, started, info: startRetryInfo(request), write: isWriteMethod(request.method), tableWrite: null };
   const info = op.info;
   const replayable = isReplayable(request);
-  s.budget?.recordRequest();
+  s.budget?.recordRequest(started);
   let attemptStarted = started;
   const attempt = (): Promise<AttemptResult> => {
     const remaining = deadline - attemptStarted;

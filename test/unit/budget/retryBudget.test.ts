@@ -36,6 +36,20 @@ describe("createRetryBudget", () => {
     expect(drain(budget)).toBe(10);
   });
 
+  it("takes the caller's clock reading for a request, unless it has a clock of its own", () => {
+    // Default clock: a reading a window ago counts in a bucket that has already expired.
+    const shared = createRetryBudget({ windowInMs: 1_000 });
+    shared.recordRequest(performance.now() - 5_000);
+    expect(shared.snapshot().requests).toBe(0);
+    shared.recordRequest(performance.now());
+    expect(shared.snapshot().requests).toBe(1);
+    // Its own clock: the reading is ignored, the request counts now.
+    const c = clock(10_000);
+    const own = createRetryBudget({ now: c.now, windowInMs: 1_000 });
+    own.recordRequest(0);
+    expect(own.snapshot().requests).toBe(1);
+  });
+
   it("a budget with no floor allows exactly the ratio", () => {
     const c = clock();
     const budget = createRetryBudget({ now: c.now, minRetriesPerSecond: 0, retryRatio: 0.1 });
