@@ -3,7 +3,15 @@ import CircuitBreaker from "opossum";
 import { CircuitOpenError } from "../errors/circuitOpenError.js";
 import { logger } from "../logging/logger.js";
 import type { StorageService } from "../partition/partitionScope.js";
-import { operationEnded, type AttemptGate, type AttemptResult, type OperationAwareGate } from "../policies/attemptGate.js";
+import {
+  admitDirectly,
+  operationEnded,
+  settleDirectly,
+  type AttemptGate,
+  type AttemptResult,
+  type DirectGate,
+  type OperationAwareGate,
+} from "../policies/attemptGate.js";
 import { createBucketRotator } from "./bucketRotator.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "./circuitStateSource.js";
 import { isRebalancingOutcome } from "./isRebalancingOutcome.js";
@@ -15,7 +23,6 @@ import {
 } from "./partitionBreakerOptions.js";
 import { createRequestScopeReader, type RequestScope } from "./requestScope.js";
 import { createScopeRegistry } from "./scopeRegistry.js";
-import { createSuccessTally } from "./successTally.js";
 
 /**
  * A circuit breaker per partition scope, as the retry policy's {@link AttemptGate}:
@@ -86,8 +93,8 @@ function isOpossumError(error: unknown, code: string): boolean {
 
 /**
  * Creates a {@link PartitionBreaker}. Circuits are opossum breakers made per scope at its
- * first rebalancing failure (until then its attempts are only counted, and the count
- * primes the circuit), and retired once closed with no failure left in their window,
+ * first rebalancing failure (until then its attempts go out unwatched; while no scope has
+ * a circuit, not even the scope is read), and retired once closed with no failure left in their window,
  * with opossum's own timeout off (the retry policy owns timeouts), no snapshots, no
  * latency percentiles and one shared bucket-rotation timer; at most `maxScopes` live,
  * idle ones swept after `idleTtlInMs`, every evicted one `shutdown()`. Every timer is
@@ -107,7 +114,6 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const openKeys = new Set<string>();
   const halfOpenKeys = new Set<string>();
   const listeners = new Set<(transition: CircuitTransition) => void>();
-  const tally = createSuccessTally({ windowInMs: o.rollingWindowInMs, maxKeys: o.maxScopes });
   const registry = createScopeRegistry<Circuit>({
     maxEntries: o.maxScopes,
     idleTtlInMs: o.idleTtlInMs,
@@ -144,16 +150,6 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const addCircuit = (scope: RequestScope): Circuit => {
     const circuit = { key: scope.key, service: scope.service, state: "closed", openedAt: 0, consecutiveFailures: 0 } as Circuit;
     const window = { rollingCountTimeout: o.rollingWindowInMs, rollingCountBuckets: ROLLING_WINDOW_BUCKETS };
-    // Primed with the attempts counted while the scope had no circuit (opossum's documented way to prime stats).
-    const earlier = tally.count(scope.key);
-    tally.forget(scope.key);
-    const status = CircuitBreaker.newStatus({
-      ...window,
-      rollingPercentilesEnabled: false,
-      enableSnapshots: false,
-      rotateBucketController: rotator.controller,
-      stats: { fires: earlier, successes: earlier } as CircuitBreaker.Stats,
-    });
     circuit.breaker = new CircuitBreaker<FireArgs, AttemptResult>(guardedAttempt, {
       ...window,
       name: scope.key,
@@ -164,7 +160,6 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       rollingPercentilesEnabled: false,
       enableSnapshots: false,
       rotateBucketController: rotator.controller,
-      status,
       errorFilter: isNotRebalancing,
     });
     circuit.breaker.on("success", () => (circuit.consecutiveFailures = 0));
@@ -179,22 +174,50 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     return circuit;
   };
 
-  /**
-   * A scope without a circuit has had no rebalancing failure lately: its attempt goes
-   * straight out and is only counted. A rebalancing failure gives it a circuit (primed
-   * with that count) and is recorded there as the circuit's first failure.
-   */
-  const attemptWithoutCircuit = async (scope: RequestScope, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> => {
-    const result = await attempt();
-    if (disposed) return result;
-    if (!isRebalancingOutcome(result.outcomeClass)) {
-      // Another attempt may have given the scope a circuit meanwhile: count it there.
-      const circuit = registry.peek(scope.key);
-      if (circuit === undefined) tally.record(scope.key);
-      else await recordOutcome(circuit, result);
-      return result;
+  /** The last request whose scope was read, and that scope: an attempt's admit and settle read the same one. */
+  let lastRequest: PipelineRequest | undefined;
+  let lastScope: RequestScope | undefined;
+  const scopeOf = (request: PipelineRequest): RequestScope | undefined => {
+    if (request !== lastRequest) {
+      lastScope = readScope.read(request);
+      lastRequest = request;
     }
-    await recordOutcome(registry.touch(scope.key) ?? addCircuit(scope), result);
+    return lastScope;
+  };
+
+  /**
+   * Admits an attempt to go out unwrapped (the ticket is the request itself) when its scope
+   * has no circuit. While no scope has a circuit, which is the usual case, not even the
+   * scope is read.
+   */
+  const admit = (request: PipelineRequest): PipelineRequest | undefined => {
+    if (disposed || registry.size === 0) return request;
+    const scope = scopeOf(request);
+    return scope === undefined || registry.touch(scope.key) === undefined ? request : undefined;
+  };
+
+  /**
+   * Counts an unwrapped attempt. A success needs nothing unless some scope has a circuit
+   * (this one may have got one meanwhile: it counts there). A rebalancing failure gives the
+   * scope a circuit, if it had none, and is recorded there as a failure. Returns what to
+   * await, if anything.
+   */
+  const settle = (request: PipelineRequest, result: AttemptResult): Promise<void> | undefined => {
+    if (disposed) return undefined;
+    const rebalancing = isRebalancingOutcome(result.outcomeClass);
+    if (!rebalancing && registry.size === 0) return undefined;
+    const scope = scopeOf(request);
+    if (scope === undefined) return undefined;
+    if (!rebalancing) {
+      const circuit = registry.peek(scope.key);
+      return circuit === undefined ? undefined : recordOutcome(circuit, result);
+    }
+    return recordOutcome(registry.touch(scope.key) ?? addCircuit(scope), result);
+  };
+
+  const attemptThenSettle = async (request: PipelineRequest, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> => {
+    const result = await attempt();
+    await settle(request, result);
     return result;
   };
 
@@ -223,22 +246,29 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     circuit.state === "open" ? Math.max(0, circuit.openedAt + o.resetTimeoutInMs - Date.now()) : halfOpenPollInMs;
 
   // Told by the retry policy when an operation ends, so its remembered scope goes at once.
-  const breaker: PartitionBreaker & OperationAwareGate = {
+  const breaker: PartitionBreaker & OperationAwareGate & DirectGate = {
     mode: o.mode,
     waitWhenOpen: o.mode === "wait",
     get size() {
       return registry.size;
     },
-    // Not async itself: a healthy scope's attempt goes out with no promise layer of ours.
     run(request: PipelineRequest, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> {
-      if (disposed) return attempt();
-      const scope = readScope.read(request);
-      if (scope === undefined) return attempt();
-      const circuit = registry.touch(scope.key);
-      return circuit === undefined ? attemptWithoutCircuit(scope, attempt) : attemptOnCircuit(circuit, attempt);
+      const ticket = admit(request);
+      if (ticket !== undefined) return attemptThenSettle(ticket, attempt);
+      // admit found the scope's circuit; it cannot have gone since (nothing ran in between).
+      const circuit = registry.peek((scopeOf(request) as RequestScope).key) as Circuit;
+      return attemptOnCircuit(circuit, attempt);
     },
+    // The retry loop's unwrapped path: a scope with no circuit costs no promise layer of ours.
+    [admitDirectly]: admit,
+    [settleDirectly]: settle as DirectGate[typeof settleDirectly],
     [operationEnded](request: PipelineRequest): void {
       readScope.release(request);
+      // Not kept past its operation (its body may be large).
+      if (request === lastRequest) {
+        lastRequest = undefined;
+        lastScope = undefined;
+      }
     },
     stateOf(scope) {
       return registry.peek(scope)?.state;
@@ -263,7 +293,6 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       if (disposed) return;
       disposed = true;
       registry.clear();
-      tally.clear();
       rotator.stop();
       listeners.clear();
     },

@@ -36,3 +36,30 @@ export interface OperationAwareGate extends AttemptGate {
 export function isOperationAwareGate(gate: AttemptGate | undefined): gate is OperationAwareGate {
   return typeof (gate as Partial<OperationAwareGate> | undefined)?.[operationEnded] === "function";
 }
+
+/**
+ * Internal, not exported from the package: a gate with methods under these keys can let an
+ * attempt go out without wrapping it, which saves the success path a promise layer and a
+ * closure. `[admitDirectly](request)` returns a ticket when the attempt needs no wrapping
+ * (for the breaker: its partition has no circuit), and the retry loop then reports the
+ * result with `[settleDirectly](ticket, result, now)`, awaiting what that returns, if
+ * anything; it returns undefined when the attempt must go through `run`.
+ */
+export const admitDirectly: unique symbol = Symbol("azure-storage-resilience.admitDirectly");
+export const settleDirectly: unique symbol = Symbol("azure-storage-resilience.settleDirectly");
+
+/** A ticket from {@link admitDirectly}; only the gate that issued it reads it. */
+export type DirectTicket = object;
+
+/** A gate that can let attempts out unwrapped (see {@link admitDirectly}). */
+export interface DirectGate extends AttemptGate {
+  [admitDirectly](request: PipelineRequest): DirectTicket | undefined;
+  /** `now` is when the attempt ended, by `performance.now()`. */
+  [settleDirectly](ticket: DirectTicket, result: AttemptResult, now: number): Promise<void> | undefined;
+}
+
+/** True when `gate` can let attempts out unwrapped. */
+export function isDirectGate(gate: AttemptGate | undefined): gate is DirectGate {
+  const candidate = gate as Partial<DirectGate> | undefined;
+  return typeof candidate?.[admitDirectly] === "function" && typeof candidate[settleDirectly] === "function";
+}

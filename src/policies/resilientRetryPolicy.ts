@@ -16,7 +16,7 @@ import {
   type TableWrite,
 } from "./ambiguousWrite.js";
 import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
-import type { AttemptResult } from "./attemptGate.js";
+import { admitDirectly, settleDirectly, type AttemptResult, type DirectGate } from "./attemptGate.js";
 import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, DelaySource, RetryObserver, StopReason } from "./retryEvents.js";
 import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
@@ -26,7 +26,7 @@ import {
   type ResilientRetryPolicyOptions,
   type RetryPolicySettings,
 } from "./retryPolicyOptions.js";
-import { runAttempt } from "./runAttempt.js";
+import { runAttempt, type AttemptTimeout } from "./runAttempt.js";
 
 /** The policy's name; unique in a pipeline, so users can find and remove it. */
 export const resilientRetryPolicyName = "resilientRetryPolicy";
@@ -102,12 +102,6 @@ async function sendWithRetries(
   const replayable = isReplayable(request);
   s.budget?.recordRequest(started);
   let attemptStarted = started;
-  const attempt = (): Promise<AttemptResult> => {
-    const remaining = deadline - attemptStarted;
-    const tryTimeout = s.tryTimeoutInMs > 0 ? s.tryTimeoutInMs : Infinity;
-    const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
-    return runAttempt(request, next, { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now: attemptStarted, deadlines: s.deadlines }, s.rules);
-  };
   let retryNumber = 0;
   let last: AttemptResult | undefined;
 
@@ -115,9 +109,24 @@ async function sendWithRetries(
     if (request.abortSignal?.aborted) {
       return finish(op, undefined, "aborted", "aborted", performance.now(), new AbortError("The operation was aborted."));
     }
+    const remaining = deadline - attemptStarted;
+    const tryTimeout = s.tryTimeoutInMs > 0 ? s.tryTimeoutInMs : Infinity;
+    const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
+    const timeout: AttemptTimeout = { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now: attemptStarted, deadlines: s.deadlines };
+    // A partition with no circuit lets the attempt out unwrapped: no promise layer, no closure.
+    const ticket = s.directGate?.[admitDirectly](request);
     let result: AttemptResult;
+    let ended: number;
     try {
-      result = s.gate ? await s.gate.run(request, attempt) : await attempt();
+      if (ticket !== undefined) {
+        result = await runAttempt(request, next, timeout, s.rules);
+        ended = performance.now();
+        const settling = (s.directGate as DirectGate)[settleDirectly](ticket, result, ended);
+        if (settling !== undefined) await settling;
+      } else {
+        result = s.gate ? await s.gate.run(request, () => runAttempt(request, next, timeout, s.rules)) : await runAttempt(request, next, timeout, s.rules);
+        ended = performance.now();
+      }
     } catch (error) {
       if (!isCircuitOpenError(error)) throw error;
       const now = performance.now();
@@ -137,7 +146,6 @@ async function sendWithRetries(
       attemptStarted = performance.now();
       continue;
     }
-    const ended = performance.now();
     last = result;
     const cls = result.outcomeClass;
     recordAttempt(op, cls, ended - attemptStarted, result);

@@ -7,7 +7,7 @@ import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
 import { createAttemptDeadlines, type AttemptDeadlines } from "../timing/attemptDeadlines.js";
 import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
 import { DAY_IN_MS, describe, optionalNumberOption, rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
-import { isOperationAwareGate, operationEnded, type AttemptGate } from "./attemptGate.js";
+import { isDirectGate, isOperationAwareGate, operationEnded, type AttemptGate, type DirectGate } from "./attemptGate.js";
 import type { RetryObserver } from "./retryEvents.js";
 
 // The retry policy's options, their defaults and their validation; the loop itself is in
@@ -89,6 +89,8 @@ export interface RetryPolicySettings {
   rules: ClassificationRules | undefined;
   observers: readonly RetryObserver[];
   gate: AttemptGate | undefined;
+  /** The same gate when it can let attempts out unwrapped (the package's breaker), else undefined. */
+  directGate: DirectGate | undefined;
   /** The gate's hook for the end of an operation, when it has one. */
   endOperation: ((request: PipelineRequest) => void) | undefined;
   ambiguousWrites: Required<AmbiguousWriteOptions> | undefined;
@@ -142,6 +144,7 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
     rules,
     observers,
     gate: options.gate,
+    directGate: isDirectGate(options.gate) ? options.gate : undefined,
     endOperation: isOperationAwareGate(options.gate) ? options.gate[operationEnded].bind(options.gate) : undefined,
     ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
     budget: resolveBudget(options.retryBudget),

@@ -176,33 +176,35 @@ describe("createPartitionBreaker: circuits only where failures are", () => {
     expect(breaker.stateOf(key("p1"))).toBe("open"); // the first failure counted: 5 of 5
   });
 
-  it("the new circuit is primed with the window's earlier successes", async () => {
-    const busy = make({ consecutiveFailures: Infinity });
-    await runMany(busy, "p1", "success", 100);
-    await runMany(busy, "p1", "throttled", 8);
-    expect(busy.stateOf(key("p1"))).toBe("closed"); // 8 of 108
-    const quiet = make();
-    await runMany(quiet, "p1", "throttled", 8);
-    expect(quiet.stateOf(key("p1"))).toBe("open");
+  it("a new circuit counts from its first failure: successes before it do not dilute the window", async () => {
+    const breaker = make({ consecutiveFailures: Infinity });
+    await runMany(breaker, "p1", "success", 100);
+    for (const outcome of ["throttled", "success", "timeout", "throttled", "success", "transient", "throttled"] as const) {
+      await runOnce(breaker, "p1", outcome);
+    }
+    expect(breaker.stateOf(key("p1"))).toBe("open"); // 5 of 7 since the circuit came, not 5 of 107
   });
 
-  it("opens after consecutiveFailures in a row however busy the window was; a success in between resets the run", async () => {
-    const breaker = make();
-    await runMany(breaker, "p1", "success", 100);
+  it("opens after consecutiveFailures in a row; a success in between resets the run", async () => {
+    const breaker = make({ errorThresholdPercentage: 99 });
     await runMany(breaker, "p1", "throttled", 4);
     await runOnce(breaker, "p1", "success");
     await runMany(breaker, "p1", "throttled", 4);
-    expect(breaker.stateOf(key("p1"))).toBe("closed"); // 8 of 109, never 5 in a row
+    expect(breaker.stateOf(key("p1"))).toBe("closed"); // 8 of 9, never 5 in a row
     await runOnce(breaker, "p1", "timeout");
     expect(breaker.stateOf(key("p1"))).toBe("open");
   });
 
-  it("successes from before the window do not prime it", async () => {
-    const breaker = make({ rollingWindowInMs: 3_000 });
-    await runMany(breaker, "p1", "success", 100);
-    vi.advanceTimersByTime(6_001);
-    await runMany(breaker, "p1", "throttled", 5);
-    expect(breaker.stateOf(key("p1"))).toBe("open");
+  it("while no scope has a circuit, a successful attempt does not even read its scope", async () => {
+    const getScope = vi.fn((request: PipelineRequest) => (request.url.includes("'p2'") ? key("p2") : key("p1")));
+    const breaker = make({ getScope });
+    await runMany(breaker, "p1", "success", 20);
+    expect(getScope).not.toHaveBeenCalled();
+    await runOnce(breaker, "p2", "throttled");
+    expect(breaker.stateOf(key("p2"))).toBe("closed");
+    // With a circuit somewhere, every attempt's scope is read, to find out whether it is that one.
+    await runOnce(breaker, "p1", "success");
+    expect(getScope).toHaveBeenCalledTimes(2);
   });
 
   it("a closed circuit goes once its window holds no failure, and the scope is cheap again", async () => {
