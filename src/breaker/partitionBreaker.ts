@@ -261,7 +261,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     },
     // The retry loop's unwrapped path: a scope with no circuit costs no promise layer of ours.
     [admitDirectly]: admit,
-    [settleDirectly]: settle as DirectGate[typeof settleDirectly],
+    [settleDirectly]: settle as DirectGate[typeof settleDirectly], // its tickets are requests
     [operationEnded](request: PipelineRequest): void {
       readScope.release(request);
       // Not kept past its operation (its body may be large).

@@ -42,7 +42,7 @@ export function isOperationAwareGate(gate: AttemptGate | undefined): gate is Ope
  * attempt go out without wrapping it, which saves the success path a promise layer and a
  * closure. `[admitDirectly](request)` returns a ticket when the attempt needs no wrapping
  * (for the breaker: its partition has no circuit), and the retry loop then reports the
- * result with `[settleDirectly](ticket, result, now)`, awaiting what that returns, if
+ * result with `[settleDirectly](ticket, result)`, awaiting what that returns, if
  * anything; it returns undefined when the attempt must go through `run`.
  */
 export const admitDirectly: unique symbol = Symbol("azure-storage-resilience.admitDirectly");
@@ -54,8 +54,7 @@ export type DirectTicket = object;
 /** A gate that can let attempts out unwrapped (see {@link admitDirectly}). */
 export interface DirectGate extends AttemptGate {
   [admitDirectly](request: PipelineRequest): DirectTicket | undefined;
-  /** `now` is when the attempt ended, by `performance.now()`. */
-  [settleDirectly](ticket: DirectTicket, result: AttemptResult, now: number): Promise<void> | undefined;
+  [settleDirectly](ticket: DirectTicket, result: AttemptResult): Promise<void> | undefined;
 }
 
 /** True when `gate` can let attempts out unwrapped. */

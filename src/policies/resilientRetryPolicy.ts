@@ -18,7 +18,16 @@ import {
 import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
 import { admitDirectly, settleDirectly, type AttemptResult, type DirectGate } from "./attemptGate.js";
 import { isReplayable } from "./replayableBody.js";
-import type { AttemptClass, DelaySource, RetryObserver, StopReason } from "./retryEvents.js";
+import type {
+  AmbiguousWriteEvent,
+  AttemptClass,
+  AttemptEvent,
+  DelaySource,
+  OperationEvent,
+  RetryEvent,
+  RetryObserver,
+  StopReason,
+} from "./retryEvents.js";
 import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import {
   resolveRetryPolicyOptions,
@@ -26,7 +35,7 @@ import {
   type ResilientRetryPolicyOptions,
   type RetryPolicySettings,
 } from "./retryPolicyOptions.js";
-import { runAttempt, type AttemptTimeout } from "./runAttempt.js";
+import { answered, endAttempt, failed, runAttempt, startAttempt, type AttemptTimeout } from "./runAttempt.js";
 
 /** The policy's name; unique in a pipeline, so users can find and remove it. */
 export const resilientRetryPolicyName = "resilientRetryPolicy";
@@ -54,23 +63,31 @@ export function resilientRetryPolicy(options: ResilientRetryPolicyOptions = {}):
   };
 }
 
-/** The observers that have each hook, found once: an event nobody listens to is never built. */
+/**
+ * Each hook's listeners, found and bound once: an event nobody listens to is never built,
+ * and a call is a plain function call, not a lookup of the hook by name on each observer.
+ */
 interface ObserverHooks {
-  onAttempt: readonly RetryObserver[];
-  onRetry: readonly RetryObserver[];
-  onOperationEnd: readonly RetryObserver[];
-  onAmbiguousWrite: readonly RetryObserver[];
+  onAttempt: readonly Listener<AttemptEvent>[];
+  onRetry: readonly Listener<RetryEvent>[];
+  onOperationEnd: readonly Listener<OperationEvent>[];
+  onAmbiguousWrite: readonly Listener<AmbiguousWriteEvent>[];
 }
 
+type Listener<E> = (event: E) => void;
+
 function observerHooks(observers: readonly RetryObserver[]): ObserverHooks {
-  const having = (hook: keyof RetryObserver) => observers.filter((o) => typeof o[hook] === "function");
+  const listeners = <K extends keyof RetryObserver>(hook: K) =>
+    observers.flatMap((o) => (typeof o[hook] === "function" ? [(o[hook] as Listener<HookEvent<K>>).bind(o)] : []));
   return {
-    onAttempt: having("onAttempt"),
-    onRetry: having("onRetry"),
-    onOperationEnd: having("onOperationEnd"),
-    onAmbiguousWrite: having("onAmbiguousWrite"),
+    onAttempt: listeners("onAttempt"),
+    onRetry: listeners("onRetry"),
+    onOperationEnd: listeners("onOperationEnd"),
+    onAmbiguousWrite: listeners("onAmbiguousWrite"),
   };
 }
+
+type HookEvent<K extends keyof RetryObserver> = Parameters<NonNullable<RetryObserver[K]>>[0];
 
 /** One operation's state, shared by the loop and the helpers that end it. */
 interface Operation {
@@ -113,18 +130,29 @@ async function sendWithRetries(
     const tryTimeout = s.tryTimeoutInMs > 0 ? s.tryTimeoutInMs : Infinity;
     const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
     const timeout: AttemptTimeout = { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now: attemptStarted, deadlines: s.deadlines };
-    // A partition with no circuit lets the attempt out unwrapped: no promise layer, no closure.
+    // Without a gate, or past one that lets it out unwrapped (a partition with no circuit),
+    // the attempt runs right here: no promise layer of ours, no closure.
+    const gate = s.gate;
     const ticket = s.directGate?.[admitDirectly](request);
     let result: AttemptResult;
     let ended: number;
     try {
-      if (ticket !== undefined) {
-        result = await runAttempt(request, next, timeout, s.rules);
+      if (gate === undefined || ticket !== undefined) {
+        // runAttempt, inlined.
+        const callerSignal = request.abortSignal;
+        const armed = startAttempt(request, timeout);
+        try {
+          result = answered(await next(request), s.rules);
+        } catch (thrown) {
+          result = failed(request, thrown, callerSignal, armed, s.rules);
+        } finally {
+          if (armed !== undefined) endAttempt(request, armed);
+        }
         ended = performance.now();
-        const settling = (s.directGate as DirectGate)[settleDirectly](ticket, result, ended);
+        const settling = ticket === undefined ? undefined : (s.directGate as DirectGate)[settleDirectly](ticket, result);
         if (settling !== undefined) await settling;
       } else {
-        result = s.gate ? await s.gate.run(request, () => runAttempt(request, next, timeout, s.rules)) : await runAttempt(request, next, timeout, s.rules);
+        result = await gate.run(request, () => runAttempt(request, next, timeout, s.rules));
         ended = performance.now();
       }
     } catch (error) {
@@ -311,14 +339,10 @@ function surface(result: AttemptResult | undefined, error?: unknown): PipelineRe
   throw result?.error;
 }
 
-function notify<K extends keyof RetryObserver>(
-  observers: readonly RetryObserver[],
-  hook: K,
-  event: Parameters<NonNullable<RetryObserver[K]>>[0],
-): void {
-  for (const observer of observers) {
+function notify<E>(listeners: readonly Listener<E>[], hook: keyof RetryObserver, event: E): void {
+  for (const listener of listeners) {
     try {
-      (observer[hook] as ((e: typeof event) => void) | undefined)?.call(observer, event);
+      listener(event);
     } catch (error) {
       logger.warning(`A retry observer's ${hook} threw and was ignored: ${(error as Error)?.name ?? "error"}`);
     }

@@ -1,4 +1,5 @@
-import { RestError, type PipelineRequest, type SendRequest } from "@azure/core-rest-pipeline";
+import { RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
+import type { AbortSignalLike } from "@azure/abort-controller";
 import { classify } from "../classification/classify.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import type { ArmedDeadline, AttemptDeadlines } from "../timing/attemptDeadlines.js";
@@ -15,12 +16,26 @@ export interface AttemptTimeout {
   deadlines: AttemptDeadlines;
 }
 
+/** An attempt's timeout while it runs: what {@link endAttempt} undoes. */
+export interface ArmedAttempt {
+  readonly timeout: AttemptTimeout;
+  /** The caller's own signal, put back on the request when the attempt ends. */
+  readonly callerSignal: AbortSignalLike | undefined;
+  readonly deadline: ArmedDeadline;
+  readonly forwardAbort: (() => void) | undefined;
+}
+
 /**
  * Sends one attempt and classifies it. With a finite timeout the attempt gets its own
  * abort signal, linked to the caller's; when the timeout passes, the attempt is reported
  * as a `RestError` with code `ETIMEDOUT` (class `timeout`, retried), unlike the SDK's
  * `request.timeout`, whose AbortError is not retried (and whose timer the SDK's Node
  * client leaves running when a request fails, holding the process open until it fires).
+ *
+ * The retry loop inlines these steps ({@link startAttempt}, `await next(request)`,
+ * {@link answered} or {@link failed}, {@link endAttempt}) on its own success path, where an
+ * async layer of ours costs a promise and a microtask per request; this is the same
+ * attempt as one function, for callers that need one (a gate's `run`).
  */
 export async function runAttempt(
   request: PipelineRequest,
@@ -28,40 +43,60 @@ export async function runAttempt(
   timeout: AttemptTimeout,
   rules: ClassificationRules | undefined,
 ): Promise<AttemptResult> {
-  // One async function, not two: on the success path every awaited layer costs a promise and a microtask.
   const callerSignal = request.abortSignal;
-  let deadline: ArmedDeadline | undefined;
-  let forwardAbort: (() => void) | undefined;
-  if (Number.isFinite(timeout.inMs)) {
-    const controller = new AbortController();
-    if (callerSignal !== undefined) {
-      forwardAbort = () => controller.abort();
-      callerSignal.addEventListener("abort", forwardAbort, { once: true });
-    }
-    deadline = timeout.deadlines.arm(controller, timeout.now, timeout.inMs);
-    request.abortSignal = controller.signal;
-  }
+  const armed = startAttempt(request, timeout);
   try {
-    const response = await next(request);
-    const errorCode = response.headers.get("x-ms-error-code") ?? undefined;
-    return { response, status: response.status, errorCode, outcomeClass: classify({ status: response.status, errorCode }, rules) };
+    return answered(await next(request), rules);
   } catch (thrown) {
-    if (callerSignal?.aborted) return { error: thrown, outcomeClass: "aborted" };
-    if (deadline?.timedOut) {
-      const error = new RestError(`The attempt timed out on the client after ${Math.round(timeout.inMs)} ms (${timeout.reason}).`, {
-        code: "ETIMEDOUT",
-        request,
-      });
-      return { error, outcomeClass: classify({ error }, rules) };
-    }
-    const response = (thrown as { response?: { headers?: { get(name: string): string | undefined } } }).response;
-    const errorCode = response?.headers?.get?.("x-ms-error-code") ?? undefined;
-    return { error: thrown, errorCode, outcomeClass: classify({ error: thrown, errorCode }, rules) };
+    return failed(request, thrown, callerSignal, armed, rules);
   } finally {
-    if (deadline !== undefined) {
-      timeout.deadlines.release(deadline);
-      if (forwardAbort !== undefined) callerSignal?.removeEventListener("abort", forwardAbort);
-      request.abortSignal = callerSignal;
-    }
+    if (armed !== undefined) endAttempt(request, armed);
   }
+}
+
+/** Arms the attempt's timeout, when finite, by giving the request a signal of its own; undefined otherwise. */
+export function startAttempt(request: PipelineRequest, timeout: AttemptTimeout): ArmedAttempt | undefined {
+  if (!Number.isFinite(timeout.inMs)) return undefined;
+  const callerSignal = request.abortSignal;
+  const controller = new AbortController();
+  let forwardAbort: (() => void) | undefined;
+  if (callerSignal !== undefined) {
+    forwardAbort = () => controller.abort();
+    callerSignal.addEventListener("abort", forwardAbort, { once: true });
+  }
+  const deadline = timeout.deadlines.arm(controller, timeout.now, timeout.inMs);
+  request.abortSignal = controller.signal;
+  return { timeout, callerSignal, deadline, forwardAbort };
+}
+
+/** The attempt is over: its deadline no longer matters, and the request has the caller's signal back. */
+export function endAttempt(request: PipelineRequest, armed: ArmedAttempt): void {
+  armed.timeout.deadlines.release(armed.deadline);
+  if (armed.forwardAbort !== undefined) armed.callerSignal?.removeEventListener("abort", armed.forwardAbort);
+  request.abortSignal = armed.callerSignal;
+}
+
+/** The result of an attempt that got a response. */
+export function answered(response: PipelineResponse, rules: ClassificationRules | undefined): AttemptResult {
+  const errorCode = response.headers.get("x-ms-error-code") ?? undefined;
+  return { response, status: response.status, errorCode, outcomeClass: classify({ status: response.status, errorCode }, rules) };
+}
+
+/** The result of an attempt that threw: aborted by the caller, timed out by us, or failed (with the error's response, if any). */
+export function failed(
+  request: PipelineRequest,
+  thrown: unknown,
+  callerSignal: AbortSignalLike | undefined,
+  armed: ArmedAttempt | undefined,
+  rules: ClassificationRules | undefined,
+): AttemptResult {
+  if (callerSignal?.aborted) return { error: thrown, outcomeClass: "aborted" };
+  if (armed?.deadline.timedOut) {
+    const { inMs, reason } = armed.timeout;
+    const error = new RestError(`The attempt timed out on the client after ${Math.round(inMs)} ms (${reason}).`, { code: "ETIMEDOUT", request });
+    return { error, outcomeClass: classify({ error }, rules) };
+  }
+  const response = (thrown as { response?: { headers?: { get(name: string): string | undefined } } }).response;
+  const errorCode = response?.headers?.get?.("x-ms-error-code") ?? undefined;
+  return { error: thrown, errorCode, outcomeClass: classify({ error: thrown, errorCode }, rules) };
 }
