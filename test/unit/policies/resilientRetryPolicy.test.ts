@@ -18,6 +18,7 @@ import {
   type AttemptGate,
   type RetryObserver,
 } from "../../../src/index.js";
+import { admitDirectly, settleDirectly, type AttemptResult } from "../../../src/policies/attemptGate.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 
@@ -413,5 +414,57 @@ describe("resilientRetryPolicy spreads circuit waits", () => {
 
   it("rejects a random source that is not a function", () => {
     expect(() => resilientRetryPolicy({ random: 0.5 as never })).toThrow(/random must be a function/);
+  });
+});
+
+describe("resilientRetryPolicy with a gate that lets attempts out unwrapped", () => {
+  /** A gate speaking the internal direct protocol: it admits every attempt but the ones it is told to wrap. */
+  function directGate(wrapAttempts: number[]) {
+    let attempt = 0;
+    const settled: Array<{ ticket: object; outcomeClass: string }> = [];
+    const gate = {
+      waitWhenOpen: false,
+      run: vi.fn(async (_request: PipelineRequest, run: () => Promise<AttemptResult>) => run()),
+      [admitDirectly]: (req: PipelineRequest) => (wrapAttempts.includes(++attempt) ? undefined : req),
+      [settleDirectly]: (ticket: object, result: AttemptResult) => {
+        settled.push({ ticket, outcomeClass: result.outcomeClass });
+        return undefined;
+      },
+    };
+    return { gate, settled };
+  }
+
+  it("sends an admitted attempt itself and settles it; run() only for the attempts it wraps", async () => {
+    const { gate, settled } = directGate([2]);
+    const req = request();
+    const pending = resilientRetryPolicy({ gate, retry: fixedBackoff({ delayInMs: 10, maxRetries: 3 }) }).sendRequest(req, scripted(serverBusy, serverBusy, ok));
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await pending).status).toBe(200);
+    expect(gate.run).toHaveBeenCalledTimes(1); // attempt 2
+    expect(settled).toEqual([
+      { ticket: req, outcomeClass: "throttled" },
+      { ticket: req, outcomeClass: "success" },
+    ]);
+    expect(getRetryInfo(req)?.classes).toEqual(["throttled", "throttled", "success"]);
+  });
+
+  it("waits for what settling returns before the next attempt", async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let settles = 0;
+    const gate = {
+      waitWhenOpen: false,
+      run: vi.fn(),
+      [admitDirectly]: (req: PipelineRequest) => req,
+      [settleDirectly]: () => (settles++ === 0 ? held : undefined),
+    };
+    const next = scripted(serverBusy, ok);
+    const pending = resilientRetryPolicy({ gate, retry: fixedBackoff({ delayInMs: 0, maxRetries: 1 }) }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(next).toHaveBeenCalledTimes(1);
+    release();
+    await vi.advanceTimersByTimeAsync(50);
+    expect((await pending).status).toBe(200);
+    expect(gate.run).not.toHaveBeenCalled();
   });
 });
