@@ -120,15 +120,41 @@ const entityOk: HttpClient = {
 };
 
 /** The four ways of configuring us, plus the SDK's own retry policy as the baseline. */
-const FLAVOURS = [
+const FLAVOURS: readonly Flavour[] = [
   { id: "sdk", label: "SDK defaultRetryPolicy", ours: false, breaker: undefined, metrics: undefined },
   { id: "all", label: "this package: breaker on, metrics on", ours: true, breaker: true, metrics: true },
   { id: "breaker", label: "this package: breaker on, metrics off", ours: true, breaker: true, metrics: false },
   { id: "metrics", label: "this package: breaker off, metrics on", ours: true, breaker: false, metrics: true },
   { id: "bare", label: "this package: breaker off, metrics off", ours: true, breaker: false, metrics: false },
-] as const;
+];
 
-type Flavour = (typeof FLAVOURS)[number];
+/**
+ * Two more clients in the Azurite comparison: a second plain SDK client, whose ratio is the
+ * measurement's own noise and bias (it should read 1.00x), and everything on but the
+ * per-attempt timeout, because any abort signal on a request makes the SDK's Node HTTP
+ * client do more work (a listener on it, and a clean-up once the body is read).
+ */
+const AZURITE_CONTROLS: readonly Flavour[] = [
+  { id: "sdk-again", label: "SDK defaultRetryPolicy, a second client (noise floor)", ours: false, breaker: undefined, metrics: undefined },
+  {
+    id: "all-no-timeout",
+    label: "this package: everything on, no per-attempt timeout (tryTimeoutInMs 0, maxElapsedInMs Infinity)",
+    ours: true,
+    breaker: true,
+    metrics: true,
+    timeouts: false,
+  },
+];
+
+interface Flavour {
+  id: string;
+  label: string;
+  ours: boolean;
+  breaker: boolean | undefined;
+  metrics: boolean | undefined;
+  /** False turns the per-attempt timeout off; the preset's otherwise. */
+  timeouts?: false;
+}
 
 function install(target: unknown, flavour: Flavour): ResilienceHandle | undefined {
   if (!flavour.ours) return undefined;
@@ -137,6 +163,7 @@ function install(target: unknown, flavour: Flavour): ResilienceHandle | undefine
     circuitBreaker: flavour.breaker ? undefined : false,
     // A fresh registry per variant: never the global one, and no sharing between variants.
     metrics: flavour.metrics ? { registry: new Registry() } : false,
+    ...(flavour.timeouts === false ? { tryTimeoutInMs: 0, maxElapsedInMs: Infinity } : {}),
   });
 }
 
@@ -331,7 +358,7 @@ export async function runOverhead(settings: OverheadSettings, azurite?: AzuriteT
   );
   let azuriteComparison: Comparison | undefined;
   if (azurite !== undefined) {
-    const variants = FLAVOURS.filter((f) => f.id === "sdk" || f.id === "all").map((f) =>
+    const variants = [...FLAVOURS.filter((f) => f.id === "sdk" || f.id === "all"), ...AZURITE_CONTROLS].map((f) =>
       azuriteVariant(f, azurite.tableUrl, azurite.table, azurite.partitions),
     );
     try {
