@@ -94,8 +94,8 @@ function isOpossumError(error: unknown, code: string): boolean {
 /**
  * Creates a {@link PartitionBreaker}. Circuits are opossum breakers made per scope at its
  * first rebalancing failure (until then its attempts go out unwatched; while no scope has
- * a circuit, not even the scope is read), and retired once closed with no failure left in their window,
- * with opossum's own timeout off (the retry policy owns timeouts), no snapshots, no
+ * a circuit, not even the scope is read) and retired once closed with no failure left in
+ * their window, with opossum's own timeout off (the retry policy owns timeouts), no snapshots, no
  * latency percentiles and one shared bucket-rotation timer; at most `maxScopes` live,
  * idle ones swept after `idleTtlInMs`, every evicted one `shutdown()`. Every timer is
  * `unref()`ed.
