@@ -129,13 +129,22 @@ const FLAVOURS: readonly Flavour[] = [
 ];
 
 /**
- * Two more clients in the Azurite comparison: a second plain SDK client, whose ratio is the
- * measurement's own noise and bias (it should read 1.00x), and everything on but the
- * per-attempt timeout, because any abort signal on a request makes the SDK's Node HTTP
- * client do more work (a listener on it, and a clean-up once the body is read).
+ * More clients in the Azurite comparison: a second plain SDK client, whose ratio is the
+ * measurement's own noise and bias (it should read 1.00x); the SDK client with an abort
+ * signal on every call, and ours with everything on but the per-attempt timeout, because
+ * any abort signal on a request makes the SDK's Node HTTP client do more work (a listener
+ * on it, and a clean-up once the body is read), and our per-attempt timeout needs one.
  */
 const AZURITE_CONTROLS: readonly Flavour[] = [
   { id: "sdk-again", label: "SDK defaultRetryPolicy, a second client (noise floor)", ours: false, breaker: undefined, metrics: undefined },
+  {
+    id: "sdk-signal",
+    label: "SDK defaultRetryPolicy, each call given an abort signal",
+    ours: false,
+    breaker: undefined,
+    metrics: undefined,
+    callerSignal: true,
+  },
   {
     id: "all-no-timeout",
     label: "this package: everything on, no per-attempt timeout (tryTimeoutInMs 0, maxElapsedInMs Infinity)",
@@ -154,6 +163,8 @@ interface Flavour {
   metrics: boolean | undefined;
   /** False turns the per-attempt timeout off; the preset's otherwise. */
   timeouts?: false;
+  /** Each call gets an abort signal of its own, as a caller that can cancel would pass. */
+  callerSignal?: true;
 }
 
 function install(target: unknown, flavour: Flavour): ResilienceHandle | undefined {
@@ -235,7 +246,7 @@ function azuriteVariant(flavour: Flavour, tableUrl: string, table: string, parti
   let i = 0;
   return {
     ...flavour,
-    one: () => client.getEntity(`p${i++ % partitions}`, "r1"),
+    one: () => client.getEntity(`p${i++ % partitions}`, "r1", flavour.callerSignal ? { abortSignal: new AbortController().signal } : undefined),
     dispose: () => handle?.dispose(),
   };
 }

@@ -27,7 +27,7 @@ describe("benchmarks (smoke configuration)", () => {
     const overhead = results.overhead!;
     expect(overhead.mockPipeline.variants.map((v) => v.id)).toEqual(["sdk", "all", "breaker", "metrics", "bare"]);
     expect(overhead.mockTableClient.variants.map((v) => v.id)).toEqual(["sdk", "all", "bare"]);
-    expect(overhead.azurite?.variants.map((v) => v.id)).toEqual(["sdk", "all", "sdk-again", "all-no-timeout"]);
+    expect(overhead.azurite?.variants.map((v) => v.id)).toEqual(["sdk", "all", "sdk-again", "sdk-signal", "all-no-timeout"]);
     for (const comparison of [overhead.mockPipeline, overhead.mockTableClient, overhead.azurite!]) {
       for (const variant of comparison.variants) expectFigures(variant, ["nsPerRequest", "ratio", "ratioP25", "ratioP75"]);
     }
