@@ -73,7 +73,9 @@ export interface AmbiguousWriteEvent {
 
 /**
  * Typed hooks on the retry loop, used by the metrics and logging layers and open to users.
- * Observers must not throw; an observer that throws is logged and ignored.
+ * Observers must not throw; an observer that throws is logged and ignored. The policy reads
+ * an observer's hooks once, when it is made (and calls them with the observer as `this`):
+ * a hook added or replaced afterwards is not seen.
  */
 export interface RetryObserver {
   onAttempt?(event: AttemptEvent): void;

@@ -317,6 +317,23 @@ describe("resilientRetryPolicy", () => {
     ]);
   });
 
+  it("reads an observer's hooks once, when the policy is made, and calls them with the observer as this", async () => {
+    class Counting implements RetryObserver {
+      ends = 0;
+      onOperationEnd(): void {
+        this.ends += 1;
+      }
+    }
+    const counting = new Counting();
+    const late = vi.fn();
+    const plain: RetryObserver = {};
+    const policy = resilientRetryPolicy({ observers: [counting, plain] });
+    plain.onOperationEnd = late;
+    await policy.sendRequest(request(), scripted(ok));
+    expect(counting.ends).toBe(1);
+    expect(late).not.toHaveBeenCalled();
+  });
+
   it("applies user classification rules", async () => {
     const next = scripted((req) => reply(req, 409), ok);
     const pending = resilientRetryPolicy({
