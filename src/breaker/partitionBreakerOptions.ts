@@ -38,13 +38,18 @@ export interface PartitionBreakerOptions {
   getScope?: (request: PipelineRequest) => string | undefined;
   /** How long a circuit stays open before one probe may go through. Defaults to 3000. */
   resetTimeoutInMs?: number;
-  /** A circuit opens when rebalancing failures exceed this share (%) of attempts in the window. Defaults to 50. */
+  /**
+   * A circuit opens when rebalancing failures exceed this share (%) of the attempts in its
+   * window; a partition's circuit is made at its first rebalancing failure and counts from
+   * there. Defaults to 50.
+   */
   errorThresholdPercentage?: number;
   /** Fewest attempts in the window before a circuit may open. Defaults to 5. */
   volumeThreshold?: number;
   /**
    * A circuit also opens after this many rebalancing failures in a row, however many
-   * successes the window holds from before (a busy partition that just went offline).
+   * successes its window holds from before (a busy partition whose circuit was already
+   * there when it went offline).
    * Defaults to 5; `Infinity` to open on the percentage only.
    */
   consecutiveFailures?: number;
