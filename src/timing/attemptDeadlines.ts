@@ -1,6 +1,11 @@
 /** One armed attempt deadline: aborts `controller` when it passes, unless released first. */
 export interface ArmedDeadline {
-  readonly controller: AbortController;
+  /**
+   * Undefined once released: a released deadline may wait in the queue behind a hung one
+   * until that one expires, and must not keep its attempt's signal (and the HTTP client's
+   * listeners on it) alive meanwhile.
+   */
+  readonly controller: AbortController | undefined;
   /** True once the deadline passed and the controller was aborted for it. */
   readonly timedOut: boolean;
 }
@@ -25,7 +30,7 @@ export interface AttemptDeadlines {
 }
 
 interface Entry {
-  controller: AbortController;
+  controller: AbortController | undefined;
   at: number;
   timedOut: boolean;
   done: boolean;
@@ -50,7 +55,7 @@ export function createAttemptDeadlines(): AttemptDeadlines {
   const expire = (entry: Entry): void => {
     entry.done = true;
     entry.timedOut = true;
-    entry.controller.abort();
+    entry.controller?.abort();
   };
 
   /** Drops released and passed entries from the head, then sets the timer for the new head. */
@@ -116,6 +121,7 @@ export function createAttemptDeadlines(): AttemptDeadlines {
       const entry = deadline as Entry;
       if (entry.done) return;
       entry.done = true;
+      entry.controller = undefined;
       if (entry.timer !== undefined) {
         clearTimeout(entry.timer);
         return;

@@ -17,23 +17,24 @@ describe("createAttemptDeadlines", () => {
     });
     expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(99); // t = 299
-    expect(armed.map((a) => a.controller.signal.aborted)).toEqual([false, false, false]);
+    expect(armed.map((a) => a.controller?.signal.aborted)).toEqual([false, false, false]);
     vi.advanceTimersByTime(1); // 300
     expect(armed.map((a) => a.timedOut)).toEqual([true, false, false]);
     vi.advanceTimersByTime(100); // 400
     expect(armed.map((a) => a.timedOut)).toEqual([true, true, false]);
     vi.advanceTimersByTime(100); // 500
-    expect(armed.map((a) => a.controller.signal.aborted)).toEqual([true, true, true]);
+    expect(armed.map((a) => a.controller?.signal.aborted)).toEqual([true, true, true]);
     expect(deadlines.queued).toBe(0);
   });
 
   it("a released deadline never aborts, and the timer left behind stops at its firing", () => {
     const deadlines = createAttemptDeadlines();
-    const armed = deadlines.arm(new AbortController(), performance.now(), 300);
+    const controller = new AbortController();
+    const armed = deadlines.arm(controller, performance.now(), 300);
     deadlines.release(armed);
     expect(deadlines.queued).toBe(0);
     vi.advanceTimersByTime(1_000);
-    expect(armed.controller.signal.aborted).toBe(false);
+    expect(controller.signal.aborted).toBe(false);
     expect(armed.timedOut).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -63,8 +64,16 @@ describe("createAttemptDeadlines", () => {
   it("releases out of order: the queue holds a hung attempt's followers until it expires, then empties", () => {
     const deadlines = createAttemptDeadlines();
     const hung = deadlines.arm(new AbortController(), performance.now(), 30_000);
-    for (let i = 0; i < 5_000; i++) deadlines.release(deadlines.arm(new AbortController(), performance.now(), 30_000));
+    const released = [];
+    for (let i = 0; i < 5_000; i++) {
+      const armed = deadlines.arm(new AbortController(), performance.now(), 30_000);
+      deadlines.release(armed);
+      released.push(armed);
+    }
     expect(deadlines.queued).toBe(5_001);
+    // Waiting in the queue, they no longer hold their attempts' controllers.
+    expect(released.every((armed) => armed.controller === undefined)).toBe(true);
+    expect(hung.controller).toBeDefined();
     vi.advanceTimersByTime(30_000);
     expect(hung.timedOut).toBe(true);
     expect(deadlines.queued).toBe(0);
