@@ -41,9 +41,9 @@ export function isOperationAwareGate(gate: AttemptGate | undefined): gate is Ope
  * Internal, not exported from the package: a gate with methods under these keys can let an
  * attempt go out without wrapping it, which saves the success path a promise layer and a
  * closure. `[admitDirectly](request)` returns a ticket when the attempt needs no wrapping
- * (for the breaker: its partition has no circuit), and the retry loop then reports the
- * result with `[settleDirectly](ticket, result)`, awaiting what that returns, if
- * anything; it returns undefined when the attempt must go through `run`.
+ * (for the breaker: its partition has no circuit), or undefined when the attempt must go
+ * through `run`. With a ticket, the retry loop sends the attempt itself, then reports the
+ * result with `[settleDirectly](ticket, result)` and awaits what that returns, if anything.
  */
 export const admitDirectly: unique symbol = Symbol("azure-storage-resilience.admitDirectly");
 export const settleDirectly: unique symbol = Symbol("azure-storage-resilience.settleDirectly");
