@@ -149,14 +149,14 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
 
   const addCircuit = (scope: RequestScope): Circuit => {
     const circuit = { key: scope.key, service: scope.service, state: "closed", openedAt: 0, consecutiveFailures: 0 } as Circuit;
-    const window = { rollingCountTimeout: o.rollingWindowInMs, rollingCountBuckets: ROLLING_WINDOW_BUCKETS };
     circuit.breaker = new CircuitBreaker<FireArgs, AttemptResult>(guardedAttempt, {
-      ...window,
       name: scope.key,
       timeout: false,
       resetTimeout: o.resetTimeoutInMs,
       errorThresholdPercentage: o.errorThresholdPercentage,
       volumeThreshold: o.volumeThreshold,
+      rollingCountTimeout: o.rollingWindowInMs,
+      rollingCountBuckets: ROLLING_WINDOW_BUCKETS,
       rollingPercentilesEnabled: false,
       enableSnapshots: false,
       rotateBucketController: rotator.controller,
@@ -186,15 +186,17 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   };
 
   /**
-   * Admits an attempt to go out unwrapped (the ticket is the request itself) when its scope
-   * has no circuit. While no scope has a circuit, which is the usual case, not even the
-   * scope is read.
+   * The circuit an attempt must go through, if its scope has one (touched as used). While no
+   * scope has a circuit, which is the usual case, not even the scope is read.
    */
-  const admit = (request: PipelineRequest): PipelineRequest | undefined => {
-    if (disposed || registry.size === 0) return request;
+  const circuitOf = (request: PipelineRequest): Circuit | undefined => {
+    if (disposed || registry.size === 0) return undefined;
     const scope = scopeOf(request);
-    return scope === undefined || registry.touch(scope.key) === undefined ? request : undefined;
+    return scope === undefined ? undefined : registry.touch(scope.key);
   };
+
+  /** Admits an attempt to go out unwrapped (the ticket is the request itself) when its scope has no circuit. */
+  const admit = (request: PipelineRequest): PipelineRequest | undefined => (circuitOf(request) === undefined ? request : undefined);
 
   /**
    * Counts an unwrapped attempt. A success needs nothing unless some scope has a circuit
@@ -253,11 +255,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       return registry.size;
     },
     run(request: PipelineRequest, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> {
-      const ticket = admit(request);
-      if (ticket !== undefined) return attemptThenSettle(ticket, attempt);
-      // admit found the scope's circuit; it cannot have gone since (nothing ran in between).
-      const circuit = registry.peek((scopeOf(request) as RequestScope).key) as Circuit;
-      return attemptOnCircuit(circuit, attempt);
+      const circuit = circuitOf(request);
+      return circuit === undefined ? attemptThenSettle(request, attempt) : attemptOnCircuit(circuit, attempt);
     },
     // The retry loop's unwrapped path: a scope with no circuit costs no promise layer of ours.
     [admitDirectly]: admit,
