@@ -1,6 +1,7 @@
 import type { StorageService } from "../partition/partitionScope.js";
 import { safeDecodeURIComponent } from "../partition/safeDecodeURIComponent.js";
 import { parseAccountAndPath } from "../partition/parseAccountAndPath.js";
+import { upperCaseMethod } from "../partition/upperCaseMethod.js";
 import {
   operationFromParts,
   searchOf,
@@ -39,12 +40,12 @@ export class OperationNamer {
         if (end !== -1) {
           // No `?` before `end` (none in the base, none in the segment), so any query starts there.
           const search = end === url.length ? "" : searchOf(url);
-          return tableOperationOf(upperMethod(request.method), url.slice(base.length, end), search, request.headers);
+          return tableOperationOf(upperCaseMethod(request.method), url.slice(base.length, end), search, request.headers);
         }
       }
       if (!isPlainPath(url, base.length)) return storageOperationName(this.#service, request);
       return operationFromParts(this.#service, {
-        method: request.method.toUpperCase(),
+        method: upperCaseMethod(request.method),
         segments: relativeSegments(url, base.length),
         search: searchOf(url),
         headers: request.headers,
@@ -52,22 +53,6 @@ export class OperationNamer {
     }
     this.#base ??= accountBase(url);
     return storageOperationName(this.#service, request);
-  }
-}
-
-/** `method.toUpperCase()`, without the call for the methods the SDKs send. */
-function upperMethod(method: string): string {
-  switch (method) {
-    case "GET":
-    case "PUT":
-    case "POST":
-    case "DELETE":
-    case "PATCH":
-    case "MERGE":
-    case "HEAD":
-      return method;
-    default:
-      return method.toUpperCase();
   }
 }
 

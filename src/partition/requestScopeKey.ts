@@ -4,6 +4,7 @@ import { parseAccountAndPathWithUrl, plainOriginEnd } from "./parseAccountAndPat
 import { partitionKeyFromFilter } from "./partitionKeyFromFilter.js";
 import type { StorageService } from "./partitionScope.js";
 import { scopeKey } from "./scopeKey.js";
+import { upperCaseMethod } from "./upperCaseMethod.js";
 import { queryParameter } from "./tableScope.js";
 
 /** The parts of a request its scope key is read from; `body` counts only when it is a string. */
@@ -289,8 +290,8 @@ function tableKey(
   if (partitionStart !== -1) {
     return { key: flatKey("table", account, table, url.slice(partitionStart, partitionEnd)), service: "table" };
   }
-  const method = typeof request.method === "string" ? request.method : "";
-  if (open !== -1 || isMethod(method, "GET")) {
+  const method = typeof request.method === "string" ? upperCaseMethod(request.method) : "";
+  if (open !== -1 || method === "GET") {
     if (!queryMayFilter(url, pathEnd)) return { key: flatKey("table", account, table), service: "table" };
     // tableScope's own reading of the filter, on the query as extractScope cuts it.
     const hash = url.indexOf("#", pathEnd);
@@ -298,7 +299,7 @@ function tableKey(
     const partition = filter === undefined ? undefined : partitionKeyFromFilter(filter);
     return { key: scopeKey({ service: "table", account, resource: table, partition }), service: "table" };
   }
-  if (isMethod(method, "POST") && typeof request.body === "string" && request.body !== "") return SLOW;
+  if (method === "POST" && typeof request.body === "string" && request.body !== "") return SLOW;
   return { key: flatKey("table", account, table), service: "table" };
 }
 
@@ -315,11 +316,6 @@ function queryMayFilter(url: string, pathEnd: number): boolean {
 
 /** A `$filter`, a `%` (which could spell one), or the `#` that ends the query. */
 const FILTER_OR_ESCAPE = /[%#]|\$filter/g;
-
-/** `method.toUpperCase() === upper`, without the copy for a method already written so. */
-function isMethod(method: string, upper: string): boolean {
-  return method === upper || method.toUpperCase() === upper;
-}
 
 /** Where the segment starting at `from` ends: the next `/` before `pathEnd`, else `pathEnd`. */
 function segmentEnd(url: string, from: number, pathEnd: number): number {

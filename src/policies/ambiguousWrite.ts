@@ -2,6 +2,7 @@ import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { errorCodeOf } from "../classification/networkErrors.js";
 import { parseAccountAndPath } from "../partition/parseAccountAndPath.js";
 import { parseTableSegment } from "../partition/parseTableSegment.js";
+import { upperCaseMethod } from "../partition/upperCaseMethod.js";
 import type { AttemptResult } from "./attemptGate.js";
 
 /** What a Tables write does, as far as settling an ambiguous outcome goes. */
@@ -65,9 +66,7 @@ export function isUnknownOutcome(result: AttemptResult): boolean {
 
 /** True for methods that change state (everything but GET, HEAD, OPTIONS). */
 export function isWriteMethod(method: string): boolean {
-  // The SDKs send upper-case methods: answer those without building a new string.
-  if (method === "GET" || method === "HEAD" || method === "OPTIONS") return false;
-  const m = method.toUpperCase();
+  const m = upperCaseMethod(method);
   return m !== "GET" && m !== "HEAD" && m !== "OPTIONS";
 }
 
