@@ -52,8 +52,7 @@ export function verifyWrites(results: readonly OperationResult[], stored: Readon
       } else if (present) {
         verification.failedButStored++;
         if (result.possiblyApplied !== true) verification.failedButStoredUnmarked++;
-      }
-      else verification.failedNotStored++;
+      } else verification.failedNotStored++;
     }
   }
   return verification;
