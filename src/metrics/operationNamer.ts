@@ -7,6 +7,7 @@ import {
   searchOf,
   storageOperationName,
   tableOperationOf,
+  tableOperationOfShape,
   type OperationRequest,
   type StorageOperation,
 } from "./storageOperation.js";
@@ -35,13 +36,8 @@ export class OperationNamer {
     // `lastIndexOf(base, 0)` is `startsWith(base)`, at a third of its cost on Node 24.
     if (base !== undefined && url.lastIndexOf(base, 0) === 0) {
       if (this.#service === "table") {
-        // The common Tables shapes (`orders(...)`, `orders()`, `orders`, `$batch`, `Tables`): one scan, one slice.
-        const end = plainTableSegmentEnd(url, base.length);
-        if (end !== -1) {
-          // No `?` before `end` (none in the base, none in the segment), so any query starts there.
-          const search = end === url.length ? "" : searchOf(url);
-          return tableOperationOf(upperCaseMethod(request.method), url.slice(base.length, end), search, request.headers);
-        }
+        const named = plainTableOperation(request, url, base.length);
+        if (named !== undefined) return named;
       }
       if (!isPlainPath(url, base.length)) return storageOperationName(this.#service, request);
       return operationFromParts(this.#service, {
@@ -80,35 +76,44 @@ export function accountBase(url: string): string | undefined {
 }
 
 /**
- * Where the account-relative path that starts at `from` ends (at `?`, `#` or the end of the
- * URL), when it is one Tables segment whose naming features (see `tableOperationOf`: the
- * table-name part up to the first `(`, a closing `)`, a non-empty inside) read the same raw
- * as they do percent-decoded after a URL parse; -1 otherwise (the caller falls back).
+ * The operation of a Tables request whose account-relative path, from `from` to `?`, `#` or
+ * the URL's end, is one segment of a common shape (`orders(...)`, `orders()`, `orders`,
+ * `$batch`, `Tables`) whose naming features (see {@link tableOperationOf}: the table-name
+ * part up to the first `(`, a closing `)`, a non-empty inside) read the same raw as they do
+ * percent-decoded after a URL parse; undefined otherwise (the caller falls back). With
+ * parentheses, the shape is read in place, without slicing the segment out.
  *
  * The name part must be plain printable ASCII without `%`, `/` or a leading `.`, and a `(`
  * must be matched by a `)` ending the path. Inside the parentheses anything goes but `/`,
  * `\` (more segments, dot segments) and tab, LF, CR (dropped by the parser): what the parser
  * percent-encodes, decoding gives back, and a failed decode only changes text inside them.
  */
-function plainTableSegmentEnd(url: string, from: number): number {
-  let i = from;
-  for (; i < url.length; i++) {
-    const c = url.charCodeAt(i);
+function plainTableOperation(request: OperationRequest, url: string, from: number): StorageOperation | undefined {
+  let open = from;
+  for (; open < url.length; open++) {
+    const c = url.charCodeAt(open);
     if (c === 0x28) break; // "("
     if (c === 0x3f || c === 0x23) break; // "?", "#"
-    if (c >= 0x80 || NAME_CHARS[c] !== 1) return -1;
+    if (c >= 0x80 || NAME_CHARS[c] !== 1) return undefined;
   }
-  if (i > from && url.charCodeAt(from) === 0x2e) return -1; // ".", "..", ".x"
-  if (url.charCodeAt(i) !== 0x28) return i; // no parentheses (or an empty path)
+  if (open > from && url.charCodeAt(from) === 0x2e) return undefined; // ".", "..", ".x"
+  if (url.charCodeAt(open) !== 0x28) {
+    // No parentheses (or an empty path); no `?` before `open`, so any query starts there.
+    const search = open === url.length ? "" : searchOf(url);
+    return tableOperationOf(upperCaseMethod(request.method), url.slice(from, open), search, request.headers);
+  }
   // One regex scan for the rest: less than half the cost of a charCodeAt loop on Node 24.
-  AFTER_OPEN_STOP.lastIndex = i;
+  AFTER_OPEN_STOP.lastIndex = open;
   let end = url.length;
   if (AFTER_OPEN_STOP.test(url)) {
     end = AFTER_OPEN_STOP.lastIndex - 1;
     const c = url.charCodeAt(end);
-    if (c !== 0x3f && c !== 0x23) return -1;
+    if (c !== 0x3f && c !== 0x23) return undefined;
   }
-  return url.charCodeAt(end - 1) === 0x29 ? end : -1; // ")"
+  if (url.charCodeAt(end - 1) !== 0x29) return undefined; // ")"
+  const isTables = open - from === 6 && url.startsWith("Tables", from);
+  const search = end === url.length ? "" : searchOf(url);
+  return tableOperationOfShape(upperCaseMethod(request.method), isTables, end - open > 2 ? "key" : "empty", search, request.headers);
 }
 
 /**

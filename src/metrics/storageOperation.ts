@@ -153,22 +153,45 @@ function tableOperation({ method, segments, search, headers }: OperationParts): 
 /**
  * A Tables operation from its only inputs: the method (upper-case), the first
  * account-relative path segment (percent-decoded), the raw query string and the headers.
- * Later segments never matter; the observer's fast path calls this directly.
+ * Later segments never matter.
  */
 export function tableOperationOf(method: string, first: string | undefined, search: string, headers: OperationRequest["headers"]): StorageOperation {
   if (first === undefined || first === "") return "other";
   if (first === "$batch") return method === "POST" ? "batch" : "other";
   const open = first.indexOf("(");
   if (open !== -1 && !first.endsWith(")")) return "other"; // malformed parentheses
-  if (first.startsWith("Tables") && (first.length === 6 || open === 6)) {
+  const isTables = first.startsWith("Tables") && (first.length === 6 || open === 6);
+  const parentheses = open === -1 ? "none" : first.length - open > 2 ? "key" : "empty";
+  return tableOperationOfShape(method, isTables, parentheses, search, headers);
+}
+
+/**
+ * Where a Tables segment's parentheses stand: none (`orders`), empty (`orders()`, a query)
+ * or holding a key (`orders(PartitionKey='p',RowKey='r')`, an entity address). Checked by
+ * shape, not parsed: the keys' values do not matter here.
+ */
+export type TableParentheses = "none" | "empty" | "key";
+
+/**
+ * The Tables decision itself, from a segment's shape: whether its name part is `Tables`
+ * (the service's table list), its {@link TableParentheses} (well formed: the segment ends
+ * with the `)` of its first `(`), the raw query and the headers. `$batch` and malformed
+ * segments are the caller's. The namer's fast path reads the shape straight from the URL.
+ */
+export function tableOperationOfShape(
+  method: string,
+  isTables: boolean,
+  parentheses: TableParentheses,
+  search: string,
+  headers: OperationRequest["headers"],
+): StorageOperation {
+  if (isTables) {
     if (method === "GET") return "query_tables";
     if (method === "POST") return "create_table";
     return method === "DELETE" ? "delete_table" : "other";
   }
   if (search !== "" && queryParameter(search, "comp") !== undefined) return "other"; // table ACLs
-  // Anything inside the parentheses is an entity address (`orders(PartitionKey='p',RowKey='r')`);
-  // `orders()` is a query. Checked by shape, not parsed: the keys' values do not matter here.
-  if (open !== -1 && first.length - open > 2) {
+  if (parentheses === "key") {
     switch (method) {
       case "GET":
         return "get_entity";
@@ -183,7 +206,7 @@ export function tableOperationOf(method: string, first: string | undefined, sear
     }
   }
   if (method === "GET") return "query_entities";
-  return method === "POST" && open === -1 ? "insert_entity" : "other";
+  return method === "POST" && parentheses === "none" ? "insert_entity" : "other";
 }
 
 function blobOperation({ method, segments, search, headers }: OperationParts): StorageOperation {
