@@ -26,9 +26,10 @@ describe("benchmarks (smoke configuration)", () => {
   it("overhead: every variant of every comparison has a cost and a ratio", () => {
     const overhead = results.overhead!;
     expect(overhead.mockPipeline.variants.map((v) => v.id)).toEqual(["sdk", "all", "breaker", "metrics", "bare"]);
+    expect(overhead.mockPipelineUrlRead.variants.map((v) => v.id)).toEqual(["sdk", "all", "breaker", "metrics", "bare"]);
     expect(overhead.mockTableClient.variants.map((v) => v.id)).toEqual(["sdk", "all", "bare"]);
     expect(overhead.azurite?.variants.map((v) => v.id)).toEqual(["sdk", "all", "sdk-again", "sdk-signal", "all-no-timeout"]);
-    for (const comparison of [overhead.mockPipeline, overhead.mockTableClient, overhead.azurite!]) {
+    for (const comparison of [overhead.mockPipeline, overhead.mockPipelineUrlRead, overhead.mockTableClient, overhead.azurite!]) {
       for (const variant of comparison.variants) expectFigures(variant, ["nsPerRequest", "ratio", "ratioP25", "ratioP75"]);
     }
   });
