@@ -3,6 +3,7 @@ import type { CircuitState, CircuitStateSource, CircuitTransition } from "../bre
 import { logger } from "../logging/logger.js";
 import { requestScopeKey } from "../partition/requestScopeKey.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
+import { recordFirstTrySuccess, type FirstTrySuccessRecorder } from "../policies/firstTrySuccess.js";
 import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver, StopReason } from "../policies/retryEvents.js";
 import type { CounterChild, CounterFamily, GaugeCollector, HistogramChild } from "./metricFamily.js";
 import { OPERATION_OUTCOMES, THROTTLE_ERROR_CODES, THROTTLE_STATUSES, type OperationOutcome } from "./metricNames.js";
@@ -105,7 +106,7 @@ function partitionState(
   return state;
 }
 
-class MetricsRecorder implements MetricsObserver {
+class MetricsRecorder implements MetricsObserver, FirstTrySuccessRecorder {
   readonly service: StorageService;
   readonly #families: StorageMetricFamilies;
   readonly #partition: PartitionLabelState | undefined;
@@ -137,6 +138,18 @@ class MetricsRecorder implements MetricsObserver {
     else if (cls === "circuit_open") {
       (series.rejections ??= this.#families.circuitRejections.child({ service: this.service, operation: series.operation })).inc();
     }
+  }
+
+  /** An operation that succeeded on its first attempt: what `onAttempt` and `onOperationEnd` would record, in one call. */
+  [recordFirstTrySuccess](request: PipelineRequest, elapsedInMs: number): void {
+    const series = this.#seriesNamed(request); // no other hook follows: nothing to remember
+    (series.attempts.success ??= this.#families.attempts.child({ service: this.service, operation: series.operation, class: "success" })).inc();
+    series.outcomes.success.inc();
+    (series.durations.success ??= this.#families.operationDuration.child({
+      service: this.service,
+      operation: series.operation,
+      outcome: "success",
+    })).observe(elapsedInMs / 1000);
   }
 
   onRetry(event: RetryEvent): void {
@@ -202,11 +215,15 @@ class MetricsRecorder implements MetricsObserver {
 
   #seriesFor(request: PipelineRequest): OperationSeries {
     if (request === this.#lastRequest) return this.#lastSeries as OperationSeries;
-    const operation = this.#namer.name(request);
-    const series = this.#byOperation.get(operation) ?? this.#createSeries(operation);
+    const series = this.#seriesNamed(request);
     this.#lastRequest = request;
     this.#lastSeries = series;
     return series;
+  }
+
+  #seriesNamed(request: PipelineRequest): OperationSeries {
+    const operation = this.#namer.name(request);
+    return this.#byOperation.get(operation) ?? this.#createSeries(operation);
   }
 
   #createSeries(operation: StorageOperation): OperationSeries {

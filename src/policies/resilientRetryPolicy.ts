@@ -17,6 +17,7 @@ import {
 } from "./ambiguousWrite.js";
 import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
 import { admitDirectly, settleDirectly, type AttemptResult, type DirectGate } from "./attemptGate.js";
+import { isFirstTrySuccessRecorder, recordFirstTrySuccess } from "./firstTrySuccess.js";
 import { isReplayable } from "./replayableBody.js";
 import type {
   AmbiguousWriteEvent,
@@ -72,11 +73,31 @@ interface ObserverHooks {
   onRetry: readonly Listener<RetryEvent>[];
   onOperationEnd: readonly Listener<OperationEvent>[];
   onAmbiguousWrite: readonly Listener<AmbiguousWriteEvent>[];
+  /**
+   * With observers that record a first-try success in one call: those calls, and the other
+   * observers' hooks for that path. Undefined without such observers.
+   */
+  firstTry: { recorders: readonly FirstTryListener[]; others: ObserverHooks } | undefined;
 }
 
 type Listener<E> = (event: E) => void;
+type FirstTryListener = (request: PipelineRequest, elapsedInMs: number) => void;
 
 function observerHooks(observers: readonly RetryObserver[]): ObserverHooks {
+  const recorders = observers.filter(isFirstTrySuccessRecorder);
+  return {
+    ...hookListeners(observers),
+    firstTry:
+      recorders.length === 0
+        ? undefined
+        : {
+            recorders: recorders.map((r) => r[recordFirstTrySuccess].bind(r)),
+            others: { ...hookListeners(observers.filter((o) => !isFirstTrySuccessRecorder(o))), firstTry: undefined },
+          },
+  };
+}
+
+function hookListeners(observers: readonly RetryObserver[]): Omit<ObserverHooks, "firstTry"> {
   const listeners = <K extends keyof RetryObserver>(hook: K) =>
     observers.flatMap((o) => (typeof o[hook] === "function" ? [(o[hook] as Listener<HookEvent<K>>).bind(o)] : []));
   return {
@@ -93,7 +114,8 @@ type HookEvent<K extends keyof RetryObserver> = Parameters<NonNullable<RetryObse
 interface Operation {
   readonly request: PipelineRequest;
   readonly s: RetryPolicySettings;
-  readonly hooks: ObserverHooks;
+  /** Replaced by `firstTry.others` when the first attempt succeeds and recorders take it. */
+  hooks: ObserverHooks;
   readonly started: number;
   readonly info: RetryInfo;
   readonly write: boolean;
@@ -176,6 +198,7 @@ async function sendWithRetries(
     }
     last = result;
     const cls = result.outcomeClass;
+    if (cls === "success" && info.attempts === 0 && hooks.firstTry !== undefined) return finishFirstTry(op, hooks.firstTry, result, ended);
     recordAttempt(op, cls, ended - attemptStarted, result);
     if (cls === "success") return finish(op, result, cls, "success", ended);
     if (op.write && isUnknownOutcome(result)) info.unknownOutcomes += 1;
@@ -206,6 +229,24 @@ async function sendWithRetries(
     }
     attemptStarted = performance.now();
   }
+}
+
+/**
+ * The first attempt succeeded and some observers record that in one call: they get it, the
+ * others their usual `onAttempt` and `onOperationEnd`, in the usual order.
+ */
+function finishFirstTry(op: Operation, firstTry: NonNullable<ObserverHooks["firstTry"]>, result: AttemptResult, ended: number): PipelineResponse {
+  op.hooks = firstTry.others;
+  const elapsedInMs = ended - op.started;
+  recordAttempt(op, "success", elapsedInMs, result);
+  for (const record of firstTry.recorders) {
+    try {
+      record(op.request, elapsedInMs);
+    } catch (error) {
+      logger.warning(`A retry observer's first-try success hook threw and was ignored: ${(error as Error)?.name ?? "error"}`);
+    }
+  }
+  return finish(op, result, "success", "success", ended);
 }
 
 /** The write's description, parsed at most once. */

@@ -370,3 +370,34 @@ describe("createMetricsObserver: stop reasons", () => {
     expect(await sampleValue(registry, "azure_storage_retries_exhausted_total", { ...table, class: "throttled" })).toBe(exhausted);
   });
 });
+
+describe("createMetricsObserver: a first-try success in one call", () => {
+  /** The registry's text without the histogram sums, which hold measured durations. */
+  async function exposition(r: Registry): Promise<string> {
+    return (await r.metrics())
+      .split("\n")
+      .filter((line) => !line.includes("_sum{"))
+      .join("\n");
+  }
+
+  it("records exactly what onAttempt and onOperationEnd would", async () => {
+    const direct = createMetricsObserver("table", { registry });
+    const viaEventsRegistry = new Registry();
+    const metrics = createMetricsObserver("table", { registry: viaEventsRegistry });
+    // The same observer behind a plain object: the policy only sees its two event hooks.
+    const viaEvents = {
+      onAttempt: metrics.onAttempt?.bind(metrics),
+      onOperationEnd: metrics.onOperationEnd?.bind(metrics),
+    };
+    for (const method of ["GET", "PUT"] as const) {
+      for (const observer of [direct, viaEvents]) {
+        const policy = resilientRetryPolicy({ observers: [observer] });
+        await policy.sendRequest(request({ method }), scripted(ok));
+      }
+    }
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome: "success" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_attempts_total", { service: "table", operation: "upsert_entity", class: "success" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_operation_duration_seconds_count", { ...table, outcome: "success" })).toBe(1);
+    expect(await exposition(registry)).toBe(await exposition(viaEventsRegistry));
+  });
+});

@@ -19,6 +19,7 @@ import {
   type RetryObserver,
 } from "../../../src/index.js";
 import { admitDirectly, settleDirectly, type AttemptResult } from "../../../src/policies/attemptGate.js";
+import { recordFirstTrySuccess, type FirstTrySuccessRecorder } from "../../../src/policies/firstTrySuccess.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 
@@ -314,6 +315,41 @@ describe("resilientRetryPolicy", () => {
       "retry after 1 throttled 5 backoff",
       "attempt 2 success 200",
       "end 2 success success",
+    ]);
+  });
+
+  it("a first-try success reaches a one-call recorder instead of its events; other observers see theirs, in order", async () => {
+    const events: string[] = [];
+    const recorder: FirstTrySuccessRecorder = {
+      [recordFirstTrySuccess]: (req, elapsedInMs) => events.push(`recorder ${req.method} ${elapsedInMs >= 0}`),
+      onAttempt: (e) => events.push(`recorder attempt ${e.attempt} ${e.attemptClass}`),
+      onOperationEnd: (e) => events.push(`recorder end ${e.stopReason}`),
+    };
+    const throwingRecorder: FirstTrySuccessRecorder = {
+      [recordFirstTrySuccess]: () => {
+        throw new Error("recorder bug");
+      },
+    };
+    const plain: RetryObserver = {
+      onAttempt: (e) => events.push(`plain attempt ${e.attempt} ${e.attemptClass}`),
+      onOperationEnd: (e) => events.push(`plain end ${e.stopReason}`),
+    };
+    const policy = resilientRetryPolicy({ retry: fixedBackoff({ delayInMs: 5 }), observers: [throwingRecorder, recorder, plain] });
+    expect((await policy.sendRequest(request(), scripted(ok))).status).toBe(200);
+    expect(events).toEqual(["plain attempt 1 success", "recorder GET true", "plain end success"]);
+
+    // Any other path: the recorder gets its events like every observer.
+    events.length = 0;
+    const pending = policy.sendRequest(request(), scripted(busy, ok));
+    await vi.advanceTimersByTimeAsync(5);
+    await pending;
+    expect(events).toEqual([
+      "recorder attempt 1 throttled",
+      "plain attempt 1 throttled",
+      "recorder attempt 2 success",
+      "plain attempt 2 success",
+      "recorder end success",
+      "plain end success",
     ]);
   });
 
