@@ -190,7 +190,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
    * scope has a circuit, which is the usual case, not even the scope is read.
    */
   const circuitOf = (request: PipelineRequest): Circuit | undefined => {
-    if (disposed || registry.size === 0) return undefined;
+    if (disposed || registry.size() === 0) return undefined;
     const scope = scopeOf(request);
     return scope === undefined ? undefined : registry.touch(scope.key);
   };
@@ -207,7 +207,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const settle = (request: PipelineRequest, result: AttemptResult): Promise<void> | undefined => {
     if (disposed) return undefined;
     const rebalancing = isRebalancingOutcome(result.outcomeClass);
-    if (!rebalancing && registry.size === 0) return undefined;
+    if (!rebalancing && registry.size() === 0) return undefined;
     const scope = scopeOf(request);
     if (scope === undefined) return undefined;
     if (!rebalancing) {
@@ -252,7 +252,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     mode: o.mode,
     waitWhenOpen: o.mode === "wait",
     get size() {
-      return registry.size;
+      return registry.size();
     },
     run(request: PipelineRequest, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> {
       const circuit = circuitOf(request);
@@ -279,7 +279,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       return [...halfOpenKeys];
     },
     stateCounts() {
-      return { closed: registry.size - openKeys.size - halfOpenKeys.size, open: openKeys.size, half_open: halfOpenKeys.size };
+      return { closed: registry.size() - openKeys.size - halfOpenKeys.size, open: openKeys.size, half_open: halfOpenKeys.size };
     },
     onTransition(listener) {
       if (typeof listener !== "function") throw new TypeError("onTransition needs a listener function.");

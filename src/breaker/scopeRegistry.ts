@@ -5,8 +5,11 @@
  * idle sweep that stops at the first fresh entry, and a Map gives both in a few lines.)
  */
 export interface ScopeRegistry<T> {
-  /** Live entries. */
-  readonly size: number;
+  /**
+   * Live entries. A method, not a getter: an object literal with an accessor is made in
+   * dictionary mode, and the breaker reads this on every request.
+   */
+  size(): number;
   /** The value for `key`, marked as just used; undefined when absent. */
   touch(key: string): T | undefined;
   /** The value for `key` without marking it used. */
@@ -85,9 +88,7 @@ export function createScopeRegistry<T>(options: ScopeRegistryOptions<T>): ScopeR
   };
 
   return {
-    get size() {
-      return slots.size;
-    },
+    size: () => slots.size,
     touch(key) {
       const slot = slots.get(key);
       if (slot === undefined) return undefined;

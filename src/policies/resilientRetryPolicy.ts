@@ -16,7 +16,7 @@ import {
   type TableWrite,
 } from "./ambiguousWrite.js";
 import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
-import { admitDirectly, settleDirectly, type AttemptResult, type DirectGate } from "./attemptGate.js";
+import type { AttemptResult } from "./attemptGate.js";
 import { isFirstTrySuccessRecorder, recordFirstTrySuccess } from "./firstTrySuccess.js";
 import { isReplayable } from "./replayableBody.js";
 import type {
@@ -34,6 +34,7 @@ import {
   resolveRetryPolicyOptions,
   type AmbiguousWriteOptions,
   type ResilientRetryPolicyOptions,
+  type DirectGateCalls,
   type RetryPolicySettings,
 } from "./retryPolicyOptions.js";
 import { answered, endAttempt, failed, runAttempt, startAttempt, type AttemptTimeout } from "./runAttempt.js";
@@ -155,7 +156,8 @@ async function sendWithRetries(
     // Without a gate, or past one that lets it out unwrapped (a partition with no circuit),
     // the attempt runs right here: no promise layer of ours, no closure.
     const gate = s.gate;
-    const ticket = s.directGate?.[admitDirectly](request);
+    const direct = s.direct;
+    const ticket = direct?.admit(request);
     let result: AttemptResult;
     let ended: number;
     try {
@@ -171,7 +173,7 @@ async function sendWithRetries(
           if (armed !== undefined) endAttempt(request, armed);
         }
         ended = performance.now();
-        const settling = ticket === undefined ? undefined : (s.directGate as DirectGate)[settleDirectly](ticket, result);
+        const settling = ticket === undefined ? undefined : (direct as DirectGateCalls).settle(ticket, result);
         if (settling !== undefined) await settling;
       } else {
         result = await gate.run(request, () => runAttempt(request, next, timeout, s.rules));

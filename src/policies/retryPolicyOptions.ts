@@ -7,7 +7,17 @@ import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
 import { createAttemptDeadlines, type AttemptDeadlines } from "../timing/attemptDeadlines.js";
 import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
 import { DAY_IN_MS, describe, optionalNumberOption, rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
-import { isDirectGate, isOperationAwareGate, operationEnded, type AttemptGate, type DirectGate } from "./attemptGate.js";
+import {
+  admitDirectly,
+  isDirectGate,
+  isOperationAwareGate,
+  operationEnded,
+  settleDirectly,
+  type AttemptGate,
+  type AttemptResult,
+  type DirectGate,
+  type DirectTicket,
+} from "./attemptGate.js";
 import type { RetryObserver } from "./retryEvents.js";
 
 // The retry policy's options, their defaults and their validation; the loop itself is in
@@ -89,8 +99,13 @@ export interface RetryPolicySettings {
   rules: ClassificationRules | undefined;
   observers: readonly RetryObserver[];
   gate: AttemptGate | undefined;
-  /** The same gate when it can let attempts out unwrapped (the package's breaker), else undefined. */
-  directGate: DirectGate | undefined;
+  /**
+   * The gate's unwrapped-attempt methods, bound once, when it has them (the package's
+   * breaker), else undefined. Bound rather than looked up per attempt: a gate with many
+   * methods and symbol keys (the breaker is one) can be a dictionary-mode object, where
+   * each lookup is a hash probe.
+   */
+  direct: DirectGateCalls | undefined;
   /** The gate's hook for the end of an operation, when it has one. */
   endOperation: ((request: PipelineRequest) => void) | undefined;
   ambiguousWrites: Required<AmbiguousWriteOptions> | undefined;
@@ -98,6 +113,16 @@ export interface RetryPolicySettings {
   random: RandomSource;
   /** The policy's per-attempt timeouts, on one timer. */
   deadlines: AttemptDeadlines;
+}
+
+/** A {@link DirectGate}'s two unwrapped-attempt methods, bound to it. */
+export interface DirectGateCalls {
+  admit(request: PipelineRequest): DirectTicket | undefined;
+  settle(ticket: DirectTicket, result: AttemptResult): Promise<void> | undefined;
+}
+
+function directGateCalls(gate: DirectGate): DirectGateCalls {
+  return { admit: gate[admitDirectly].bind(gate), settle: gate[settleDirectly].bind(gate) };
 }
 
 /** Validates the options once, when the policy is made; errors name the option and the value. */
@@ -144,7 +169,7 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
     rules,
     observers,
     gate: options.gate,
-    directGate: isDirectGate(options.gate) ? options.gate : undefined,
+    direct: isDirectGate(options.gate) ? directGateCalls(options.gate) : undefined,
     endOperation: isOperationAwareGate(options.gate) ? options.gate[operationEnded].bind(options.gate) : undefined,
     ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
     budget: resolveBudget(options.retryBudget),

@@ -25,7 +25,7 @@ describe("createScopeRegistry", () => {
     r.add("e", "E");
     expect(evicted).toEqual(["b", "c"]);
     expect([...r.values()]).toEqual(["A", "D", "E"]);
-    expect(r.size).toBe(3);
+    expect(r.size()).toBe(3);
   });
 
   it("replacing a key evicts the old value", () => {
@@ -64,7 +64,7 @@ describe("createScopeRegistry", () => {
     r.add("b", "2");
     r.clear();
     expect(evicted).toEqual(["a", "b"]);
-    expect(r.size).toBe(0);
+    expect(r.size()).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
   });
 });
