@@ -1,5 +1,6 @@
 import { parseStorageHost, stripSecondary } from "./detectServiceFromUrl.js";
 import { safeDecodeURIComponent } from "./safeDecodeURIComponent.js";
+import { plainPathEnd } from "./plainPath.js";
 
 /** The account and the account-relative path of a storage URL. */
 export interface AccountAndPath {
@@ -110,30 +111,6 @@ function isPlainHostChar(c: number): boolean {
     c === 0x5d
   );
 }
-
-/**
- * Where the path that starts at `from` ends (at `?`, `#` or the end), when the URL parser
- * would leave it exactly as written: printable ASCII outside its percent-encode set, no
- * backslash, no dot segment (plain or `%2e`); -1 otherwise.
- */
-function plainPathEnd(url: string, from: number): number {
-  let i = from;
-  for (; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 0x3f || c === 0x23) break; // "?", "#"
-    if (c >= 0x80 || PLAIN_PATH_CHARS[c] !== 1) return -1;
-  }
-  const path = url.slice(from, i);
-  if (path.includes("/.") || path.includes("%2e") || path.includes("%2E")) return -1;
-  return i;
-}
-
-/**
- * 1 for the ASCII a path may hold as written: printable, and none of `"`, `<`, `>`, `\`,
- * `^`, backtick, `{`, `|`, `}` (encoded or rewritten by the URL parser, or close to it).
- */
-const PLAIN_PATH_CHARS = new Uint8Array(128);
-for (let c = 0x21; c < 0x7f; c++) PLAIN_PATH_CHARS[c] = '"<>\\^`{|}'.includes(String.fromCharCode(c)) ? 0 : 1;
 
 function isPathStyleHost(hostname: string): boolean {
   if (PATH_STYLE_HOSTNAMES.has(hostname)) return true;

@@ -2,6 +2,7 @@ import { detectServiceFromUrl, stripSecondary } from "./detectServiceFromUrl.js"
 import { extractScope } from "./extractScope.js";
 import { parseAccountAndPathWithUrl, plainOriginEnd } from "./parseAccountAndPath.js";
 import { partitionKeyFromFilter } from "./partitionKeyFromFilter.js";
+import { undecodedPathEnd } from "./plainPath.js";
 import type { StorageService } from "./partitionScope.js";
 import { scopeKey } from "./scopeKey.js";
 import { upperCaseMethod } from "./upperCaseMethod.js";
@@ -84,7 +85,7 @@ function fastScopeKey(request: ScopeKeyRequest, hint: StorageService | undefined
   }
 
   const pathStart = origin.text.length;
-  const pathEnd = plainPathEnd(url, pathStart);
+  const pathEnd = undecodedPathEnd(url, pathStart);
   if (pathEnd === -1) return SLOW;
 
   // The account, and where the first account-relative segment starts (no segments and
@@ -322,28 +323,6 @@ function segmentEnd(url: string, from: number, pathEnd: number): number {
   const slash = url.indexOf("/", from);
   return slash === -1 || slash >= pathEnd ? pathEnd : slash;
 }
-
-/**
- * Where the path that starts at `from` ends (at `?`, `#` or the end), when the URL parser
- * would leave it exactly as written and it needs no decoding: printable ASCII outside
- * the parser's percent-encode set, no `%`, no backslash or `|` (so no key field needs
- * escaping), no dot segment; -1 otherwise.
- */
-function plainPathEnd(url: string, from: number): number {
-  // A regular expression scans faster than a charCodeAt loop.
-  NOT_PLAIN.lastIndex = from;
-  if (!NOT_PLAIN.test(url)) return url.length;
-  const end = NOT_PLAIN.lastIndex - 1;
-  const c = url.charCodeAt(end);
-  return c === QUESTION || c === HASH ? end : -1;
-}
-
-/**
- * The first thing a fast path may not hold, or its end (`?`, `#`): anything but printable
- * ASCII, one of `"`, `%`, `<`, `>`, `\`, `^`, backtick, `{`, `|`, `}`, or the `/` of a
- * dot segment.
- */
-const NOT_PLAIN = /[^!$&-;=@-[\]_a-z~]|\/(?=\.)/g;
 
 /** What an origin (`http://host[:port]`, written plainly) says, learned once through the slow path's own parsers. */
 interface Origin {
