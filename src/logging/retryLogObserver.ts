@@ -3,6 +3,7 @@ import { storageOperationName } from "../metrics/storageOperation.js";
 import { detectServiceFromUrl } from "../partition/detectServiceFromUrl.js";
 import { requestScopeKey } from "../partition/requestScopeKey.js";
 import type { StorageService } from "../partition/partitionScope.js";
+import { recordFirstTrySuccess, type FirstTrySuccessRecorder } from "../policies/firstTrySuccess.js";
 import type { RetryObserver } from "../policies/retryEvents.js";
 import { formatLogFields } from "./formatLogFields.js";
 import { logger } from "./logger.js";
@@ -29,7 +30,10 @@ export interface RetryLogObserverOptions {
  */
 export function createRetryLogObserver(options: RetryLogObserverOptions = {}): RetryObserver {
   const service = options.service;
-  return {
+  const observer: RetryObserver & FirstTrySuccessRecorder = {
+    // An operation that succeeded on its first attempt is not logged: saying so spares the
+    // retry policy building an end event for it.
+    [recordFirstTrySuccess]() {},
     onRetry(event) {
       if (!logger.info.enabled) return;
       const fields = describeRequest(event.request, service);
@@ -58,6 +62,7 @@ export function createRetryLogObserver(options: RetryLogObserverOptions = {}): R
       );
     },
   };
+  return observer;
 }
 
 /** The operation's fixed name and the partition scope, from method and path only. */
