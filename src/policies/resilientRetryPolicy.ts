@@ -139,7 +139,6 @@ async function sendWithRetries(
   const deadline = started + s.maxElapsedInMs;
   const op: Operation = { request, s, hooks, started, info: startRetryInfo(request), write: isWriteMethod(request.method), tableWrite: null };
   const info = op.info;
-  const replayable = isReplayable(request);
   s.budget?.recordRequest(started);
   let attemptStarted = started;
   let retryNumber = 0;
@@ -214,7 +213,8 @@ async function sendWithRetries(
       }
       return finish(op, result, cls, "permanent", ended);
     }
-    if (!replayable) {
+    // Read now rather than up front: only a retry needs it, and a policy after ours may have replaced the body.
+    if (!isReplayable(request)) {
       logger.warning("Not retrying: the request body is a stream that the first attempt consumed; pass a stream factory to make it retriable.");
       return finish(op, result, cls, "body-not-replayable", ended);
     }
