@@ -17,8 +17,8 @@ import {
  * URL prefix up to the account-relative path (`http://127.0.0.1:10002/devstoreaccount1/`,
  * `https://acct.table.core.windows.net/`), so a request under it is named without a URL
  * parse (about 300 ns saved per operation). Tables requests of the common one-segment
- * shapes are then named from one scan and one slice of the URL, without splitting or
- * decoding. Any other URL takes the full, pure path; the answers are the same either way
+ * shapes are then named from one scan of the URL (and a slice of the segment when it has
+ * no parentheses), without splitting or decoding. Any other URL takes the full, pure path; the answers are the same either way
  * (unit tests, random paths included, hold the two to it).
  */
 export class OperationNamer {
