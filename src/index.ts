@@ -21,6 +21,7 @@ export { parseRetryAfterInMs } from "./timing/retryAfter.js";
 export type { ResilienceErrorCode } from "./errors/resilienceError.js";
 export { ResilienceError, isResilienceError } from "./errors/resilienceError.js";
 export { CircuitOpenError, isCircuitOpenError } from "./errors/circuitOpenError.js";
+export { PartitionBusyError, isPartitionBusyError } from "./errors/partitionBusyError.js";
 
 export type { ResilientRetryPolicyOptions } from "./policies/retryPolicyOptions.js";
 export { DEFAULT_RETRY_POLICY_OPTIONS } from "./policies/retryPolicyOptions.js";
@@ -34,7 +35,13 @@ export type {
   RetryObserver,
   StopReason,
 } from "./policies/retryEvents.js";
-export type { AttemptGate, AttemptResult } from "./policies/attemptGate.js";
+export type { Admission, AttemptGate, Refusal, RefusalReason, SendAdmission } from "./policies/attemptGate.js";
+export { SEND_NOW } from "./policies/attemptGate.js";
+export type { AttemptResult } from "./policies/attemptResult.js";
+export type { DecisionInput, NextStep } from "./policies/decideNext.js";
+export { decideNext } from "./policies/decideNext.js";
+export type { RequestAddress } from "./address/requestAddress.js";
+export { readRequestAddress } from "./address/requestAddress.js";
 export type { RetryInfo } from "./policies/retryInfo.js";
 export { getRetryInfo } from "./policies/retryInfo.js";
 
@@ -72,6 +79,8 @@ export { createPartitionBreaker } from "./breaker/partitionBreaker.js";
 export type { PartitionBreakerMode, PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";
 export { DEFAULT_PARTITION_BREAKER_OPTIONS, PARTITION_BREAKER_MODES } from "./breaker/partitionBreakerOptions.js";
 export { isRebalancingOutcome } from "./breaker/isRebalancingOutcome.js";
+export type { PacingOptions } from "./flow/pacingOptions.js";
+export { DEFAULT_PACING_OPTIONS } from "./flow/pacingOptions.js";
 
 export type { RetryLogObserverOptions } from "./logging/retryLogObserver.js";
 export { createRetryLogObserver } from "./logging/retryLogObserver.js";

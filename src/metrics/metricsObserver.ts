@@ -37,6 +37,7 @@ const OUTCOME_BY_STOP_REASON: Readonly<Record<StopReason, OperationOutcome>> = {
   deadline: "failure",
   "body-not-replayable": "failure",
   "budget-exhausted": "failure",
+  "partition-busy": "failure",
 };
 
 /** Stop reasons that mean "gave up on a retriable failure": retries, deadline or retry budget spent. */

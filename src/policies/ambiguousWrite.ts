@@ -3,7 +3,7 @@ import { errorCodeOf } from "../classification/networkErrors.js";
 import { parseAccountAndPath } from "../partition/parseAccountAndPath.js";
 import { parseTableSegment } from "../partition/parseTableSegment.js";
 import { upperCaseMethod } from "../partition/upperCaseMethod.js";
-import type { AttemptResult } from "./attemptGate.js";
+import type { AttemptResult } from "./attemptResult.js";
 
 /** What a Tables write does, as far as settling an ambiguous outcome goes. */
 export type TableWriteKind = "insert" | "replace" | "merge" | "delete" | "upsert" | "batch";

@@ -3,7 +3,7 @@ import type { AbortSignalLike } from "@azure/abort-controller";
 import { classify } from "../classification/classify.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import type { ArmedDeadline, AttemptDeadlines } from "../timing/attemptDeadlines.js";
-import type { AttemptResult } from "./attemptGate.js";
+import type { AttemptResult } from "./attemptResult.js";
 
 /** How long one attempt may take, and why that long. */
 export interface AttemptTimeout {
@@ -31,11 +31,6 @@ export interface ArmedAttempt {
  * as a `RestError` with code `ETIMEDOUT` (class `timeout`, retried), unlike the SDK's
  * `request.timeout`, whose AbortError is not retried (and whose timer the SDK's Node
  * client leaves running when a request fails, holding the process open until it fires).
- *
- * The retry loop inlines these steps ({@link startAttempt}, `await next(request)`,
- * {@link answered} or {@link failed}, {@link endAttempt}) on its own success path, where an
- * async layer of ours costs a promise and a microtask per request; this is the same
- * attempt as one function, for callers that need one (a gate's `run`).
  */
 export async function runAttempt(
   request: PipelineRequest,
@@ -55,7 +50,7 @@ export async function runAttempt(
 }
 
 /** Arms the attempt's timeout, when finite, by giving the request a signal of its own; undefined otherwise. */
-export function startAttempt(request: PipelineRequest, timeout: AttemptTimeout): ArmedAttempt | undefined {
+function startAttempt(request: PipelineRequest, timeout: AttemptTimeout): ArmedAttempt | undefined {
   if (!Number.isFinite(timeout.inMs)) return undefined;
   const callerSignal = request.abortSignal;
   const controller = new AbortController();
@@ -70,20 +65,20 @@ export function startAttempt(request: PipelineRequest, timeout: AttemptTimeout):
 }
 
 /** The attempt is over: its deadline no longer matters, and the request has the caller's signal back. */
-export function endAttempt(request: PipelineRequest, armed: ArmedAttempt): void {
+function endAttempt(request: PipelineRequest, armed: ArmedAttempt): void {
   armed.timeout.deadlines.release(armed.deadline);
   if (armed.forwardAbort !== undefined) armed.callerSignal?.removeEventListener("abort", armed.forwardAbort);
   request.abortSignal = armed.callerSignal;
 }
 
 /** The result of an attempt that got a response. */
-export function answered(response: PipelineResponse, rules: ClassificationRules | undefined): AttemptResult {
+function answered(response: PipelineResponse, rules: ClassificationRules | undefined): AttemptResult {
   const errorCode = response.headers.get("x-ms-error-code") ?? undefined;
   return { response, status: response.status, errorCode, outcomeClass: classify({ status: response.status, errorCode }, rules) };
 }
 
 /** The result of an attempt that threw: aborted by the caller, timed out by us, or failed (with the error's response, if any). */
-export function failed(
+function failed(
   request: PipelineRequest,
   thrown: unknown,
   callerSignal: AbortSignalLike | undefined,

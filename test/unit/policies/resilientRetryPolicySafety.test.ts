@@ -12,7 +12,7 @@ import {
 } from "@azure/core-rest-pipeline";
 import {
   ambiguousWriteReadBackPolicy,
-  CircuitOpenError,
+  SEND_NOW,
   createRetryBudget,
   fixedBackoff,
   getRetryInfo,
@@ -214,11 +214,9 @@ describe("the retry budget in the retry policy", () => {
     const budget = createRetryBudget({ minRetriesPerSecond: 0, retryRatio: 0, now: () => 0 });
     let refusals = 3;
     const gate: AttemptGate = {
-      waitWhenOpen: true,
-      async run(_req, attempt) {
-        if (refusals-- > 0) throw new CircuitOpenError("table|acct|orders|p", 100);
-        return attempt();
-      },
+      mode: "wait",
+      admit: () => (refusals-- > 0 ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p", retryAfterInMs: 100 } : SEND_NOW),
+      record: () => {},
     };
     const next = vi.fn<SendRequest>(async (req) => reply(req, 200));
     const pending = resilientRetryPolicy({ gate, retryBudget: budget, random: () => 0 }).sendRequest(createPipelineRequest({ url: entity, method: "GET" }), next);
