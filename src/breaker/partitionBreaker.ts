@@ -50,9 +50,12 @@ interface ScopeState {
   lastThrottleAt: number;
 }
 
-/** The slot an attempt was admitted for, handed back to `record`. */
+/**
+ * When an attempt's slot was reserved, handed back to `record`. A slot reserved before the
+ * last cut was spaced at the old rate: its throttled answer is no news, so it cuts nothing.
+ */
 interface PacedTicket {
-  sentAt: number;
+  reservedAt: number;
 }
 
 /**
@@ -150,7 +153,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       circuit.probeOut = false;
       return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
     }
-    const ticket: PacedTicket = { sentAt: at + slot };
+    const ticket: PacedTicket = { reservedAt: at };
     return { decision: "send", delayInMs: slot, ticket };
   };
 
@@ -172,9 +175,9 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     if (o.pacing === undefined || (cls !== "throttled" && cls !== "timeout")) return;
     state.lastThrottleAt = at;
     state.pacer ??= new Pacer(at, o.pacing);
-    // An attempt admitted before the scope had a pacer counts as sent before any cut.
-    const sentAt = (admission.ticket as PacedTicket | undefined)?.sentAt ?? -Infinity;
-    if (state.pacer.rate.throttled(sentAt, at)) {
+    // An attempt admitted before the scope had a pacer counts as reserved before any cut.
+    const reservedAt = (admission.ticket as PacedTicket | undefined)?.reservedAt ?? -Infinity;
+    if (state.pacer.rate.throttled(reservedAt, at)) {
       logger.info(`Partition scope "${state.key}" is throttled: pacing it at ${state.pacer.rate.rateAt(at).toFixed(1)} attempts/s.`);
     }
   };

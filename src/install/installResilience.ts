@@ -132,6 +132,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     classification: options.classification,
     observers: withPackageObservers(options.observers, metrics, service, safetyMetrics),
     gate: circuitBreaker,
+    service,
     ambiguousWrites,
     retryBudget: options.retryBudget,
   });
