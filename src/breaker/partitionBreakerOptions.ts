@@ -10,21 +10,24 @@ import {
 } from "../validation/validateNumberOption.js";
 
 /**
- * What an attempt meets when its partition's circuit is open: `"wait"` makes the retry
- * policy sleep until the next probe (within its deadline), `"fail"` surfaces a
- * `CircuitOpenError` to the caller at once.
+ * What an attempt meets when its partition cannot take it now (circuit open, or paced with
+ * a queue): `"wait"` makes the retry policy sleep until the next probe or slot (within its
+ * deadline), `"fail"` surfaces a `CircuitOpenError` / `PartitionBusyError` at once, and
+ * `"auto"` waits unless the caller is bounded (a queue consumer, a worker pool) and waiting
+ * would hold more than a fifth of its operations on troubled partitions: then it fails
+ * those at once, with `retryAfterInMs`, so its workers move on to other partitions.
  */
-export type PartitionBreakerMode = "wait" | "fail";
+export type PartitionBreakerMode = "auto" | "wait" | "fail";
 
 /** Every {@link PartitionBreakerMode}. */
-export const PARTITION_BREAKER_MODES: readonly PartitionBreakerMode[] = ["wait", "fail"];
+export const PARTITION_BREAKER_MODES: readonly PartitionBreakerMode[] = ["auto", "wait", "fail"];
 
 /**
  * Options of `createPartitionBreaker` and of `installResilience`'s `circuitBreaker`.
  * Every one is optional; docs/circuit-breaker.md explains each default.
  */
 export interface PartitionBreakerOptions {
-  /** What callers meet while a circuit is open. Defaults to `"wait"`. */
+  /** What callers meet while their partition cannot take an attempt. Defaults to `"auto"`. */
   mode?: PartitionBreakerMode;
   /**
    * The service the requests go to, needed to scope Azurite's path-style URLs.
@@ -61,7 +64,7 @@ export interface PartitionBreakerOptions {
 
 /** The defaults of {@link PartitionBreakerOptions} (reasoning in docs/circuit-breaker.md). */
 export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
-  mode: "wait" as PartitionBreakerMode,
+  mode: "auto" as PartitionBreakerMode,
   resetTimeoutInMs: 3_000,
   consecutiveFailures: 5,
   rollingWindowInMs: 3_000,

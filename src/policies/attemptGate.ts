@@ -10,10 +10,12 @@ import type { AttemptResult } from "./attemptResult.js";
  */
 export interface AttemptGate {
   /**
-   * What callers meet when the gate refuses: `"wait"` makes the retry loop sleep until
-   * `retryAfterInMs` (within the deadline) and ask again, `"fail"` ends the operation at once.
+   * What callers meet when their partition cannot take an attempt now: `"wait"` makes the
+   * retry loop sleep until `retryAfterInMs` (within the deadline) and ask again, `"fail"`
+   * ends the operation at once, `"auto"` waits unless the caller is bounded (a worker pool)
+   * and waiting would starve its other work (src/policies/callerLoad.ts).
    */
-  readonly mode: "wait" | "fail";
+  readonly mode: "wait" | "fail" | "auto";
   /**
    * May an attempt for `address` go out? `remainingInMs` is the caller's time left: a gate
    * that would make the attempt wait longer refuses instead.

@@ -13,6 +13,7 @@ import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
 import { SEND_NOW, type Admission, type Refusal } from "./attemptGate.js";
 import type { AttemptResult } from "./attemptResult.js";
 import { decideNext, type NextStep } from "./decideNext.js";
+import { CallerLoad } from "./callerLoad.js";
 import { createObserverHooks, type ObserverHooks } from "./observerHooks.js";
 import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, DelaySource, StopReason } from "./retryEvents.js";
@@ -31,6 +32,8 @@ const MIN_CIRCUIT_WAIT_IN_MS = 10;
  * were throttled again and emptied the retry budget; spreading them halved the failures.
  */
 const CIRCUIT_WAIT_SPREAD = 1;
+/** A paced slot this close is taken even by a caller that must not wait (mode "fail", or "auto" when bounded). */
+const SHORT_PACED_WAIT_IN_MS = 50;
 
 /**
  * A Retry-phase policy that classifies every attempt, retries the retriable ones with the
@@ -40,9 +43,10 @@ const CIRCUIT_WAIT_SPREAD = 1;
 export function resilientRetryPolicy(options: ResilientRetryPolicyOptions = {}): PipelinePolicy {
   const settings = resolveRetryPolicyOptions(options);
   const hooks = createObserverHooks(settings.observers);
+  const load = new CallerLoad();
   return {
     name: resilientRetryPolicyName,
-    sendRequest: (request, next) => new Operation(request, settings, hooks).run(next),
+    sendRequest: (request, next) => new Operation(request, settings, hooks, load).run(next),
   };
 }
 
@@ -54,6 +58,7 @@ class Operation {
   readonly request: PipelineRequest;
   readonly s: RetryPolicySettings;
   readonly hooks: ObserverHooks;
+  readonly load: CallerLoad;
   readonly address: RequestAddress;
   readonly started = performance.now();
   readonly deadline: number;
@@ -66,10 +71,11 @@ class Operation {
   /** The abort error a sleep ended with. */
   #abortError: unknown;
 
-  constructor(request: PipelineRequest, s: RetryPolicySettings, hooks: ObserverHooks) {
+  constructor(request: PipelineRequest, s: RetryPolicySettings, hooks: ObserverHooks, load: CallerLoad) {
     this.request = request;
     this.s = s;
     this.hooks = hooks;
+    this.load = load;
     this.address = readRequestAddress(request, s.service);
     this.deadline = this.started + s.maxElapsedInMs;
     this.info = startRetryInfo(request);
@@ -78,6 +84,15 @@ class Operation {
   }
 
   async run(next: SendRequest): Promise<PipelineResponse> {
+    this.load.started(this.started);
+    try {
+      return await this.loop(next);
+    } finally {
+      this.load.ended();
+    }
+  }
+
+  private async loop(next: SendRequest): Promise<PipelineResponse> {
     for (;;) {
       if (this.request.abortSignal?.aborted) return this.finish(this.#last, "aborted", "aborted", new AbortError("The operation was aborted."));
       // Gate.
@@ -88,11 +103,11 @@ class Operation {
           const reason = step.action === "stop" ? step.reason : "circuit-open";
           return this.finish(this.#last, this.#last?.outcomeClass ?? "circuit_open", reason, this.refusalError(admission));
         }
-        const waited = await this.wait(step.delayInMs, "circuit_open", "circuit", undefined);
+        const waited = await this.wait(step.delayInMs, "circuit_open", "circuit", undefined, true);
         if (!waited) return this.finish(this.#last, "aborted", "aborted", this.#abortError);
         continue;
       }
-      if (admission.delayInMs > 0 && !(await this.pace(admission.delayInMs))) {
+      if (admission.delayInMs > 0 && !(await this.load.sleeping(true, () => this.sleep(admission.delayInMs)))) {
         return this.finish(this.#last, "aborted", "aborted", this.#abortError);
       }
       // The budget counts a retry when it is sent, not while it waits.
@@ -122,7 +137,15 @@ class Operation {
 
   private admit(): Admission {
     const gate = this.s.gate;
-    return gate === undefined ? SEND_NOW : gate.admit(this.address, this.deadline - performance.now());
+    if (gate === undefined) return SEND_NOW;
+    const remaining = this.deadline - performance.now();
+    return gate.admit(this.address, this.mayWaitOnPartition() ? remaining : Math.min(remaining, SHORT_PACED_WAIT_IN_MS));
+  }
+
+  /** `"wait"`: always; `"fail"`: never; `"auto"`: unless this would starve a bounded caller's other work. */
+  private mayWaitOnPartition(): boolean {
+    const mode = this.s.gate?.mode;
+    return mode === "wait" || (mode === "auto" && this.load.mayWait());
   }
 
   /** A refused attempt is counted as one (class `circuit_open`) when its circuit is open; a paced refusal sent nothing to count. */
@@ -135,7 +158,7 @@ class Operation {
       ...NOTHING_SENT,
       attemptClass: "circuit_open",
       remainingInMs: this.deadline - performance.now(),
-      gateWaits: this.s.gate?.mode === "wait",
+      gateWaits: this.mayWaitOnPartition(),
       gateWaitInMs: wait,
     });
   }
@@ -197,7 +220,13 @@ class Operation {
   }
 
   /** Sleeps before a retry or a circuit re-ask; false when the caller aborted meanwhile. */
-  private async wait(delayInMs: number, reason: AttemptClass, source: DelaySource, failed: AttemptResult | undefined): Promise<boolean> {
+  private async wait(
+    delayInMs: number,
+    reason: AttemptClass,
+    source: DelaySource,
+    failed: AttemptResult | undefined,
+    onPartition = false,
+  ): Promise<boolean> {
     const attempt = this.info.attempts;
     // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
     if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(delayInMs)} ms (${source}).`);
@@ -211,12 +240,7 @@ class Operation {
       delayInMs,
       delaySource: source,
     });
-    return this.sleep(delayInMs);
-  }
-
-  /** Waits for a paced slot; false when the caller aborted meanwhile. */
-  private pace(delayInMs: number): Promise<boolean> {
-    return this.sleep(delayInMs);
+    return this.load.sleeping(onPartition, () => this.sleep(delayInMs));
   }
 
   private async sleep(delayInMs: number): Promise<boolean> {
