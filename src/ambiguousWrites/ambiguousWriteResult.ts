@@ -7,9 +7,9 @@ export type AmbiguousWriteResult =
   /** The read-back failed (refused, timed out, unreadable) or was not possible; the error surfaces, marked possibly applied. */
   | "unresolved"
   /**
-   * A write no read-back can settle, so none is made: a `$batch`, an update or delete
-   * conditional on an ETag, a delete. Whatever the store holds, another writer could
-   * have put it there (see docs/data-safety.md); the error surfaces, marked possibly applied.
+   * A write no read-back can settle, so none is made: a `$batch`, an update conditional
+   * on an ETag, any delete. Whatever the store holds, another writer could have put it
+   * there (see docs/data-safety.md); the error surfaces, marked possibly applied.
    */
   | "not_resolvable";
 
