@@ -2,7 +2,6 @@ import { createHttpHeaders, type PipelineRequest, type PipelineResponse } from "
 import type { AmbiguousWriteResult } from "./ambiguousWriteResult.js";
 import { entityMatches } from "./entityMatches.js";
 import { parseEntityJson } from "./parseEntityJson.js";
-import type { TableWrite } from "./tableWrite.js";
 
 /** What a read-back decided (pure: from the GET's answer). */
 export interface ReadBackOutcome {
@@ -21,7 +20,7 @@ const MAX_ENTITY_JSON_LENGTH = 4 * 1024 * 1024;
  * `applied` (with the success the SDK would have got), another entity or none `differs`,
  * anything unreadable `unresolved`.
  */
-export function decideInsertReadBack(request: PipelineRequest, write: TableWrite, sentBody: string | undefined, found: PipelineResponse): ReadBackOutcome {
+export function decideInsertReadBack(request: PipelineRequest, sentBody: string | undefined, found: PipelineResponse): ReadBackOutcome {
   if (found.status === 404) return { result: "differs" };
   if (found.status !== 200) return { result: "unresolved", reason: readBackRefusal(found.status) };
   const stored = parseEntityJson(found.bodyAsText ?? undefined, MAX_ENTITY_JSON_LENGTH);
@@ -29,7 +28,7 @@ export function decideInsertReadBack(request: PipelineRequest, write: TableWrite
   if (stored === undefined || sent === undefined) return { result: "unresolved", reason: "the read-back or the sent body is not a JSON entity" };
   if (!entityMatches(sent, stored, "exact")) return { result: "differs" };
   const preferNoContent = /return-no-content/i.test(request.headers.get("prefer") ?? "");
-  return { result: "applied", response: insertSuccess(request, write, found, preferNoContent ? 204 : 201) };
+  return { result: "applied", response: insertSuccess(request, found, preferNoContent ? 204 : 201) };
 }
 
 /**
@@ -47,7 +46,7 @@ export function readBackRefusal(status: number): string {
  * deserializers read (`etag`, `date`, `x-ms-request-id`, `x-ms-version`,
  * `x-ms-client-request-id`, `preference-applied`). The ETag is the stored entity's.
  */
-function insertSuccess(request: PipelineRequest, write: TableWrite, found: PipelineResponse, status: 201 | 204): PipelineResponse {
+function insertSuccess(request: PipelineRequest, found: PipelineResponse, status: 201 | 204): PipelineResponse {
   const headers = createHttpHeaders({
     date: found.headers.get("date") ?? new Date().toUTCString(),
     "x-ms-version": found.headers.get("x-ms-version") ?? request.headers.get("x-ms-version") ?? "2019-02-02",
@@ -60,7 +59,7 @@ function insertSuccess(request: PipelineRequest, write: TableWrite, found: Pipel
   copy("x-ms-request-id", found.headers.get("x-ms-request-id"));
   copy("x-ms-client-request-id", request.headers.get("x-ms-client-request-id"));
   copy("etag", etagOf(found));
-  if (write.kind === "insert" && status === 204) headers.set("preference-applied", "return-no-content");
+  if (status === 204) headers.set("preference-applied", "return-no-content");
   if (status === 201 && found.bodyAsText) {
     headers.set("content-type", found.headers.get("content-type") ?? "application/json;odata=minimalmetadata;streaming=true;charset=utf-8");
     headers.set("content-length", String(Buffer.byteLength(found.bodyAsText)));

@@ -109,7 +109,7 @@ async function readBack(request: PipelineRequest, write: TableWrite, sentBody: s
     request.abortSignal?.removeEventListener("abort", onAbort);
   }
   response.readableStreamBody?.resume();
-  return decideInsertReadBack(request, write, sentBody, response);
+  return decideInsertReadBack(request, sentBody, response);
 }
 
 /** An error's class name when it looks like one (AbortError, RestError, TypeError); never its message. */
