@@ -87,9 +87,12 @@ export { createRetryLogObserver } from "./logging/retryLogObserver.js";
 
 export type { RetryBudget, RetryBudgetOptions, RetryBudgetSnapshot } from "./budget/retryBudget.js";
 export { createRetryBudget, DEFAULT_RETRY_BUDGET_OPTIONS } from "./budget/retryBudget.js";
-export type { AmbiguousWriteResult, TableWrite, TableWriteKind } from "./policies/ambiguousWrite.js";
-export { AMBIGUOUS_WRITE_RESULTS, describeTableWrite, isUnknownOutcome } from "./policies/ambiguousWrite.js";
-export { entityMatches } from "./policies/ambiguousWriteComparison.js";
+export type { AmbiguousWriteResult } from "./ambiguousWrites/ambiguousWriteResult.js";
+export { AMBIGUOUS_WRITE_RESULTS } from "./ambiguousWrites/ambiguousWriteResult.js";
+export type { TableWrite, TableWriteKind } from "./ambiguousWrites/tableWrite.js";
+export { describeTableWrite } from "./ambiguousWrites/tableWrite.js";
+export { isUnknownOutcome } from "./ambiguousWrites/isUnknownOutcome.js";
+export { entityMatches } from "./ambiguousWrites/entityMatches.js";
 export { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "./policies/ambiguousWriteReadBack.js";
 export type { AmbiguousWriteOptions } from "./policies/retryPolicyOptions.js";
 export { DEFAULT_AMBIGUOUS_WRITE_OPTIONS } from "./policies/retryPolicyOptions.js";

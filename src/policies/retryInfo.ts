@@ -1,5 +1,5 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import type { AmbiguousWriteResult } from "./ambiguousWrite.js";
+import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { AttemptClass, StopReason } from "./retryEvents.js";
 
 /** What the retry policy did for one operation; read it with {@link getRetryInfo}. */

@@ -1,4 +1,4 @@
-import { RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
+import { isRestError, RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import type { AbortSignalLike } from "@azure/abort-controller";
 import { classify } from "../classification/classify.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
@@ -93,5 +93,19 @@ function failed(
   }
   const response = (thrown as { response?: { headers?: { get(name: string): string | undefined } } }).response;
   const errorCode = response?.headers?.get?.("x-ms-error-code") ?? undefined;
+  attachRequest(thrown, request);
   return { error: thrown, errorCode, outcomeClass: classify({ error: thrown, errorCode }, rules) };
+}
+
+/**
+ * Gives a `RestError` thrown without its request (the Node HTTP client's `PARSE_ERROR` for
+ * a body cut while being read) the request it belongs to, so that `getRetryInfo(error)` and
+ * `isPossiblyApplied(error)` find the operation's record when it reaches the caller.
+ * Non-enumerable, as `RestError` keeps it, so it is not logged by accident.
+ */
+function attachRequest(thrown: unknown, request: PipelineRequest): void {
+  if (!isRestError(thrown) || thrown.request !== undefined) return;
+  const own = Object.getOwnPropertyDescriptor(thrown, "request");
+  if (own === undefined ? !Object.isExtensible(thrown) : !own.configurable) return;
+  Object.defineProperty(thrown, "request", { value: request, enumerable: false, writable: true, configurable: true });
 }

@@ -9,10 +9,22 @@ import { describe, optionalNumberOption, validateChoiceOption } from "../validat
  * - `resetBeforeForward`: the connection is reset; the request never reaches storage.
  * - `resetAfterForward`: storage applies the request, then the connection is reset,
  *   so the client cannot tell whether its write happened.
+ * - `cutBodyAfterForward`: storage applies the request; its status, headers (with the full
+ *   `Content-Length`) and half its body reach the client, then the connection is reset:
+ *   the client fails while reading the body. An answer without a body is reset like
+ *   `resetAfterForward`.
  * - `slow`: forwarded, and the real response held back by `delayInMs`.
  * - `status`: a fixed `status` and `errorCode`, not forwarded (e.g. 403, 501).
  */
-export type FaultKind = "serverBusy" | "operationTimedOut" | "resetBeforeForward" | "resetAfterForward" | "slow" | "status" | "throttle";
+export type FaultKind =
+  | "serverBusy"
+  | "operationTimedOut"
+  | "resetBeforeForward"
+  | "resetAfterForward"
+  | "cutBodyAfterForward"
+  | "slow"
+  | "status"
+  | "throttle";
 
 /** Every {@link FaultKind}. */
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -20,6 +32,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   "operationTimedOut",
   "resetBeforeForward",
   "resetAfterForward",
+  "cutBodyAfterForward",
   "slow",
   "status",
   "throttle",

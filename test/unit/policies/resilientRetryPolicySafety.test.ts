@@ -159,12 +159,13 @@ describe("ambiguous writes in the retry policy", () => {
     expect(getRetryInfo(response)).toMatchObject({ ambiguousWrite: "unresolved", possiblyApplied: true });
   });
 
-  it("a delete whose retry says 404 is settled by a 404 read-back", async () => {
+  it("a delete whose retry says 404 is not settled (another writer's delete leaves the same): the 404 surfaces, marked", async () => {
     const http = httpClient(reset, (r) => reply(r, 404, { "x-ms-error-code": "ResourceNotFound" }), (r) => reply(r, 404));
     const req = createPipelineRequest({ url: entity, method: "DELETE", headers: createHttpHeaders({ "if-match": "*" }) });
     const pending = pipelineWith({ ambiguousWrites: true }).sendRequest(http.client, req);
     await vi.advanceTimersByTimeAsync(10);
-    expect((await pending).status).toBe(204);
+    expect((await pending).status).toBe(404);
+    expect(getRetryInfo(await pending)).toMatchObject({ possiblyApplied: true, ambiguousWrite: "not_resolvable" });
   });
 
   it("retries exhausted after an unknown outcome: marked possibly applied", async () => {
