@@ -28,6 +28,8 @@ const NOT_SENT_ERROR_CODES: ReadonlySet<string> = new Set([
 export function isUnknownOutcome(result: AttemptResult): boolean {
   const cls = result.outcomeClass;
   if (cls !== "transient" && cls !== "timeout") return false;
+  // A 2xx whose body could not be read (runAttempt): the store answered, so it had the request.
+  if (result.errorCode === "PARSE_ERROR") return true;
   if (result.status !== undefined) return result.status === 500 || result.status === 502 || result.status === 504;
   const code = errorCodeOf(result.error);
   return code === undefined || !NOT_SENT_ERROR_CODES.has(code);

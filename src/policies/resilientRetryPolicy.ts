@@ -282,7 +282,7 @@ class Operation {
     const options = this.s.ambiguousWrites as Required<AmbiguousWriteOptions>;
     const timeoutInMs = Math.min(options.readBackTimeoutInMs, this.deadline - performance.now());
     const outcome = await readBackAmbiguousWrite(this.request, write, bodyText(this.request), timeoutInMs);
-    logger.info(`An ambiguous ${write.operation} was read back: ${outcome.result}.`);
+    logger.info(`An ambiguous ${write.operation} was settled: ${outcome.result}.`);
     if (outcome.result === "applied" && outcome.response !== undefined) {
       const response = outcome.response;
       return this.finish({ response, status: response.status, outcomeClass: "success" }, "success", "success", undefined, "applied");

@@ -3,6 +3,7 @@ import type { AbortSignalLike } from "@azure/abort-controller";
 import { classify } from "../classification/classify.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import type { ArmedDeadline, AttemptDeadlines } from "../timing/attemptDeadlines.js";
+import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
 import type { AttemptResult } from "./attemptResult.js";
 
 /** How long one attempt may take, and why that long. */
@@ -73,8 +74,28 @@ function endAttempt(request: PipelineRequest, armed: ArmedAttempt): void {
 
 /** The result of an attempt that got a response. */
 function answered(response: PipelineResponse, rules: ClassificationRules | undefined): AttemptResult {
+  if (isUnreadableWriteAnswer(response)) return { response, status: response.status, errorCode: "PARSE_ERROR", outcomeClass: "transient" };
   const errorCode = response.headers.get("x-ms-error-code") ?? undefined;
   return { response, status: response.status, errorCode, outcomeClass: classify({ status: response.status, errorCode }, rules) };
+}
+
+/**
+ * A write answered 2xx with a JSON body that does not parse: the store had the request, but
+ * the SDK's deserialization (after this policy) would throw `PARSE_ERROR` on a write that
+ * may well have applied. Caught here, it is an unknown outcome like a reset: retried, then
+ * settled or marked. Reads are left to the SDK (nothing to settle); most writes carry no body
+ * (`Prefer: return-no-content`), so this parses only the rare one that does.
+ */
+function isUnreadableWriteAnswer(response: PipelineResponse): boolean {
+  const text = response.bodyAsText;
+  if (!text || response.status < 200 || response.status > 299 || !isWriteMethod(response.request.method)) return false;
+  if (!(response.headers.get("content-type") ?? "").includes("json")) return false;
+  try {
+    JSON.parse(text);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 /** The result of an attempt that threw: aborted by the caller, timed out by us, or failed (with the error's response, if any). */

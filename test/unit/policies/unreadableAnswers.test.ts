@@ -85,4 +85,17 @@ describe("a response that could not be read", () => {
     const { error } = await outcome(policy(0).sendRequest(insert(), next));
     expect((error as RestError).request).toBe(other);
   });
+
+  it("an insert answered 201 with a JSON body that does not parse is retried as an unknown outcome, and settles on the 409", async () => {
+    const garbled = (req: PipelineRequest): PipelineResponse => ({
+      request: req,
+      status: 201,
+      headers: createHttpHeaders({ "content-type": "application/json;odata=minimalmetadata" }),
+      bodyAsText: '{"PartitionKey":"p","RowKey"',
+    });
+    const next = vi.fn<SendRequest>().mockImplementationOnce(async (req) => garbled(req)).mockImplementationOnce(async (req) => reply(req, 409));
+    const { response } = await outcome(policy().sendRequest(insert(), next));
+    expect(next).toHaveBeenCalledTimes(2);
+    expect(getRetryInfo(response)).toMatchObject({ classes: ["transient", "permanent"], unknownOutcomes: 1, possiblyApplied: true });
+  });
 });
