@@ -75,6 +75,8 @@ export { DEFAULT_METRICS_SERVER_OPTIONS, startMetricsServer } from "./metrics/me
 
 export type { CircuitState, CircuitStateSource, CircuitTransition } from "./breaker/circuitStateSource.js";
 export type { PartitionBreaker } from "./breaker/partitionBreaker.js";
+export type { PartitionStatus } from "./breaker/partitionStatus.js";
+export { HEALTHY_PARTITION } from "./breaker/partitionStatus.js";
 export { createPartitionBreaker } from "./breaker/partitionBreaker.js";
 export type { PartitionBreakerMode, PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";
 export { DEFAULT_PARTITION_BREAKER_OPTIONS, PARTITION_BREAKER_MODES } from "./breaker/partitionBreakerOptions.js";

@@ -9,6 +9,7 @@ import { Circuit } from "./circuit.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "./circuitStateSource.js";
 import { isRebalancingOutcome } from "./isRebalancingOutcome.js";
 import { resolvePartitionBreakerOptions, type PartitionBreakerMode, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
+import { HEALTHY_PARTITION, type PartitionStatus } from "./partitionStatus.js";
 import { createScopeRegistry } from "./scopeRegistry.js";
 
 /**
@@ -29,6 +30,11 @@ export interface PartitionBreaker extends AttemptGate, CircuitStateSource {
   openScopes(): string[];
   /** Keys of the scopes whose circuit is half-open (a probe is allowed or in flight). */
   halfOpenScopes(): string[];
+  /**
+   * Whether the scope takes an attempt now, and when to come back: for a dispatcher that
+   * asks before it sends (a queue consumer). Cheap and synchronous; changes nothing.
+   */
+  statusOf(scope: string): PartitionStatus;
   /** Scopes whose attempts are paced, with their current send rate (attempts/s). */
   pacedScopes(): { scope: string; ratePerSecond: number }[];
   /** Shuts every circuit down and stops every timer; later attempts pass straight through. Idempotent. */
@@ -214,6 +220,21 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     halfOpenScopes() {
       refresh();
       return [...halfOpenKeys];
+    },
+    statusOf(scope) {
+      if (disposed) return HEALTHY_PARTITION;
+      refresh();
+      const state = registry.peek(scope);
+      if (state === undefined) return HEALTHY_PARTITION;
+      const at = now();
+      const { circuit, pacer } = state;
+      if (circuit.state === "open" || (circuit.state === "half_open" && circuit.probeOut)) {
+        return { state: circuit.state, available: false, retryAfterInMs: circuit.retryAfterInMs(at, o.resetTimeoutInMs, halfOpenPollInMs) };
+      }
+      if (circuit.state === "half_open") return { state: "half_open", available: true, retryAfterInMs: 0 };
+      if (pacer === undefined || !pacer.rate.paced) return HEALTHY_PARTITION;
+      const queueInMs = pacer.queueInMs(at);
+      return { state: "paced", available: queueInMs === 0, retryAfterInMs: queueInMs, ratePerSecond: pacer.rate.rateAt(at) };
     },
     pacedScopes() {
       const at = now();
