@@ -150,7 +150,7 @@ class Operation {
   /** `"wait"`: always; `"fail"`: never; `"auto"`: unless this would starve a bounded caller's other work. */
   private mayWaitOnPartition(): boolean {
     const mode = this.s.gate?.mode;
-    return mode === "wait" || (mode === "auto" && this.load.mayWait());
+    return mode === "wait" || (mode === "auto" && this.load.mayWait(performance.now()));
   }
 
   /** A refused attempt is counted as one (class `circuit_open`) when its circuit is open; a paced refusal sent nothing to count. */
