@@ -1,4 +1,4 @@
-import type { RequestAddress } from "../address/requestAddress.js";
+import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { logger } from "../logging/logger.js";
 import type { StorageService } from "../partition/partitionScope.js";
 import { AccountPacing } from "../flow/accountPacing.js";
@@ -151,8 +151,18 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     }
   };
 
+  // The key an operation's address maps to when it is not the address's own (a user getScope, or this
+  // breaker's service where the policy gave none, as for Azurite's path-style URLs): read once per operation.
+  const ownKeys = new WeakMap<RequestAddress, string | undefined>();
   const scopeKeyOf = (address: RequestAddress): string | undefined => {
-    if (o.getScope === undefined) return address.scopeKey;
+    if (o.getScope === undefined && (o.service === undefined || address.service === o.service)) return address.scopeKey;
+    if (ownKeys.has(address)) return ownKeys.get(address);
+    const key = readOwnKey(address);
+    ownKeys.set(address, key);
+    return key;
+  };
+  const readOwnKey = (address: RequestAddress): string | undefined => {
+    if (o.getScope === undefined) return readRequestAddress(address.request, o.service).scopeKey;
     try {
       const key = o.getScope(address.request);
       return typeof key === "string" ? key : undefined;
@@ -227,7 +237,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const at = now();
     const state: ScopeState = {
       key,
-      service: address.service ?? "table",
+      service: address.service ?? o.service ?? "table",
       circuit: new Circuit(at),
       pacer: undefined,
       lastFailureAt: at,

@@ -101,7 +101,7 @@ export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions 
   validateObjectOption("circuitBreaker options", options);
   rejectUnknownKeys("circuitBreaker options", options, KNOWN_KEYS);
   const d = DEFAULT_PARTITION_BREAKER_OPTIONS;
-  const mode = validateChoiceOption("mode", options.mode ?? d.mode, PARTITION_BREAKER_MODES);
+  const mode = validateChoiceOption("mode", options.mode === undefined ? d.mode : options.mode, PARTITION_BREAKER_MODES);
   const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
   if (options.getScope !== undefined && typeof options.getScope !== "function") {
     throw new TypeError("getScope must be a function (request) => string | undefined.");

@@ -128,7 +128,10 @@ class Operation {
       this.#last = result;
       // Decide, act.
       const step = this.decide(result);
-      if (step.action === "stop") return this.finish(result, result.outcomeClass, step.reason);
+      if (step.action === "stop") {
+        if (step.reason === "body-not-replayable") logger.warning(NOT_REPLAYABLE_WARNING);
+        return this.finish(result, result.outcomeClass, step.reason);
+      }
       if (step.action === "read-back") return this.settleAmbiguousWrite(result);
       // An empty budget stops us now rather than after the wait; the retry is counted when sent.
       if (this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
@@ -342,6 +345,10 @@ class Operation {
 }
 
 const STOP_SUCCESS: NextStep = Object.freeze({ action: "stop", reason: "success" });
+
+/** Says why a retriable failure was not retried, and what makes it retriable. */
+const NOT_REPLAYABLE_WARNING =
+  "Not retrying: the request body is a stream that the first attempt consumed; pass a stream factory to make it retriable.";
 
 /** Decision inputs that do not apply when no attempt was sent. */
 const NOTHING_SENT = {

@@ -9,6 +9,7 @@ import {
   fixedBackoff,
   installResilience,
   resilientRetryPolicy,
+  SEND_NOW,
 } from "../../../src/index.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
 
@@ -119,7 +120,7 @@ const policySpec: Spec = {
     invalid: fc.constantFrom<unknown>(null, "x", { retriableStatusCodes: [999] }, { retriableErrorCodes: "ServerBusy" }, { classify: 5 }, { foo: 1 }),
   },
   observers: { valid: fc.constantFrom([], [{}], [{ onAttempt() {} }]), invalid: fc.constantFrom<unknown>(null, {}, "x", [null], [5]) },
-  gate: { valid: fc.constant({ waitWhenOpen: true, run: () => Promise.resolve({ outcomeClass: "success" }) }), invalid: fc.constantFrom<unknown>(null, {}, 5) },
+  gate: { valid: fc.constant({ mode: "wait", admit: () => SEND_NOW, record: () => undefined }), invalid: fc.constantFrom<unknown>(null, {}, 5) },
   ambiguousWrites: {
     valid: fc.oneof(fc.boolean(), fc.constant({}), number(1, DAY).valid.map((v) => ({ readBackTimeoutInMs: v }))),
     invalid: fc.oneof(
@@ -203,9 +204,20 @@ describe("options fuzz: installResilience", () => {
     },
     service: { valid: fc.constant("table"), invalid: fc.constantFrom<unknown>("tables", 5, null, "") },
     circuitBreaker: {
-      valid: fc.constantFrom(false, {}, { mode: "wait" }, { resetTimeoutInMs: 2000 }),
-      invalid: fc.constantFrom<unknown>(5, "on", true, null, { mode: "sometimes" }, { resetTimeoutInMs: -1 }),
-      names: ["mode", "resetTimeoutInMs", "circuitBreaker"],
+      valid: fc.constantFrom(false, {}, { mode: "wait" }, { resetTimeoutInMs: 2000 }, { consecutiveFailures: 3 }, { pacing: false }, { pacing: { decreaseFactor: 0.5 } }),
+      invalid: fc.constantFrom<unknown>(
+        5,
+        "on",
+        true,
+        null,
+        { mode: "sometimes" },
+        { mode: null },
+        { resetTimeoutInMs: -1 },
+        { consecutiveFailures: 0 },
+        { pacing: null },
+        { pacing: { decreaseFactor: 2 } },
+      ),
+      names: ["mode", "resetTimeoutInMs", "consecutiveFailures", "pacing", "circuitBreaker"],
     },
     metrics: {
       valid: fc.constantFrom(false, { registry }, { registry, prefix: "fuzz_" }),
