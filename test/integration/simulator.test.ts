@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { inspect } from "node:util";
 import type { TableClient } from "@azure/data-tables";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startAzurite } from "../../src/azurite/startAzurite.js";
+import { startAzurite } from "../../src/testing/azurite/startAzurite.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
 const fixture = withTableSimulator({ seed: 7 });
