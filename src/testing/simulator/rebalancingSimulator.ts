@@ -80,7 +80,7 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "pr
  * schedule, it returns 503 ServerBusy or 500 OperationTimedOut, resets connections
  * before or after storage applied a write, or slows responses (see {@link FaultKind}).
  *
- * Requests are buffered, scoped with {@link extractScope} (`$batch` bodies included),
+ * Requests are buffered, scoped as the retry policy scopes them (`$batch` bodies included),
  * recorded, and either faulted or forwarded with method, path and headers unchanged,
  * so SharedKey signatures still verify at the target. Logs nothing; records carry no
  * Authorization header and no SAS signature.

@@ -29,16 +29,27 @@ export interface RequestRecord {
  * `{ fault: undefined }` counts requests that were passed through.
  */
 export interface RecordFilter {
+  /** {@link RequestRecord.method}, case-insensitive. */
   method?: string;
+  /** {@link RequestRecord.path}, exactly. */
   path?: string;
+  /** {@link RequestRecord.fault}; undefined for requests passed through. */
   fault?: FaultKind | undefined;
+  /** {@link RequestRecord.status}; undefined for reset connections. */
   status?: number | undefined;
+  /** Matches {@link RequestRecord.upstreamStatus}. */
   upstreamStatus?: number | undefined;
+  /** Matches {@link RequestRecord.forwarded}. */
   forwarded?: boolean;
+  /** Matches {@link RequestRecord.ruleName}. */
   ruleName?: string | undefined;
+  /** The scope's service. */
   service?: PartitionScope["service"];
+  /** The scope's account. */
   account?: string;
+  /** The scope's table, container or queue. */
   resource?: string;
+  /** The scope's partition; undefined for requests without one. */
   partition?: string | undefined;
 }
 
