@@ -29,7 +29,8 @@ export function formatDemoSummary(summary: DemoSummary): string {
     lines.push(...sideBySide(summary.resilient, summary.baseline));
   }
   lines.push("");
-  lines.push("Verification, reading the store directly:");
+  // Entities, unlike the operations above: a $batch writes several, a read none.
+  lines.push("Verification, reading the store directly (in entities, not operations: a $batch writes several):");
   const label = summary.baseline === null ? "" : "resilient:   ";
   lines.push(`  ${label}${describeVerification(summary.resilient.verification)}`);
   if (summary.baseline !== null) lines.push(`  SDK default: ${describeVerification(summary.baseline.verification)}`);
@@ -38,7 +39,7 @@ export function formatDemoSummary(summary: DemoSummary): string {
     lines.push("  (budget-exhausted: the client's retry budget refused more retries so as not to multiply the load on the service; docs/data-safety.md.)");
   }
   if (failedButStored > 0) {
-    lines.push("  (Reported failed but stored: the connection reset after storage applied an insert, and the retry met 409 EntityAlreadyExists.)");
+    lines.push("  (Reported failed but stored: the connection reset after storage applied an insert or a $batch, and the retry met 409 EntityAlreadyExists.)");
   }
   return lines.join("\n");
 }
@@ -74,16 +75,16 @@ function sideBySide(resilient: RunSummary, baseline: RunSummary): string[] {
   const rows = [
     ["operations that succeeded", cell(a.successes), cell(b.successes)],
     ["operations reported failed", cell(a.failures), cell(b.failures)],
-    ["requests sent to the service", cell(a.operations + a.retries), cell(b.operations + b.retries)],
+    ["requests sent to the service", cell(a.requests), cell(b.requests)],
     ["p50 latency ms", cell(a.p50InMs), cell(b.p50InMs)],
     ["p99 latency ms", cell(a.p99InMs), cell(b.p99InMs)],
-    ["acknowledged writes lost", cell(resilient.verification.lost), cell(baseline.verification.lost)],
+    ["acknowledged entities lost", cell(resilient.verification.lost), cell(baseline.verification.lost)],
   ];
   return ["Side by side", ...textTable(["", "resilient", "SDK default"], rows).map((line) => `  ${line}`)];
 }
 
 function describeVerification(v: Verification): string {
-  return `${v.acknowledged} acknowledged writes, ${v.found} found, ${v.lost} lost, ${v.failedButStored} reported failed but actually stored (${v.failedButStored - v.failedButStoredUnmarked} of them marked possibly applied)`;
+  return `${v.acknowledged} entities acknowledged, ${v.found} found, ${v.lost} lost; ${v.failedButStored} entities reported failed but actually stored (${v.failedButStored - v.failedButStoredUnmarked} of them marked possibly applied)`;
 }
 
 function describeFaults(summary: DemoSummary): string {

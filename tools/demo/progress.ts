@@ -8,7 +8,7 @@ export interface PartitionProgress {
   /** Operations fired and not finished. */
   inFlight: number;
   failed: number;
-  /** Extra requests at the wire so far. */
+  /** Retries that reached the service so far; never decreases. */
   retries: number;
   /** 503 answers so far. */
   throttles: number;

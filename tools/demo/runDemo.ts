@@ -221,7 +221,7 @@ function snapshot(plan: WorkloadPlan, resilient: DemoRun, baseline: DemoRun | un
       done: results.length,
       inFlight,
       failed: results.filter((r) => r.outcome !== "success").length,
-      retries: Math.max(0, wire.requests - results.length - inFlight),
+      retries: wire.retries,
       throttles: wire.throttles,
       circuitOpen: open.has(partition),
     };
@@ -230,11 +230,10 @@ function snapshot(plan: WorkloadPlan, resilient: DemoRun, baseline: DemoRun | un
   if (baseline !== undefined) {
     const wire = plan.partitions.map((p) => baseline.tally.of(p));
     const results = done(baseline);
-    const inFlight = [...baseline.inFlight.values()].reduce((a, b) => a + b, 0);
     result.baseline = {
       done: results.length,
       failed: results.filter((r) => r.outcome !== "success").length,
-      retries: Math.max(0, wire.reduce((sum, w) => sum + w.requests, 0) - results.length - inFlight),
+      retries: wire.reduce((sum, w) => sum + w.retries, 0),
       throttles: wire.reduce((sum, w) => sum + w.throttles, 0),
     };
   }

@@ -1,6 +1,6 @@
 import { summarizeLatencies } from "../report/stats.js";
 import type { OperationResult } from "./operationResult.js";
-import type { WireCounts } from "./wireTally.js";
+import { emptyWireCounts, type WireCounts } from "./wireTally.js";
 
 /** One row of the summary table: a partition, or the total. */
 export interface PartitionRow {
@@ -12,7 +12,9 @@ export interface PartitionRow {
   failures: number;
   /** Cut off by Ctrl-C or the drain timeout. */
   aborted: number;
-  /** Extra requests sent to the service: requests at the wire minus operations. */
+  /** Requests that reached the service, retries included. */
+  requests: number;
+  /** Retries that reached the service (requests repeating an operation's client request id). */
   retries: number;
   /** 503 ServerBusy answers (offline or over target). */
   throttles: number;
@@ -53,14 +55,17 @@ export function tabulateRun(
     ),
   );
   const wireTotal = rows.reduce(
-    (sum, r) => ({ requests: sum.requests + r.retries + r.operations, throttles: sum.throttles + r.throttles, timeouts: sum.timeouts + r.timeouts, resets: sum.resets + r.resets }),
-    { requests: 0, throttles: 0, timeouts: 0, resets: 0 },
+    (sum, r) => ({
+      requests: sum.requests + r.requests,
+      retries: sum.retries + r.retries,
+      throttles: sum.throttles + r.throttles,
+      timeouts: sum.timeouts + r.timeouts,
+      resets: sum.resets + r.resets,
+    }),
+    emptyWireCounts(),
   );
   const opens = breakerOpens === undefined ? null : rows.reduce((sum, r) => sum + (r.breakerOpens ?? 0), 0);
-  const total = row("total", results, wireTotal, opens);
-  // The total's retries are the rows' sum: each row already floors its own at zero.
-  total.retries = rows.reduce((sum, r) => sum + r.retries, 0);
-  return { partitions: rows, total };
+  return { partitions: rows, total: row("total", results, wireTotal, opens) };
 }
 
 function row(partition: string, results: readonly OperationResult[], wire: WireCounts, breakerOpens: number | null): PartitionRow {
@@ -71,7 +76,8 @@ function row(partition: string, results: readonly OperationResult[], wire: WireC
     successes: results.filter((r) => r.outcome === "success").length,
     failures: results.filter((r) => r.outcome === "failed").length,
     aborted: results.filter((r) => r.outcome === "aborted").length,
-    retries: Math.max(0, wire.requests - results.length),
+    requests: wire.requests,
+    retries: wire.retries,
     throttles: wire.throttles,
     timeouts: wire.timeouts,
     resets: wire.resets,

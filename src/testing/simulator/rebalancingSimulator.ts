@@ -71,6 +71,8 @@ export interface RebalancingSimulator {
 const MAX_SCOPE_BODY_BYTES = 8 * 1024 * 1024;
 /** Request headers kept from fault predicates, so user code cannot log them by accident. */
 const SECRET_HEADERS = ["authorization", "proxy-authorization", "x-ms-copy-source-authorization", "cookie"];
+/** A client request id kept in records: plain, bounded, so a record never carries arbitrary text. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Response headers that describe one connection, not the message; Node sets its own. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade", "te", "trailer"]);
 
@@ -236,6 +238,8 @@ class Simulator implements RebalancingSimulator {
     const rule = this.#schedule.select(info);
     const record: RequestRecord = { time: Date.now(), method: info.method, path: info.path, scope: info.scope, fault: rule?.kind, forwarded: false };
     if (rule?.name !== undefined) record.ruleName = rule.name;
+    const clientRequestId = headerValue(req.headers["x-ms-client-request-id"]);
+    if (clientRequestId !== undefined && CLIENT_REQUEST_ID.test(clientRequestId)) record.clientRequestId = clientRequestId;
     this.#log.add(record);
     try {
       await this.#respond(req, res, body, info, rule, record);

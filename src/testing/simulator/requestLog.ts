@@ -21,6 +21,12 @@ export interface RequestRecord {
   forwarded: boolean;
   /** The name of the rule that faulted it. */
   ruleName?: string | undefined;
+  /**
+   * The request's `x-ms-client-request-id`, when it is a plain id (letters, digits and
+   * `-_.:`, at most 128 characters). The Azure SDKs keep it across one operation's
+   * retries, so records sharing an id are attempts of one operation.
+   */
+  clientRequestId?: string | undefined;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { PartitionRow } from "../../../tools/demo/runStats.js";
 
 function row(partition: string, overrides: Partial<PartitionRow> = {}): PartitionRow {
   return {
-    partition, operations: 100, successes: 100, failures: 0, aborted: 0, retries: 5, throttles: 4, timeouts: 1, resets: 1,
+    partition, operations: 100, successes: 100, failures: 0, aborted: 0, requests: 105, retries: 5, throttles: 4, timeouts: 1, resets: 1,
     breakerOpens: 1, p50InMs: 4, p99InMs: 900, ...overrides,
   };
 }
@@ -15,7 +15,7 @@ function run(label: string, overrides: Partial<RunSummary> = {}): RunSummary {
     label,
     planned: 200,
     fired: 200,
-    table: { partitions: [row("p0"), row("p1")], total: row("total", { operations: 200, successes: 200 }) },
+    table: { partitions: [row("p0"), row("p1")], total: row("total", { operations: 200, successes: 200, requests: 230, retries: 10 }) },
     failureCauses: [],
     verification: { acknowledged: 150, found: 150, lost: 0, failedButStored: 0, failedButStoredUnmarked: 0, failedNotStored: 0, lostExamples: [] },
     ...overrides,
@@ -40,7 +40,7 @@ function summary(overrides: Partial<DemoSummary> = {}): DemoSummary {
     metrics: { url: "http://127.0.0.1:9999/metrics", scrape: { atInSeconds: 10, status: 200, azureStorageSeries: 57 } },
     resilient: run("With azure-storage-resilience"),
     baseline: run("With the SDK's default retry", {
-      table: { partitions: [row("p0", { failures: 9, breakerOpens: null }), row("p1", { breakerOpens: null })], total: row("total", { successes: 191, failures: 9, breakerOpens: null }) },
+      table: { partitions: [row("p0", { failures: 9, breakerOpens: null }), row("p1", { breakerOpens: null })], total: row("total", { successes: 191, failures: 9, requests: 262, breakerOpens: null }) },
       failureCauses: [{ cause: "503 ServerBusy", count: 9 }],
       verification: { acknowledged: 140, found: 140, lost: 0, failedButStored: 2, failedButStoredUnmarked: 0, failedNotStored: 7, lostExamples: [] },
     }),
@@ -66,12 +66,15 @@ describe("formatDemoSummary", () => {
     expect(text).toMatch(/p0 \(hot\)\s+100\s+100\s+9\s+5\s+4\s+1\s+1\s+-\s+4\s+900/);
     expect(text).toContain("failures: 9 x 503 ServerBusy");
     expect(text).toMatch(/operations that succeeded\s+200\s+191/);
-    expect(text).toMatch(/acknowledged writes lost\s+0\s+0/);
+    expect(text).toMatch(/acknowledged entities lost\s+0\s+0/);
+    // Requests as the service counted them (an operation refused by an open circuit sent none).
+    expect(text).toMatch(/requests sent to the service\s+230\s+262/);
   });
 
-  it("ends with the verification of both runs", () => {
-    expect(text).toContain("resilient:   150 acknowledged writes, 150 found, 0 lost, 0 reported failed but actually stored");
-    expect(text).toContain("SDK default: 140 acknowledged writes, 140 found, 0 lost, 2 reported failed but actually stored");
+  it("ends with the verification of both runs, saying that it counts entities where the table above counts operations", () => {
+    expect(text).toContain("Verification, reading the store directly (in entities, not operations: a $batch writes several):");
+    expect(text).toContain("resilient:   150 entities acknowledged, 150 found, 0 lost; 0 entities reported failed but actually stored");
+    expect(text).toContain("SDK default: 140 entities acknowledged, 140 found, 0 lost; 2 entities reported failed but actually stored");
     expect(text).toContain("Reported failed but stored");
   });
 
@@ -83,6 +86,6 @@ describe("formatDemoSummary", () => {
     expect(short).not.toContain("SDK default");
     expect(short).not.toContain("Side by side");
     expect(short).toContain("(not scraped: the run stopped first)");
-    expect(short).toContain("  150 acknowledged writes");
+    expect(short).toContain("  150 entities acknowledged");
   });
 });

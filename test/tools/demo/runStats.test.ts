@@ -25,9 +25,28 @@ describe("WireTally", () => {
     tally.add(record("p0", { status: undefined, fault: "resetAfterForward" }));
     tally.add(record("p1", { status: undefined, fault: "resetBeforeForward", forwarded: false }));
     tally.add(record(undefined));
-    expect(tally.of("p0")).toEqual({ requests: 5, throttles: 2, timeouts: 1, resets: 1 });
-    expect(tally.of("p1")).toEqual({ requests: 1, throttles: 0, timeouts: 0, resets: 1 });
+    expect(tally.of("p0")).toEqual({ requests: 5, retries: 0, throttles: 2, timeouts: 1, resets: 1 });
+    expect(tally.of("p1")).toEqual({ requests: 1, retries: 0, throttles: 0, timeouts: 0, resets: 1 });
     expect(tally.of("p9")).toEqual(emptyWireCounts());
+  });
+
+  it("counts a retry for each request repeating an operation's client request id, and never fewer as operations start", () => {
+    const tally = new WireTally();
+    const shown: number[] = [];
+    tally.add(record("p0", { clientRequestId: "op-1", status: 503, fault: "serverBusy", forwarded: false }));
+    shown.push(tally.of("p0").retries);
+    tally.add(record("p0", { clientRequestId: "op-1", status: 503, fault: "serverBusy", forwarded: false }));
+    shown.push(tally.of("p0").retries);
+    // op-2 and op-3 start; op-3 waits on the open circuit and sends nothing: no record, no change.
+    tally.add(record("p0", { clientRequestId: "op-2" }));
+    shown.push(tally.of("p0").retries);
+    tally.add(record("p0", { clientRequestId: "op-1" }));
+    shown.push(tally.of("p0").retries);
+    // A request without an id counts as a first attempt: retries are never invented.
+    tally.add(record("p0"));
+    shown.push(tally.of("p0").retries);
+    expect(shown).toEqual([0, 1, 1, 2, 2]);
+    expect(tally.of("p0").requests).toBe(5);
   });
 });
 
@@ -39,20 +58,23 @@ describe("tabulateRun", () => {
       result("p0", { latencyInMs: 50_000, outcome: "aborted" }),
       result("p1", { latencyInMs: 7 }),
     ];
-    const wire = { p0: { requests: 9, throttles: 6, timeouts: 0, resets: 1 }, p1: { requests: 1, throttles: 0, timeouts: 0, resets: 0 } } as Record<string, ReturnType<typeof emptyWireCounts>>;
+    const wire = {
+      p0: { requests: 9, retries: 6, throttles: 6, timeouts: 0, resets: 1 },
+      p1: { requests: 1, retries: 0, throttles: 0, timeouts: 0, resets: 0 },
+    } as Record<string, ReturnType<typeof emptyWireCounts>>;
     const table = tabulateRun(["p0", "p1"], results, (p) => wire[p] ?? emptyWireCounts(), (p) => (p === "p0" ? 2 : 0));
     expect(table.partitions[0]).toEqual({
-      partition: "p0", operations: 3, successes: 1, failures: 1, aborted: 1, retries: 6, throttles: 6, timeouts: 0, resets: 1, breakerOpens: 2,
+      partition: "p0", operations: 3, successes: 1, failures: 1, aborted: 1, requests: 9, retries: 6, throttles: 6, timeouts: 0, resets: 1, breakerOpens: 2,
       // Aborted operations are left out of the latencies: they were cut off, not slow.
       p50InMs: 5, p99InMs: 900,
     });
     expect(table.partitions[1]).toMatchObject({ operations: 1, retries: 0, breakerOpens: 0, p50InMs: 7 });
-    expect(table.total).toMatchObject({ partition: "total", operations: 4, successes: 2, failures: 1, aborted: 1, retries: 6, throttles: 6, resets: 1, breakerOpens: 2 });
+    expect(table.total).toMatchObject({ partition: "total", operations: 4, successes: 2, failures: 1, aborted: 1, requests: 10, retries: 6, throttles: 6, resets: 1, breakerOpens: 2 });
   });
 
-  it("has no breaker column values without a breaker, and never negative retries", () => {
-    const table = tabulateRun(["p0"], [result("p0"), result("p0")], () => ({ requests: 1, throttles: 0, timeouts: 0, resets: 0 }), undefined);
-    expect(table.partitions[0]).toMatchObject({ retries: 0, breakerOpens: null });
+  it("has no breaker column values without a breaker; an operation that never reached the service adds no retry", () => {
+    const table = tabulateRun(["p0"], [result("p0"), result("p0")], () => ({ requests: 1, retries: 0, throttles: 0, timeouts: 0, resets: 0 }), undefined);
+    expect(table.partitions[0]).toMatchObject({ requests: 1, retries: 0, breakerOpens: null });
     expect(table.total.breakerOpens).toBeNull();
   });
 });

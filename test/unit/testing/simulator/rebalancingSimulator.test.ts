@@ -129,6 +129,17 @@ describe("startRebalancingSimulator: forwarding", () => {
     expect(JSON.stringify(sim.records)).not.toContain("SECRET");
   });
 
+  it("records a plain x-ms-client-request-id, so a test can tell an operation's retries apart; anything else is left out", async () => {
+    const sim = await simulator();
+    const id = "0f3c9a52-7d1e-4b8a-9c55-2e6f1d0a7b13";
+    await send(sim.url, { path: ENTITY, headers: ["x-ms-client-request-id", id] });
+    await send(sim.url, { path: ENTITY, headers: ["x-ms-client-request-id", id] });
+    await send(sim.url, { path: ENTITY, headers: ["x-ms-client-request-id", "<script>"] });
+    await send(sim.url, { path: ENTITY, headers: ["x-ms-client-request-id", "a".repeat(129)] });
+    await send(sim.url, { path: ENTITY });
+    expect(sim.records.map((r) => r.clientRequestId)).toEqual([id, id, undefined, undefined, undefined]);
+  });
+
   it("keeps at most maxRecords records and counts the rest in totals", async () => {
     const sim = await simulator({ maxRecords: 2 });
     for (let i = 0; i < 3; i++) await send(sim.url, { path: `/devstoreaccount1/t${i}` });
