@@ -37,7 +37,10 @@ Flags:
   --partitions <n>   partitions p0 (hot) ... p<n-1>, ${l.partitions.min}-${l.partitions.max} (default ${d.partitions})
   --seed <n>         seed of the workload and of the fault draws (default ${d.seed})
   --no-baseline      skip the SDK-default-retry run
-  --json             print the summary as JSON on stdout (progress goes to stderr)
+  --json             print the summary as JSON on stdout (progress goes to stderr);
+                     through npm, add --silent so npm's banner stays off stdout:
+                     npm start --silent -- --json
+  --json-file <path> also write the summary as JSON to <path>
   -h, --help         this help
 
 Ctrl-C stops early: Azurite is stopped, its data removed, and what ran is summarised.

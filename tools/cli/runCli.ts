@@ -1,3 +1,4 @@
+import { writeFile } from "node:fs/promises";
 // runDemo and runStress are imported when their command runs, not here: they load
 // @azure/data-tables, an optional peer, and `--help` must work without it.
 import { formatDemoSummary } from "../demo/formatDemoSummary.js";
@@ -69,7 +70,13 @@ async function demo(argv: readonly string[], io: CliIo, signal: AbortSignal): Pr
   // With --json, stdout carries only the summary.
   const chatter = command.json ? io.stderr : io.stdout;
   const summary = await runDemo(command.options, { log: (line) => chatter.write(`${line}\n`), progress: chatter, signal });
-  io.stdout.write(command.json ? `${JSON.stringify(summary, null, 2)}\n` : `\n${formatDemoSummary(summary)}\n`);
+  const json = `${JSON.stringify(summary, null, 2)}\n`;
+  io.stdout.write(command.json ? json : `\n${formatDemoSummary(summary)}\n`);
+  if (command.jsonFile !== undefined) {
+    // A file, for runs through npm: `npm start` prints its own banner on stdout.
+    await writeFile(command.jsonFile, json);
+    chatter.write(`Summary written to ${command.jsonFile}\n`);
+  }
   return summary.interrupted ? INTERRUPTED_EXIT_CODE : 0;
 }
 

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readlink, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -16,10 +16,15 @@ afterAll(async () => {
 
 describe("demo", () => {
   it("a short run: nothing lost, the baseline alongside, /metrics answered during the run, no secret printed", async () => {
-    const run = await runCliProcess(["demo", "--duration", "4", "--json", "--seed", "3"], { timeoutInMs: 45_000 });
+    const dir = await mkdtemp(join(tmpdir(), "demo-json-"));
+    privateTmp.push(dir);
+    const jsonFile = join(dir, "summary.json");
+    const run = await runCliProcess(["demo", "--duration", "4", "--json", "--json-file", jsonFile, "--seed", "3"], { timeoutInMs: 45_000 });
     expect(run.stderr).toContain("Metrics: http://127.0.0.1:");
     expect(run.code, run.stderr).toBe(0);
     const summary = JSON.parse(run.stdout) as DemoSummary;
+    expect(JSON.parse(await readFile(jsonFile, "utf8"))).toEqual(summary);
+    expect(run.stderr).toContain(`Summary written to ${jsonFile}`);
     expect(summary.interrupted).toBe(false);
     expect(summary.options).toEqual({ durationInSeconds: 4, ratePerSecond: 40, partitions: 4, seed: 3, baseline: true });
 

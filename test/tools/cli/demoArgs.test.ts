@@ -27,6 +27,12 @@ describe("parseDemoArgs", () => {
     });
   });
 
+  it("--json-file names a file for the JSON summary, beside or instead of --json", () => {
+    expect(parseDemoArgs(["--json-file", "out/summary.json"])).toMatchObject({ kind: "run", json: false, jsonFile: "out/summary.json" });
+    expect(parseDemoArgs(["--json", "--json-file=s.json"])).toMatchObject({ json: true, jsonFile: "s.json" });
+    expect(parseDemoArgs([])).not.toHaveProperty("jsonFile");
+  });
+
   it.each([["--help"], ["-h"], ["--duration", "5", "--help"]])("%s asks for help", (...argv) => {
     expect(parseDemoArgs(argv)).toEqual({ kind: "help" });
   });
@@ -44,6 +50,8 @@ describe("parseDemoArgs", () => {
     [["--bogus"], "--bogus", /unknown flag --bogus/],
     [["--rate"], "--rate", /--rate needs a value/],
     [["--json=yes"], "--json", /--json takes no value/],
+    [["--json-file"], "--json-file", /--json-file needs a value/],
+    [["--json-file="], "--json-file", /--json-file needs a file path/],
   ])("%j is refused, naming %s", (argv, flag, message) => {
     const error = usageError(argv);
     expect(error.flag).toBe(flag);

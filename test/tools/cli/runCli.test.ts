@@ -27,6 +27,13 @@ describe("runCli without the optional peers", () => {
     expect(err()).toBe("");
   });
 
+  it("demo --help says how to get parsable JSON through npm", async () => {
+    const { io, out } = capture([]);
+    expect(await runCli(["demo", "--help"], io)).toBe(0);
+    expect(out()).toContain("npm start --silent -- --json");
+    expect(out()).toContain("--json-file <path>");
+  });
+
   it("demo says in one line what to install, and exits 1 before starting anything", async () => {
     const { io, out, err } = capture(["azurite"]);
     expect(await runCli(["demo", "--duration", "5"], io)).toBe(1);
