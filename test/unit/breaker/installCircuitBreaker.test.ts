@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { createHttpHeaders, type HttpClient } from "@azure/core-rest-pipeline";
-import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 import { fixedBackoff, installResilience, isCircuitOpenError } from "../../../src/index.js";
 import { hotPartitionHttpClient } from "../../support/hotPartitionHttpClient.js";
 

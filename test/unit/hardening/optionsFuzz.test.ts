@@ -11,7 +11,7 @@ import {
   resilientRetryPolicy,
   SEND_NOW,
 } from "../../../src/index.js";
-import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // Every option, fuzzed: a valid value of each given key is accepted; any combination with
 // at least one invalid value is rejected with a TypeError or RangeError naming one of them.

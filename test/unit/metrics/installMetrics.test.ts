@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { createPipelineFromOptions, createPipelineRequest, type HttpClient } from "@azure/core-rest-pipeline";
 import { Registry, register } from "prom-client";
-import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 import { fixedBackoff, installResilience, isCircuitOpenError, type ResilienceHandle } from "../../../src/index.js";
 import { sampleValue, samplesOf, sumOf } from "./metricsTestKit.js";
 import { hotPartitionHttpClient } from "../../support/hotPartitionHttpClient.js";
