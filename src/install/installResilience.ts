@@ -14,7 +14,10 @@ import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
 import type { RetryObserver } from "../policies/retryEvents.js";
 import { SERVICE_PRESETS } from "../presets/servicePresets.js";
 import { createRetryLogObserver } from "../logging/retryLogObserver.js";
-import { describe, rejectUnknownKeys, validateChoiceOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import { describeValue } from "../validation/describeValue.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { detectService } from "./detectService.js";
 import { findPipeline } from "./findPipeline.js";
 import { STORAGE_SERVICES, type StorageService } from "./storageService.js";
@@ -205,7 +208,7 @@ function createCircuitBreaker(option: unknown, service: StorageService): Partiti
   if (option === false) return undefined;
   if (option === undefined) return createPartitionBreaker({ service });
   if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`circuitBreaker must be an options object or false; got ${describe(option)}.`);
+    throw new TypeError(`circuitBreaker must be an options object or false; got ${describeValue(option)}.`);
   }
   return createPartitionBreaker({ service, ...(option as PartitionBreakerOptions) });
 }

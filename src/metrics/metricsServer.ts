@@ -1,6 +1,8 @@
 import { createServer } from "node:http";
 import { register, type Registry, type RegistryContentType } from "prom-client";
-import { optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+import { optionalNumberOption } from "../validation/validateNumberOption.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { metricsHandler } from "./metricsHandler.js";
 
 /** Options of {@link startMetricsServer}. Every one is optional. */

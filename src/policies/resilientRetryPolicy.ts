@@ -5,7 +5,7 @@ import { isRetriableClass } from "../classification/outcomeClass.js";
 import { isCircuitOpenError } from "../errors/circuitOpenError.js";
 import { logger } from "../logging/logger.js";
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
-import { DAY_IN_MS } from "../validation/validateNumberOption.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
 import {
   bodyText,
   describeTableWrite,

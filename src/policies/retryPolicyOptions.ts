@@ -4,9 +4,14 @@ import { validateClassificationRules } from "../classification/classificationRul
 import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
 import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
+import { resolveRandomSource } from "../backoff/resolveRandomSource.js";
 import { createAttemptDeadlines, type AttemptDeadlines } from "../timing/attemptDeadlines.js";
 import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
-import { DAY_IN_MS, describe, optionalNumberOption, rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
+import { describeValue } from "../validation/describeValue.js";
+import { optionalNumberOption, validateNumberOption } from "../validation/validateNumberOption.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 import {
   admitDirectly,
   isDirectGate,
@@ -55,7 +60,8 @@ export interface ResilientRetryPolicyOptions {
   /**
    * Uniform random source in [0, 1] that spreads waits for an open circuit over
    * [t, 2t] (t = time to the probe), so callers queued on a partition do not all
-   * return the moment it closes. Defaults to `Math.random`; tests pin it.
+   * return the moment it closes. Answers outside [0, 1] are clamped (NaN reads as 0.5).
+   * Defaults to `Math.random`; tests pin it.
    */
   random?: RandomSource;
 }
@@ -153,12 +159,10 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
   if (options.gate !== undefined && typeof options.gate?.run !== "function") {
     throw new TypeError("gate must have a run(request, attempt) method.");
   }
-  if (options.random !== undefined && typeof options.random !== "function") {
-    throw new TypeError(`random must be a function returning a number in [0, 1]; got ${describe(options.random)}.`);
-  }
+  const random = resolveRandomSource("random", options.random);
   for (const [index, observer] of observers.entries()) {
     if (typeof observer !== "object" || observer === null) {
-      throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describe(observer)}.`);
+      throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describeValue(observer)}.`);
     }
   }
   return {
@@ -173,7 +177,7 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
     endOperation: isOperationAwareGate(options.gate) ? options.gate[operationEnded].bind(options.gate) : undefined,
     ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
     budget: resolveBudget(options.retryBudget),
-    random: options.random ?? Math.random,
+    random,
     deadlines: createAttemptDeadlines(),
   };
 }
@@ -190,7 +194,7 @@ export function resolveAmbiguousWrites(option: unknown, name = "ambiguousWrites"
   if (option === undefined || option === false) return undefined;
   if (option === true) return { ...DEFAULT_AMBIGUOUS_WRITE_OPTIONS };
   if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`${name} must be a boolean or an options object; got ${describe(option)}.`);
+    throw new TypeError(`${name} must be a boolean or an options object; got ${describeValue(option)}.`);
   }
   rejectUnknownKeys(name, option, ["readBackTimeoutInMs"]);
   const readBackTimeoutInMs = optionalNumberOption(
