@@ -24,7 +24,10 @@ import { STORAGE_SERVICES, type StorageService } from "./storageService.js";
 
 /** Options of {@link installResilience}. Every one is optional; defaults come from the service's preset. */
 export interface InstallResilienceOptions {
-  /** The service behind the client. Detected from the endpoint or client class when omitted. */
+  /**
+   * The service behind the client. Detected from the endpoint or client class when omitted;
+   * when given, it must match what they tell (a TypeError names both otherwise).
+   */
   service?: StorageService;
   /**
    * The backoff strategy: an object (`exponentialBackoff(...)`), or a config by name. Numbers
@@ -181,8 +184,18 @@ function withPackageObservers(
 }
 
 function resolveService(target: unknown, service: unknown): StorageService {
-  if (service !== undefined) return validateChoiceOption("service", service, STORAGE_SERVICES);
   const detected = detectService(target);
+  if (service !== undefined) {
+    const chosen = validateChoiceOption("service", service, STORAGE_SERVICES);
+    // A wrong service would scope, label and retry every request by the wrong rules, silently.
+    if (detected !== undefined && detected !== chosen) {
+      throw new TypeError(
+        `options.service is "${chosen}", but the target is a ${detected} client (from its endpoint or class); ` +
+          `pass service: "${detected}" or leave it out.`,
+      );
+    }
+    return chosen;
+  }
   if (detected === undefined) {
     throw new TypeError(
       'options.service is required: the target\'s endpoint and type do not tell which service it is ("table", "blob" or "queue").',
