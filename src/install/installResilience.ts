@@ -34,9 +34,14 @@ export interface InstallResilienceOptions {
    * missing from an `"exponential"` config come from the service preset.
    */
   retry?: RetryStrategy | RetryStrategyConfig;
-  /** Overall deadline per operation, retries included; `Infinity` for none. Preset default: 60000 (table, queue), 300000 (blob). */
+  /**
+   * Overall deadline per operation, retries included; `Infinity` for none. It ends when the
+   * response headers arrive: a streamed body (a blob download) is not bounded by it; bound
+   * it with `addAbortSignal(AbortSignal.timeout(ms), response.readableStreamBody)` (docs/retry.md).
+   * Preset default: 60000 (table, queue), 300000 (blob).
+   */
   maxElapsedInMs?: number;
-  /** Client-side timeout per attempt, classified `timeout` and retried; 0 for none. Preset default: 30000 (table, queue), 0 (blob). */
+  /** Client-side timeout per attempt up to its response headers, classified `timeout` and retried; 0 for none. Preset default: 30000 (table, queue), 0 (blob). */
   tryTimeoutInMs?: number;
   /** Longest `Retry-After` honoured. Defaults to the strategy's maximum delay. */
   maxRetryAfterInMs?: number;

@@ -32,9 +32,14 @@ import type { RetryObserver } from "./retryEvents.js";
 export interface ResilientRetryPolicyOptions {
   /** The backoff strategy, as an object or by name. Defaults to `exponentialBackoff()`. */
   retry?: RetryStrategy | RetryStrategyConfig;
-  /** Overall deadline for an operation, retries and waits included. `Infinity` for none. Defaults to 60000. */
+  /**
+   * Overall deadline for an operation, retries and waits included. `Infinity` for none.
+   * It ends when the response headers arrive: a streamed body (a blob download) is not
+   * bounded by it; bound it with `addAbortSignal(AbortSignal.timeout(ms), response.readableStreamBody)`
+   * (docs/retry.md). Defaults to 60000.
+   */
   maxElapsedInMs?: number;
-  /** Client-side timeout per attempt; a timed-out attempt is classified `timeout` and retried. 0 for none. Defaults to 0. */
+  /** Client-side timeout per attempt, up to its response headers; a timed-out attempt is classified `timeout` and retried. 0 for none. Defaults to 0. */
   tryTimeoutInMs?: number;
   /** Longest server-requested wait (`Retry-After` and friends) honoured. Defaults to the strategy's `maxDelayInMs`. */
   maxRetryAfterInMs?: number;
