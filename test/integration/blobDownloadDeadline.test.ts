@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:http";
-import { addAbortSignal } from "node:stream";
+import { addAbortSignal, type Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { BlobClient } from "@azure/storage-blob";
 import { installResilience } from "../../src/index.js";
@@ -39,7 +39,7 @@ async function tricklingBlob(): Promise<{ blob: BlobClient; bodyClosed: Promise<
   return { blob: new BlobClient(`http://127.0.0.1:${port}/devstoreaccount1/photos/slow.bin`), bodyClosed };
 }
 
-async function readAll(body: NodeJS.ReadableStream): Promise<{ bytes: number; error: unknown }> {
+async function readAll(body: NodeJS.ReadableStream | Readable): Promise<{ bytes: number; error: unknown }> {
   let bytes = 0;
   try {
     for await (const chunk of body) bytes += (chunk as Buffer).length;
@@ -55,7 +55,7 @@ describe("a blob download whose body trickles", () => {
     installResilience(blob, { maxElapsedInMs: 100, tryTimeoutInMs: 50, metrics: false });
     const response = await blob.download(0, undefined, { maxRetryRequests: 0 });
     // Read a little past both deadlines: the body keeps coming.
-    const body = addAbortSignal(AbortSignal.timeout(400), response.readableStreamBody!);
+    const body = addAbortSignal(AbortSignal.timeout(400), response.readableStreamBody as Readable);
     const { bytes, error } = await readAll(body);
     expect((error as Error).name).toBe("AbortError"); // our own signal, not the policy, ended it
     expect(bytes).toBeGreaterThan(0);
@@ -65,7 +65,7 @@ describe("a blob download whose body trickles", () => {
     const { blob, bodyClosed } = await tricklingBlob();
     installResilience(blob, { metrics: false }); // the blob preset: 5 min deadline
     const response = await blob.download();
-    const body = addAbortSignal(AbortSignal.timeout(300), response.readableStreamBody!);
+    const body = addAbortSignal(AbortSignal.timeout(300), response.readableStreamBody as Readable);
     const { bytes, error } = await readAll(body);
     expect((error as Error).name).toBe("AbortError");
     expect(bytes).toBeLessThan(BODY_LENGTH);
@@ -81,7 +81,7 @@ describe("a blob download whose body trickles", () => {
     const { blob } = await tricklingBlob();
     installResilience(blob, { metrics: false });
     const response = await blob.download(0, undefined, { abortSignal: AbortSignal.timeout(300), maxRetryRequests: 0 });
-    const { bytes, error } = await readAll(response.readableStreamBody!);
+    const { bytes, error } = await readAll(response.readableStreamBody as Readable);
     expect((error as Error | undefined)?.name).toBe("AbortError");
     expect(bytes).toBeLessThan(BODY_LENGTH);
   });
