@@ -1,4 +1,6 @@
-import { describe, optionalNumberOption, rejectUnknownKeys } from "../validation/validateNumberOption.js";
+import { describeValue as describe } from "../validation/describeValue.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { optionalNumberOption } from "../validation/validateNumberOption.js";
 import type { SendRateSettings } from "./sendRate.js";
 
 /**

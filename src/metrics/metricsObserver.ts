@@ -1,6 +1,7 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../breaker/circuitStateSource.js";
 import { logger } from "../logging/logger.js";
+import { safeErrorCode } from "../logging/safeErrorCode.js";
 import { requestScopeKey } from "../partition/requestScopeKey.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import { recordFirstTrySuccess, type FirstTrySuccessRecorder } from "../policies/firstTrySuccess.js";
@@ -9,6 +10,7 @@ import type { CounterChild, CounterFamily, GaugeCollector, HistogramChild } from
 import { OPERATION_OUTCOMES, THROTTLE_ERROR_CODES, THROTTLE_STATUSES, type OperationOutcome } from "./metricNames.js";
 import { resolveMetricsOptions, type MetricsOptions } from "./metricsOptions.js";
 import { OperationNamer } from "./operationNamer.js";
+import { describeValue } from "../validation/describeValue.js";
 import { storageMetricFamilies, type StorageMetricFamilies } from "./storageMetricFamilies.js";
 import type { StorageOperation } from "./storageOperation.js";
 import { OTHER_PARTITION_LABEL, TopScopeLabels } from "./topScopeLabels.js";
@@ -80,7 +82,7 @@ const partitionStates = new WeakMap<CounterFamily, Map<StorageService, Partition
  */
 export function createMetricsObserver(service: StorageService, options: MetricsOptions = {}): MetricsObserver {
   if (!STORAGE_SERVICES.includes(service)) {
-    throw new TypeError(`service must be one of ${STORAGE_SERVICES.map((s) => JSON.stringify(s)).join(", ")}; got ${JSON.stringify(service)}.`);
+    throw new TypeError(`service must be one of ${STORAGE_SERVICES.map((s) => JSON.stringify(s)).join(", ")}; got ${describeValue(service)}.`);
   }
   const resolved = resolveMetricsOptions(options);
   const families = storageMetricFamilies(resolved.registry, resolved.prefix, resolved.bucketsInSeconds, resolved.partitionLabel !== undefined);
@@ -190,7 +192,7 @@ class MetricsRecorder implements MetricsObserver, FirstTrySuccessRecorder {
       try {
         counts = source.stateCounts();
       } catch (error) {
-        logger.warning(`A circuit state source threw during a metrics scrape and was skipped: ${(error as Error)?.name ?? "error"}`);
+        logger.warning(`A circuit state source threw during a metrics scrape and was skipped: ${safeErrorCode((error as Error | undefined)?.name) ?? "error"}`);
         return;
       }
       for (const state of CIRCUIT_STATES) emit({ service, state }, counts[state] ?? 0);

@@ -7,7 +7,7 @@ import { CircuitOpenError } from "../errors/circuitOpenError.js";
 import { PartitionBusyError } from "../errors/partitionBusyError.js";
 import { logger } from "../logging/logger.js";
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
-import { DAY_IN_MS } from "../validation/validateNumberOption.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { type AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
 import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";

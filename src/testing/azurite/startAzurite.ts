@@ -6,7 +6,8 @@ import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { STORAGE_SERVICES, type StorageService } from "../../partition/partitionScope.js";
-import { describe, optionalNumberOption } from "../../validation/validateNumberOption.js";
+import { describeValue as describe } from "../../validation/describeValue.js";
+import { optionalNumberOption } from "../../validation/validateNumberOption.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "./devstoreAccount.js";
 
 /** Options of {@link startAzurite}. */

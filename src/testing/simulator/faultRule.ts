@@ -1,5 +1,7 @@
 import { STORAGE_SERVICES, type PartitionScope, type StorageService } from "../../partition/partitionScope.js";
-import { describe, optionalNumberOption, validateChoiceOption } from "../../validation/validateNumberOption.js";
+import { describeValue as describe } from "../../validation/describeValue.js";
+import { optionalNumberOption } from "../../validation/validateNumberOption.js";
+import { validateChoiceOption } from "../../validation/validateChoiceOption.js";
 
 /**
  * How the simulator answers a faulted request:
