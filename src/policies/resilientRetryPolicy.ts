@@ -22,7 +22,7 @@ import { CallerLoad } from "./callerLoad.js";
 import { createObserverHooks, type ObserverHooks } from "./observerHooks.js";
 import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, DelaySource, StopReason } from "./retryEvents.js";
-import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
+import { attachRetryInfo, startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import { resolveRetryPolicyOptions, type AmbiguousWriteOptions, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
 import { runAttempt } from "./runAttempt.js";
 
@@ -304,6 +304,8 @@ class Operation {
     const { info, request } = this;
     info.stopReason = stopReason;
     info.elapsedInMs = performance.now() - this.started;
+    // Blob's and Queue's results carry a copy of the request (`_response.request`): the response itself is marked too.
+    if (result?.response !== undefined) attachRetryInfo(result.response, info);
     // With a real failure in hand, surface that rather than our own error: callers keep their statusCode checks.
     const surfaced = error !== undefined && result !== undefined && stopReason !== "aborted" ? undefined : error;
     if (this.write && info.unknownOutcomes > 0) this.noteAmbiguity(stopReason, resolution);

@@ -77,7 +77,7 @@ describe("a blob download whose body trickles", () => {
   // (endAttempt in src/policies/runAttempt.ts), so the caller's abortSignal no longer
   // reaches a streamed body. The SDK alone honours it. Flip to it() once the attempt keeps
   // forwarding the caller's abort until a streamed body closes.
-  it.fails("download's own abortSignal ends a trickling body with the policy installed", async () => {
+  it("download's own abortSignal ends a trickling body with the policy installed", async () => {
     const { blob } = await tricklingBlob();
     installResilience(blob, { metrics: false });
     const response = await blob.download(0, undefined, { abortSignal: AbortSignal.timeout(300), maxRetryRequests: 0 });
