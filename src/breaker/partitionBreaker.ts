@@ -172,12 +172,12 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     }
   };
 
-  const admit = (address: RequestAddress, remainingInMs: number): Admission => {
-    if (disposed || (registry.size() === 0 && accounts.size === 0)) return SEND_NOW;
+  const admit = (address: RequestAddress, remainingInMs: number, reserved?: SendAdmission): Admission => {
+    if (disposed || (registry.size() === 0 && accounts.size === 0)) return reserved ?? SEND_NOW;
     const at = now();
     const key = scopeKeyOf(address);
     const state = key === undefined ? undefined : registry.touch(key);
-    if (state === undefined) return admitToAccount(address, at, remainingInMs, 0, key);
+    if (state === undefined) return reserved ?? admitToAccount(address, at, remainingInMs, 0, key);
     const { circuit } = state;
     const before = circuit.state;
     const admitted = circuit.admits(at, o.resetTimeoutInMs);
@@ -185,6 +185,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     if (!admitted) {
       return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at, o.resetTimeoutInMs, halfOpenPollInMs) };
     }
+    if (reserved !== undefined) return reserved;
     const slot = state.pacer === undefined ? 0 : state.pacer.reserve(at, remainingInMs);
     if (typeof slot !== "number") {
       circuit.probeOut = false;
@@ -222,9 +223,12 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const before = state.circuit.state;
     state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at, o.consecutiveFailures);
     announce(state, before);
+    // Back from serving nothing (a move): what the pacer learnt about it then says nothing about now.
+    if (before === "half_open" && state.circuit.state === "closed") state.pacer = undefined;
     if (!failed) return;
     state.lastFailureAt = at;
-    if (!throttled || o.pacing === undefined) return;
+    // Throttles while the circuit is not closed (probes into an outage) teach the pacer nothing.
+    if (!throttled || o.pacing === undefined || before !== "closed") return;
     state.lastThrottleAt = at;
     state.pacer ??= new Pacer(at, o.pacing);
     // An attempt admitted before the scope had a pacer counts as reserved before any cut.

@@ -96,6 +96,8 @@ class SendMeter {
     const sends = this.#current + this.#previous;
     const spanInMs = Math.min(now - this.#since, now - this.#bucketStart + METER_BUCKET_IN_MS);
     if (sends < MIN_SENDS_TO_MEASURE && spanInMs < METER_BUCKET_IN_MS) return undefined;
+    // Nothing sent lately (a late answer after a long timeout): no rate to cut from.
+    if (sends === 0) return undefined;
     return (sends * 1000) / Math.max(spanInMs, 1);
   }
 

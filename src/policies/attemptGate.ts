@@ -18,9 +18,11 @@ export interface AttemptGate {
   readonly mode: "wait" | "fail" | "auto";
   /**
    * May an attempt for `address` go out? `remainingInMs` is the caller's time left: a gate
-   * that would make the attempt wait longer refuses instead.
+   * that would make the attempt wait longer refuses instead. Asked again with `reserved`
+   * when a paced slot has come: the slot is the caller's, but the partition may have
+   * stopped serving meanwhile (a refusal), which the gate answers without a new slot.
    */
-  admit(address: RequestAddress, remainingInMs: number): Admission;
+  admit(address: RequestAddress, remainingInMs: number, reserved?: SendAdmission): Admission;
   /** The attempt admitted by `admission` came back with `result`. */
   record(address: RequestAddress, admission: SendAdmission, result: AttemptResult): void;
 }

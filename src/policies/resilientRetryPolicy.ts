@@ -100,20 +100,17 @@ class Operation {
   private async loop(next: SendRequest): Promise<PipelineResponse> {
     for (;;) {
       if (this.request.abortSignal?.aborted) return this.finish(this.#last, "aborted", "aborted", new AbortError("The operation was aborted."));
-      // Gate.
-      const admission = this.admit();
-      if (admission.decision === "refuse") {
-        const step = this.onRefusal(admission);
-        if (step.action !== "retry") {
-          const reason = step.action === "stop" ? step.reason : "circuit-open";
-          return this.finish(this.#last, this.#last?.outcomeClass ?? "circuit_open", reason, this.refusalError(admission));
-        }
-        const waited = await this.wait(step.delayInMs, "circuit_open", "circuit", undefined, true);
-        if (!waited) return this.finish(this.#last, "aborted", "aborted", this.#abortError);
-        continue;
+      // Gate: a paced slot is waited for, then confirmed (the partition may have stopped serving meanwhile).
+      let admission = this.admit();
+      if (admission.decision === "send" && admission.delayInMs > 0) {
+        const slotInMs = admission.delayInMs;
+        if (!(await this.load.sleeping(true, () => this.sleep(slotInMs)))) return this.finish(this.#last, "aborted", "aborted", this.#abortError);
+        admission = this.s.gate?.admit(this.address, this.deadline - performance.now(), admission) ?? admission;
       }
-      if (admission.delayInMs > 0 && !(await this.load.sleeping(true, () => this.sleep(admission.delayInMs)))) {
-        return this.finish(this.#last, "aborted", "aborted", this.#abortError);
+      if (admission.decision === "refuse") {
+        const ended = await this.afterRefusal(admission);
+        if (ended === ASK_AGAIN) continue;
+        return ended;
       }
       // The budget counts a retry when it is sent, not while it waits.
       if (this.#last !== undefined && this.s.budget !== undefined && !this.s.budget.tryRetry()) {
@@ -154,6 +151,17 @@ class Operation {
   private mayWaitOnPartition(): boolean {
     const mode = this.s.gate?.mode;
     return mode === "wait" || (mode === "auto" && this.load.mayWait(performance.now()));
+  }
+
+  /** Waits as the refusal and the mode allow, then asks again; or ends the operation. */
+  private async afterRefusal(refusal: Refusal): Promise<PipelineResponse | typeof ASK_AGAIN> {
+    const step = this.onRefusal(refusal);
+    if (step.action !== "retry") {
+      const reason = step.action === "stop" ? step.reason : "circuit-open";
+      return this.finish(this.#last, this.#last?.outcomeClass ?? "circuit_open", reason, this.refusalError(refusal));
+    }
+    const waited = await this.wait(step.delayInMs, "circuit_open", "circuit", undefined, true);
+    return waited ? ASK_AGAIN : this.finish(this.#last, "aborted", "aborted", this.#abortError);
   }
 
   /** A refused attempt is counted as one (class `circuit_open`) when its circuit is open; a paced refusal sent nothing to count. */
@@ -345,6 +353,9 @@ class Operation {
     });
   }
 }
+
+/** `afterRefusal`'s answer when the operation goes on: ask the gate again. */
+const ASK_AGAIN = Symbol("ask again");
 
 const STOP_SUCCESS: NextStep = Object.freeze({ action: "stop", reason: "success" });
 

@@ -39,7 +39,7 @@ afterEach(() => {
 
 describe("partition breaker inside resilientRetryPolicy", () => {
   it("wait mode: every caller of the offline partition succeeds after it returns, with at most one probe per reset period", async () => {
-    breaker = createPartitionBreaker({ resetTimeoutInMs: RESET_IN_MS });
+    breaker = createPartitionBreaker({ mode: "wait", resetTimeoutInMs: RESET_IN_MS });
     const opened: number[] = [];
     const start = Date.now();
     breaker.onTransition((t) => t.to === "open" && opened.push(Date.now() - start));

@@ -17,7 +17,7 @@ afterEach(() => {
 describe("installResilience: circuitBreaker", () => {
   it("is on by default and exposed on the handle; dispose() disposes it", () => {
     const handle = installResilience(tableClient());
-    expect(handle.circuitBreaker?.mode).toBe("wait");
+    expect(handle.circuitBreaker?.mode).toBe("auto");
     handle.dispose();
     expect(handle.circuitBreaker?.size).toBe(0);
   });

@@ -527,8 +527,8 @@ describe("createPartitionBreaker: bounded state", () => {
 });
 
 describe("createPartitionBreaker: modes, events, logging", () => {
-  it("mode defaults to wait", () => {
-    expect(make().mode).toBe("wait");
+  it("mode defaults to auto", () => {
+    expect(make().mode).toBe("auto");
     expect(make({ mode: "fail" }).mode).toBe("fail");
   });
 
@@ -567,8 +567,8 @@ describe("createPartitionBreaker: modes, events, logging", () => {
 
 describe("createPartitionBreaker: options", () => {
   it.each<[string, unknown, typeof TypeError | typeof RangeError, RegExp]>([
-    ["mode", "sometimes", TypeError, /mode must be one of "wait", "fail"; got "sometimes"/],
-    ["mode", null, TypeError, /mode must be one of "wait", "fail"; got null/],
+    ["mode", "sometimes", TypeError, /mode must be one of "auto", "wait", "fail"; got "sometimes"/],
+    ["mode", null, TypeError, /mode must be one of "auto", "wait", "fail"; got null/],
     ["service", "files", TypeError, /service must be one of/],
     ["service", null, TypeError, /service must be one of .*; got null/],
     ["getScope", "key", TypeError, /getScope must be a function/],

@@ -273,14 +273,12 @@ describe("options fuzz: installResilience", () => {
 // other junk is named, never taken as its default (issue 17, item 8).
 
 const breakerSpec: Spec = {
-  mode: { valid: fc.constantFrom("wait", "fail"), invalid: fc.oneof(junk, fc.constantFrom<unknown>("sometimes", "Wait")) },
+  mode: { valid: fc.constantFrom("auto", "wait", "fail"), invalid: fc.oneof(junk, fc.constantFrom<unknown>("sometimes", "Wait")) },
   service: { valid: fc.constantFrom("table", "blob", "queue"), invalid: fc.oneof(junk, fc.constantFrom<unknown>("tables", "file")) },
   getScope: { valid: fc.constant(() => "scope"), invalid: fc.constantFrom<unknown>(null, 10n, "scope", {}, 5) },
   resetTimeoutInMs: number(1, DAY, { integer: true }),
-  errorThresholdPercentage: { valid: number(0, 99).valid, invalid: number(0, 99.999).invalid },
-  volumeThreshold: number(0, 1_000_000, { integer: true }),
   consecutiveFailures: number(1, 1_000_000, { integer: true, allowInfinity: true }),
-  rollingWindowInMs: number(10, DAY, { integer: true }),
+  rollingWindowInMs: number(1, DAY, { integer: true }),
   maxScopes: number(1, 10_000_000, { integer: true }),
   idleTtlInMs: number(1, DAY, { allowInfinity: true }),
 };
