@@ -58,8 +58,10 @@ export type { MetricsOptions, PartitionLabelOptions } from "./metrics/metricsOpt
 export { DEFAULT_METRICS_OPTIONS } from "./metrics/metricsOptions.js";
 export type { MetricsObserver } from "./metrics/metricsObserver.js";
 export { createMetricsObserver } from "./metrics/metricsObserver.js";
-export type { OperationRequest, StorageOperation } from "./metrics/storageOperation.js";
-export { STORAGE_OPERATIONS, storageOperationName } from "./metrics/storageOperation.js";
+export type { OperationRequest, StorageOperation } from "./address/storageOperation.js";
+export { STORAGE_OPERATIONS, storageOperationName } from "./address/storageOperation.js";
+export type { EntityKeys, RequestAddress } from "./address/requestAddress.js";
+export type { PartitionScope } from "./partition/partitionScope.js";
 export { OTHER_PARTITION_LABEL } from "./metrics/topScopeLabels.js";
 export type { MetricsRequestHandler } from "./metrics/metricsHandler.js";
 export { metricsHandler } from "./metrics/metricsHandler.js";

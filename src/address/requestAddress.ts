@@ -1,6 +1,6 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import type { StorageOperation } from "../metrics/storageOperation.js";
 import type { PartitionScope, StorageService } from "../partition/partitionScope.js";
+import type { StorageOperation } from "./storageOperation.js";
 
 /**
  * What one request addresses in Azure Storage, read once per operation and asked by
@@ -12,14 +12,26 @@ import type { PartitionScope, StorageService } from "../partition/partitionScope
 export interface RequestAddress {
   /** The request this address was read from. */
   readonly request: PipelineRequest;
-  /** The storage service: the install's hint when given, else read from the URL. */
+  /** The storage service: the install's hint when given, else read from the URL (its host, or a path only Tables uses). */
   readonly service: StorageService | undefined;
   /** The partition scope (service, account, table/container/queue, partition), or undefined. */
   readonly scope: PartitionScope | undefined;
   /** `scopeKey(scope)`, e.g. `"table|acct|orders|pk-1"`: the key circuits and pacing are kept under. */
   readonly scopeKey: string | undefined;
-  /** The `operation` metric label. */
+  /** The `operation` metric label; `"other"` when the service is unknown. */
   readonly operation: StorageOperation;
+  /**
+   * The keys of a Tables entity address (`/orders(PartitionKey='p',RowKey='r')`, the whole
+   * account-relative path), or undefined. The ambiguous-write description and its read-back
+   * need the RowKey, which the scope does not carry.
+   */
+  readonly entityKeys: EntityKeys | undefined;
+}
+
+/** A Tables entity's keys, as its address names them (unescaped and percent-decoded). */
+export interface EntityKeys {
+  readonly partitionKey: string;
+  readonly rowKey: string;
 }
 
 /** Reads a request's address lazily (see {@link RequestAddress}). */

@@ -1,7 +1,7 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { detectServiceFromUrl } from "../partition/detectServiceFromUrl.js";
+import { readRequestAddress } from "../address/readRequestAddress.js";
+import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageService } from "../partition/partitionScope.js";
-import { requestScopeKey } from "../partition/requestScopeKey.js";
 
 /** The circuit a request belongs to. */
 export interface RequestScope {
@@ -20,66 +20,48 @@ export interface RequestScopeReader {
 }
 
 /**
- * Makes a {@link RequestScopeReader}: the user's `getScope` when given, else the
- * partition scope (`requestScopeKey`). The partition scope is read again on each call,
- * which costs less than remembering it, except where the body decides it (a Tables
- * `$batch` or insert: a POST with a text body), so retries of one operation do not parse
- * that body again. The user's `getScope` is called once per request object. Remembered
- * scopes are forgotten when the operation ends (a WeakMap entry left for the garbage
- * collector costs more than a read). Never throws: a scope that cannot be read costs the
- * breaker's protection for that request, not the request.
+ * Makes a {@link RequestScopeReader}: the user's `getScope` when given, else the request
+ * address's scope key. The answer is kept per request until `release`, so the attempts of
+ * one operation read the request (or call `getScope`) once. Never throws: a scope that
+ * cannot be read costs the breaker's protection for that request, not the request.
  */
 export function createRequestScopeReader(
   service: StorageService | undefined,
   getScope: ((request: PipelineRequest) => string | undefined) | undefined,
 ): RequestScopeReader {
-  const cache = new WeakMap<PipelineRequest, RequestScope | null>();
-  if (getScope) {
-    return {
-      read(request) {
-        const cached = cache.get(request);
-        if (cached !== undefined) return cached ?? undefined;
-        const scope = fromUser(request, getScope, service);
-        cache.set(request, scope ?? null);
-        return scope;
-      },
-      release(request) {
-        cache.delete(request);
-      },
-    };
-  }
+  // Only until the retry loop passes each operation's address to the gate.
+  const scopes = new WeakMap<PipelineRequest, RequestScope | null>();
   return {
     read(request) {
-      if (!mayReadBody(request)) return requestScopeKey(request, service);
-      const cached = cache.get(request);
-      if (cached !== undefined) return cached ?? undefined;
-      const scope = requestScopeKey(request, service);
-      // Only a Tables scope is read from the body (a queue message is POSTed as text too).
-      if (scope?.service === "table") cache.set(request, scope);
+      const kept = scopes.get(request);
+      if (kept !== undefined) return kept ?? undefined;
+      const address = readRequestAddress(request, service);
+      const scope = getScope ? fromUser(address, getScope) : fromAddress(address);
+      scopes.set(request, scope ?? null);
       return scope;
     },
     release(request) {
-      if (mayReadBody(request)) cache.delete(request);
+      scopes.delete(request);
     },
   };
 }
 
-/** Whether the partition scope may come from the body: a POST with a text body (`$batch`, Tables inserts). */
-function mayReadBody(request: PipelineRequest): boolean {
-  return request.method === "POST" && typeof request.body === "string";
+function fromAddress(address: RequestAddress): RequestScope | undefined {
+  const key = address.scopeKey;
+  const scope = address.scope;
+  return key === undefined || scope === undefined ? undefined : { key, service: scope.service };
 }
 
 function fromUser(
-  request: PipelineRequest,
+  address: RequestAddress,
   getScope: (request: PipelineRequest) => string | undefined,
-  service: StorageService | undefined,
 ): RequestScope | undefined {
   let key: unknown;
   try {
-    key = getScope(request);
+    key = getScope(address.request);
   } catch {
     return undefined;
   }
   if (typeof key !== "string") return undefined;
-  return { key, service: service ?? detectServiceFromUrl(request.url) ?? "table" };
+  return { key, service: address.service ?? "table" };
 }

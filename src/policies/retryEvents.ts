@@ -1,4 +1,5 @@
 import type { PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
+import type { RequestAddress } from "../address/requestAddress.js";
 import type { OutcomeClass } from "../classification/outcomeClass.js";
 import type { AmbiguousWriteResult, TableWrite } from "./ambiguousWrite.js";
 
@@ -23,6 +24,11 @@ export type DelaySource = "backoff" | "retry-after" | "circuit";
 /** Reported after every attempt, including ones refused by an open circuit. */
 export interface AttemptEvent {
   request: PipelineRequest;
+  /**
+   * What the request addresses (scope key, operation), read once for the whole operation.
+   * TODO(lead): required once the retry loop passes it; observers fall back to reading the request meanwhile.
+   */
+  address?: RequestAddress;
   /** 1 for the first attempt. */
   attempt: number;
   attemptClass: AttemptClass;
@@ -34,6 +40,11 @@ export interface AttemptEvent {
 /** Reported before the policy sleeps ahead of another attempt. */
 export interface RetryEvent {
   request: PipelineRequest;
+  /**
+   * What the request addresses (scope key, operation), read once for the whole operation.
+   * TODO(lead): required once the retry loop passes it; observers fall back to reading the request meanwhile.
+   */
+  address?: RequestAddress;
   /** The attempt that failed (1-based). */
   attempt: number;
   /** The class that made the policy retry. */
@@ -49,6 +60,11 @@ export interface RetryEvent {
 /** Reported once per operation, when the policy returns or throws. */
 export interface OperationEvent {
   request: PipelineRequest;
+  /**
+   * What the request addresses (scope key, operation), read once for the whole operation.
+   * TODO(lead): required once the retry loop passes it; observers fall back to reading the request meanwhile.
+   */
+  address?: RequestAddress;
   response?: PipelineResponse;
   error?: unknown;
   attempts: number;
@@ -64,6 +80,11 @@ export interface OperationEvent {
  */
 export interface AmbiguousWriteEvent {
   request: PipelineRequest;
+  /**
+   * What the request addresses (scope key, operation), read once for the whole operation.
+   * TODO(lead): required once the retry loop passes it; observers fall back to reading the request meanwhile.
+   */
+  address?: RequestAddress;
   /** The write's `operation` label, or `other` for writes that are not Tables entity writes. */
   operation: TableWrite["operation"] | "other";
   result: AmbiguousWriteResult;

@@ -25,12 +25,8 @@ export interface AttemptDeadlines {
   arm(controller: AbortController, now: number, timeoutInMs: number): ArmedDeadline;
   /** The attempt ended: its deadline no longer matters. */
   release(deadline: ArmedDeadline): void;
-  /**
-   * Deadlines armed and not yet released or passed, plus released ones still queued behind
-   * a live one. A method, not a getter: an object literal with an accessor is made in
-   * dictionary mode, and `arm`/`release` are looked up on every attempt.
-   */
-  queued(): number;
+  /** Deadlines armed and not yet released or passed, plus released ones still queued behind a live one. */
+  readonly queued: number;
 }
 
 interface Entry {
@@ -133,6 +129,8 @@ export function createAttemptDeadlines(): AttemptDeadlines {
       // The common case: the oldest attempt ended first. Later ones wait for the timer or the next release.
       if (queue[head] === entry) settle(-Infinity);
     },
-    queued: () => tail - head,
+    get queued() {
+      return tail - head;
+    },
   };
 }

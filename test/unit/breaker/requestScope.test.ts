@@ -1,21 +1,21 @@
 import { createPipelineRequest, type PipelineRequest } from "@azure/core-rest-pipeline";
 import { describe, expect, it, vi } from "vitest";
+import { readRequestAddress } from "../../../src/address/readRequestAddress.js";
 import { createRequestScopeReader } from "../../../src/breaker/requestScope.js";
-import { extractScope } from "../../../src/partition/extractScope.js";
 import { deleteBatchBody } from "../../support/tableBatchBody.js";
 
-// Counted, so the tests can tell a remembered scope from one read again the slow way.
-vi.mock("../../../src/partition/extractScope.js", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../../src/partition/extractScope.js")>();
-  return { ...actual, extractScope: vi.fn(actual.extractScope) };
+// Counted, so the tests can tell a remembered scope from one read again.
+vi.mock("../../../src/address/readRequestAddress.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../../src/address/readRequestAddress.js")>();
+  return { ...actual, readRequestAddress: vi.fn(actual.readRequestAddress) };
 });
 
 const AZ = "http://127.0.0.1:10002/devstoreaccount1";
 
-function slowReads(action: () => void): number {
-  const before = vi.mocked(extractScope).mock.calls.length;
+function reads(action: () => void): number {
+  const before = vi.mocked(readRequestAddress).mock.calls.length;
   action();
-  return vi.mocked(extractScope).mock.calls.length - before;
+  return vi.mocked(readRequestAddress).mock.calls.length - before;
 }
 
 const batchBody = deleteBatchBody(AZ);
@@ -24,30 +24,31 @@ describe("createRequestScopeReader", () => {
   it("reads a $batch body once per operation, and again after release", () => {
     const reader = createRequestScopeReader("table", undefined);
     const request = createPipelineRequest({ method: "POST", url: `${AZ}/$batch`, body: batchBody });
-    expect(slowReads(() => reader.read(request))).toBe(1);
-    expect(slowReads(() => expect(reader.read(request)).toEqual({ key: "table|devstoreaccount1|t|pk", service: "table" }))).toBe(0);
+    expect(reads(() => reader.read(request))).toBe(1);
+    expect(reads(() => expect(reader.read(request)).toEqual({ key: "table|devstoreaccount1|t|pk", service: "table" }))).toBe(0);
     reader.release(request);
-    expect(slowReads(() => reader.read(request))).toBe(1);
+    expect(reads(() => reader.read(request))).toBe(1);
   });
 
   it("remembers an insert's scope, read from its body", () => {
     const reader = createRequestScopeReader("table", undefined);
     const request = createPipelineRequest({ method: "POST", url: `${AZ}/orders`, body: '{"PartitionKey":"p","RowKey":"r"}' });
-    expect(slowReads(() => reader.read(request))).toBe(1);
-    expect(slowReads(() => expect(reader.read(request)).toEqual({ key: "table|devstoreaccount1|orders|p", service: "table" }))).toBe(0);
+    expect(reads(() => reader.read(request))).toBe(1);
+    expect(reads(() => expect(reader.read(request)).toEqual({ key: "table|devstoreaccount1|orders|p", service: "table" }))).toBe(0);
   });
 
-  it("reads other requests again on each call, with the same answer", () => {
+  it("reads an entity address once per operation, with the address's scope", () => {
     const reader = createRequestScopeReader("table", undefined);
-    const entity = createPipelineRequest({ method: "GET", url: `${AZ}/orders(PartitionKey='p',RowKey='r')` });
-    expect(slowReads(() => expect(reader.read(entity)).toEqual({ key: "table|devstoreaccount1|orders|p", service: "table" }))).toBe(0);
-    expect(slowReads(() => expect(reader.read(entity)).toEqual({ key: "table|devstoreaccount1|orders|p", service: "table" }))).toBe(0);
-
-    // Keys in another order, escaped: read the slow way, and again on the next call.
     const unusual = createPipelineRequest({ method: "GET", url: `${AZ}/orders(RowKey='r',PartitionKey='p%20q')` });
-    expect(slowReads(() => reader.read(unusual))).toBe(1);
-    expect(slowReads(() => expect(reader.read(unusual)).toEqual({ key: "table|devstoreaccount1|orders|p q", service: "table" }))).toBe(1);
+    expect(reads(() => expect(reader.read(unusual)).toEqual({ key: "table|devstoreaccount1|orders|p q", service: "table" }))).toBe(1);
+    expect(reads(() => expect(reader.read(unusual)).toEqual({ key: "table|devstoreaccount1|orders|p q", service: "table" }))).toBe(0);
     reader.release(unusual);
+    expect(reads(() => reader.read(unusual))).toBe(1);
+  });
+
+  it("gives no scope where the address has none (the request bypasses the breaker)", () => {
+    const reader = createRequestScopeReader(undefined, undefined);
+    expect(reader.read(createPipelineRequest({ method: "GET", url: `${AZ}/orders` }))).toBeUndefined();
   });
 
   it("calls a user getScope once per operation", () => {
@@ -60,5 +61,11 @@ describe("createRequestScopeReader", () => {
     reader.release(request);
     reader.read(request);
     expect(getScope).toHaveBeenCalledTimes(2);
+  });
+
+  it("a user getScope's key takes the service of the install, else of the URL", () => {
+    const reader = createRequestScopeReader(undefined, () => "mine");
+    expect(reader.read(createPipelineRequest({ method: "GET", url: "https://acct.queue.core.windows.net/jobs" }))).toEqual({ key: "mine", service: "queue" });
+    expect(reader.read(createPipelineRequest({ method: "GET", url: "http://127.0.0.1:10000/devstoreaccount1/c" }))).toEqual({ key: "mine", service: "table" });
   });
 });

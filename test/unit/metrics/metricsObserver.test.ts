@@ -371,7 +371,7 @@ describe("createMetricsObserver: stop reasons", () => {
   });
 });
 
-describe("createMetricsObserver: a first-try success in one call", () => {
+describe("createMetricsObserver: a first-try success", () => {
   /** The registry's text without the histogram sums, which hold measured durations. */
   async function exposition(r: Registry): Promise<string> {
     return (await r.metrics())
@@ -380,7 +380,7 @@ describe("createMetricsObserver: a first-try success in one call", () => {
       .join("\n");
   }
 
-  it("records exactly what onAttempt and onOperationEnd would", async () => {
+  it("records the same through the observer as through its two event hooks alone", async () => {
     const direct = createMetricsObserver("table", { registry });
     const viaEventsRegistry = new Registry();
     const metrics = createMetricsObserver("table", { registry: viaEventsRegistry });

@@ -24,7 +24,7 @@ describe("createAttemptDeadlines", () => {
     expect(armed.map((a) => a.timedOut)).toEqual([true, true, false]);
     vi.advanceTimersByTime(100); // 500
     expect(armed.map((a) => a.controller?.signal.aborted)).toEqual([true, true, true]);
-    expect(deadlines.queued()).toBe(0);
+    expect(deadlines.queued).toBe(0);
   });
 
   it("a released deadline never aborts, and the timer left behind stops at its firing", () => {
@@ -32,7 +32,7 @@ describe("createAttemptDeadlines", () => {
     const controller = new AbortController();
     const armed = deadlines.arm(controller, performance.now(), 300);
     deadlines.release(armed);
-    expect(deadlines.queued()).toBe(0);
+    expect(deadlines.queued).toBe(0);
     vi.advanceTimersByTime(1_000);
     expect(controller.signal.aborted).toBe(false);
     expect(armed.timedOut).toBe(false);
@@ -47,7 +47,7 @@ describe("createAttemptDeadlines", () => {
       vi.advanceTimersByTime(1);
     }
     expect(setTimeoutSpy).toHaveBeenCalledTimes(1);
-    expect(deadlines.queued()).toBe(0);
+    expect(deadlines.queued).toBe(0);
   });
 
   it("an earlier deadline than the newest queued one gets a timer of its own", () => {
@@ -70,12 +70,12 @@ describe("createAttemptDeadlines", () => {
       deadlines.release(armed);
       released.push(armed);
     }
-    expect(deadlines.queued()).toBe(5_001);
+    expect(deadlines.queued).toBe(5_001);
     // Waiting in the queue, they no longer hold their attempts' controllers.
     expect(released.every((armed) => armed.controller === undefined)).toBe(true);
     expect(hung.controller).toBeDefined();
     vi.advanceTimersByTime(30_000);
     expect(hung.timedOut).toBe(true);
-    expect(deadlines.queued()).toBe(0);
+    expect(deadlines.queued).toBe(0);
   });
 });
