@@ -30,7 +30,9 @@ export interface RequestAddress {
 
 /** A Tables entity's keys, as its address names them (unescaped and percent-decoded). */
 export interface EntityKeys {
+  /** The entity's PartitionKey (`""` is a valid key). */
   readonly partitionKey: string;
+  /** The entity's RowKey. */
   readonly rowKey: string;
 }
 
