@@ -39,7 +39,7 @@ class LazyRequestAddress implements RequestAddress {
 
   get service(): StorageService | undefined {
     if (this.#service === UNREAD) {
-      const parsed = this.#parsedUrl();
+      const parsed = this.#hint === undefined ? this.#parsedUrl() : undefined;
       this.#service = this.#hint ?? (parsed === undefined ? undefined : serviceOfParsedUrl(parsed));
     }
     return this.#service;
