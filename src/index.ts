@@ -21,6 +21,7 @@ export { parseRetryAfterInMs } from "./timing/retryAfter.js";
 export type { ResilienceErrorCode } from "./errors/resilienceError.js";
 export { ResilienceError, isResilienceError } from "./errors/resilienceError.js";
 export { CircuitOpenError, isCircuitOpenError } from "./errors/circuitOpenError.js";
+export { PartitionBusyError, isPartitionBusyError } from "./errors/partitionBusyError.js";
 
 export type { ResilientRetryPolicyOptions } from "./policies/retryPolicyOptions.js";
 export { DEFAULT_RETRY_POLICY_OPTIONS } from "./policies/retryPolicyOptions.js";
@@ -34,7 +35,13 @@ export type {
   RetryObserver,
   StopReason,
 } from "./policies/retryEvents.js";
-export type { AttemptGate, AttemptResult } from "./policies/attemptGate.js";
+export type { Admission, AttemptGate, Refusal, RefusalReason, SendAdmission } from "./policies/attemptGate.js";
+export { SEND_NOW } from "./policies/attemptGate.js";
+export type { AttemptResult } from "./policies/attemptResult.js";
+export type { DecisionInput, NextStep } from "./policies/decideNext.js";
+export { decideNext } from "./policies/decideNext.js";
+export type { EntityKeys, RequestAddress } from "./address/requestAddress.js";
+export { readRequestAddress } from "./address/requestAddress.js";
 export type { RetryInfo } from "./policies/retryInfo.js";
 export { getRetryInfo } from "./policies/retryInfo.js";
 
@@ -60,7 +67,6 @@ export type { MetricsObserver } from "./metrics/metricsObserver.js";
 export { createMetricsObserver } from "./metrics/metricsObserver.js";
 export type { OperationRequest, StorageOperation } from "./address/storageOperation.js";
 export { STORAGE_OPERATIONS, storageOperationName } from "./address/storageOperation.js";
-export type { EntityKeys, RequestAddress } from "./address/requestAddress.js";
 export type { PartitionScope } from "./partition/partitionScope.js";
 export { OTHER_PARTITION_LABEL } from "./metrics/topScopeLabels.js";
 export type { MetricsRequestHandler } from "./metrics/metricsHandler.js";
@@ -70,19 +76,26 @@ export { DEFAULT_METRICS_SERVER_OPTIONS, startMetricsServer } from "./metrics/me
 
 export type { CircuitState, CircuitStateSource, CircuitTransition } from "./breaker/circuitStateSource.js";
 export type { PartitionBreaker } from "./breaker/partitionBreaker.js";
+export type { PartitionStatus } from "./breaker/partitionStatus.js";
+export { HEALTHY_PARTITION } from "./breaker/partitionStatus.js";
 export { createPartitionBreaker } from "./breaker/partitionBreaker.js";
 export type { PartitionBreakerMode, PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";
 export { DEFAULT_PARTITION_BREAKER_OPTIONS, PARTITION_BREAKER_MODES } from "./breaker/partitionBreakerOptions.js";
 export { isRebalancingOutcome } from "./breaker/isRebalancingOutcome.js";
+export type { PacingOptions } from "./flow/pacingOptions.js";
+export { DEFAULT_PACING_OPTIONS } from "./flow/pacingOptions.js";
 
 export type { RetryLogObserverOptions } from "./logging/retryLogObserver.js";
 export { createRetryLogObserver } from "./logging/retryLogObserver.js";
 
 export type { RetryBudget, RetryBudgetOptions, RetryBudgetSnapshot } from "./budget/retryBudget.js";
 export { createRetryBudget, DEFAULT_RETRY_BUDGET_OPTIONS } from "./budget/retryBudget.js";
-export type { AmbiguousWriteResult, TableWrite, TableWriteKind } from "./policies/ambiguousWrite.js";
-export { AMBIGUOUS_WRITE_RESULTS, describeTableWrite, isUnknownOutcome } from "./policies/ambiguousWrite.js";
-export { entityMatches } from "./policies/ambiguousWriteComparison.js";
+export type { AmbiguousWriteResult } from "./ambiguousWrites/ambiguousWriteResult.js";
+export { AMBIGUOUS_WRITE_RESULTS } from "./ambiguousWrites/ambiguousWriteResult.js";
+export type { TableWrite, TableWriteKind } from "./ambiguousWrites/tableWrite.js";
+export { describeTableWrite } from "./ambiguousWrites/tableWrite.js";
+export { isUnknownOutcome } from "./ambiguousWrites/isUnknownOutcome.js";
+export { entityMatches } from "./ambiguousWrites/entityMatches.js";
 export { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "./policies/ambiguousWriteReadBack.js";
 export type { AmbiguousWriteOptions } from "./policies/retryPolicyOptions.js";
 export { DEFAULT_AMBIGUOUS_WRITE_OPTIONS } from "./policies/retryPolicyOptions.js";

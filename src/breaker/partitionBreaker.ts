@@ -1,39 +1,28 @@
-import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import CircuitBreaker from "opossum";
-import { CircuitOpenError } from "../errors/circuitOpenError.js";
+import type { RequestAddress } from "../address/requestAddress.js";
 import { logger } from "../logging/logger.js";
 import type { StorageService } from "../partition/partitionScope.js";
-import {
-  admitDirectly,
-  operationEnded,
-  settleDirectly,
-  type AttemptGate,
-  type AttemptResult,
-  type DirectGate,
-  type OperationAwareGate,
-} from "../policies/attemptGate.js";
-import { createBucketRotator } from "./bucketRotator.js";
+import { Pacer } from "../flow/pacer.js";
+import type { AttemptGate, Admission, SendAdmission } from "../policies/attemptGate.js";
+import { SEND_NOW } from "../policies/attemptGate.js";
+import type { AttemptResult } from "../policies/attemptResult.js";
+import { Circuit } from "./circuit.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "./circuitStateSource.js";
 import { isRebalancingOutcome } from "./isRebalancingOutcome.js";
-import {
-  resolvePartitionBreakerOptions,
-  ROLLING_WINDOW_BUCKETS,
-  type PartitionBreakerMode,
-  type PartitionBreakerOptions,
-} from "./partitionBreakerOptions.js";
-import { createRequestScopeReader, type RequestScope } from "./requestScope.js";
+import { resolvePartitionBreakerOptions, type PartitionBreakerMode, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
+import { HEALTHY_PARTITION, type PartitionStatus } from "./partitionStatus.js";
 import { createScopeRegistry } from "./scopeRegistry.js";
 
 /**
- * A circuit breaker per partition scope, as the retry policy's {@link AttemptGate}:
- * rebalancing failures (503 ServerBusy, timeouts, connection resets) past the threshold
- * open one partition's circuit, and its attempts then fail locally with a
- * `CircuitOpenError` until one probe, a reset period later, finds it back.
+ * The retry policy's {@link AttemptGate}, per partition scope: a partition that answers
+ * throttled is *paced* at a send rate learnt from its answers (a hot partition keeps being
+ * served at its capacity), and a partition that serves nothing at all (being moved) gets
+ * its *circuit* opened: its attempts fail locally, or wait, until one probe a reset
+ * period later finds it back. A scope with no trouble holds no state and costs nothing.
  */
 export interface PartitionBreaker extends AttemptGate, CircuitStateSource {
   /** What callers meet while a circuit is open. */
   readonly mode: PartitionBreakerMode;
-  /** Live circuits (at most `maxScopes`): scopes with a rebalancing failure in their recent past. */
+  /** Scopes with state (at most `maxScopes`): a rebalancing failure in their recent past. */
   readonly size: number;
   /** The state of one scope's circuit, or undefined when it has none (no rebalancing failure lately). */
   stateOf(scope: string): CircuitState | undefined;
@@ -41,64 +30,46 @@ export interface PartitionBreaker extends AttemptGate, CircuitStateSource {
   openScopes(): string[];
   /** Keys of the scopes whose circuit is half-open (a probe is allowed or in flight). */
   halfOpenScopes(): string[];
+  /**
+   * Whether the scope takes an attempt now, and when to come back: for a dispatcher that
+   * asks before it sends (a queue consumer). Cheap and synchronous; changes nothing.
+   */
+  statusOf(scope: string): PartitionStatus;
+  /** Scopes whose attempts are paced, with their current send rate (attempts/s). */
+  pacedScopes(): { scope: string; ratePerSecond: number }[];
   /** Shuts every circuit down and stops every timer; later attempts pass straight through. Idempotent. */
   dispose(): void;
 }
 
-/** While a probe is in flight, waiters retry after this fraction of the reset period: gently, but soon after it closes. */
+/** While a probe is in flight, waiters ask again after this fraction of the reset period: gently, but soon after it closes. */
 const HALF_OPEN_POLL_DIVISOR = 10;
 const MIN_HALF_OPEN_POLL_IN_MS = 10;
 
-interface Circuit {
-  key: string;
-  service: StorageService;
-  breaker: CircuitBreaker<FireArgs, AttemptResult>;
-  state: CircuitState;
-  openedAt: number;
-  /** Rebalancing failures since the last attempt that was not one. */
-  consecutiveFailures: number;
+/** What the breaker remembers about a scope that had trouble. */
+interface ScopeState {
+  readonly key: string;
+  readonly service: StorageService;
+  readonly circuit: Circuit;
+  /** Made at the scope's first throttled answer (pacing on). */
+  pacer: Pacer | undefined;
+  lastFailureAt: number;
+  lastThrottleAt: number;
 }
 
-type FireArgs = [attempt: () => Promise<AttemptResult>, circuit: Circuit];
-
 /**
- * Carries a rebalancing outcome through opossum as a rejection, so it counts as a
- * failure; `run` unwraps it and returns the result unchanged. Not an `Error`: it never
- * leaves this module, so it needs no stack.
+ * When an attempt's slot was reserved, handed back to `record`. A slot reserved before the
+ * last cut was spaced at the old rate: its throttled answer is no news, so it cuts nothing.
  */
-class RebalancingSignal {
-  readonly result: AttemptResult;
-  constructor(result: AttemptResult) {
-    this.result = result;
-  }
-}
-
-/** opossum's action, shared by every circuit: one attempt, with rebalancing outcomes turned into failures. */
-async function guardedAttempt(attempt: () => Promise<AttemptResult>, circuit: Circuit): Promise<AttemptResult> {
-  const result = await attempt();
-  if (isRebalancingOutcome(result.outcomeClass)) throw new RebalancingSignal(result);
-  // An aborted probe proves nothing about the partition: reopen rather than close on no evidence.
-  if (result.outcomeClass === "aborted" && circuit.state === "half_open") throw new RebalancingSignal(result);
-  return result;
-}
-
-/** opossum counts a rejection as a failure unless this returns true. */
-function isNotRebalancing(error: unknown): boolean {
-  return !(error instanceof RebalancingSignal);
-}
-
-function isOpossumError(error: unknown, code: string): boolean {
-  return error instanceof Error && CircuitBreaker.isOurError(error) && (error as { code?: unknown }).code === code;
+interface PacedTicket {
+  reservedAt: number;
 }
 
 /**
- * Creates a {@link PartitionBreaker}. Circuits are opossum breakers made per scope at its
- * first rebalancing failure (until then its attempts go out unwatched; while no scope has
- * a circuit, not even the scope is read) and retired once closed with no failure left in
- * their window, with opossum's own timeout off (the retry policy owns timeouts), no snapshots, no
- * latency percentiles and one shared bucket-rotation timer; at most `maxScopes` live,
- * idle ones swept after `idleTtlInMs`, every evicted one `shutdown()`. Every timer is
- * `unref()`ed.
+ * Creates a {@link PartitionBreaker}. State is made per scope at its first rebalancing
+ * failure (until then its attempts go out unwatched; while no scope has state, not even
+ * the scope is read) and retired once its circuit is closed and it has had no failure for
+ * `rollingWindowInMs` (and no throttled answer for `pacing.forgetAfterInMs`); at most
+ * `maxScopes` live, idle ones swept after `idleTtlInMs` by one `unref()`ed timer.
  *
  * @example
  * const breaker = createPartitionBreaker({ mode: "fail", service: "table" });
@@ -108,34 +79,34 @@ function isOpossumError(error: unknown, code: string): boolean {
  */
 export function createPartitionBreaker(options: PartitionBreakerOptions = {}): PartitionBreaker {
   const o = resolvePartitionBreakerOptions(options);
-  const readScope = createRequestScopeReader(o.service, o.getScope);
-  const rotator = createBucketRotator(Math.floor(o.rollingWindowInMs / ROLLING_WINDOW_BUCKETS));
   const halfOpenPollInMs = Math.max(MIN_HALF_OPEN_POLL_IN_MS, Math.round(o.resetTimeoutInMs / HALF_OPEN_POLL_DIVISOR));
+  const now = (): number => Date.now();
   const openKeys = new Set<string>();
   const halfOpenKeys = new Set<string>();
   const listeners = new Set<(transition: CircuitTransition) => void>();
-  const registry = createScopeRegistry<Circuit>({
+  const registry = createScopeRegistry<ScopeState>({
     maxEntries: o.maxScopes,
     idleTtlInMs: o.idleTtlInMs,
-    // A closed circuit whose window holds no failure any more goes back to costing nothing.
-    isRetirable: (circuit) => circuit.state === "closed" && circuit.breaker.stats.failures === 0,
-    onEvict: (key, circuit) => {
+    // A scope with nothing left to remember goes back to costing nothing.
+    isRetirable: (state) => {
+      const at = now();
+      const calm = state.circuit.state === "closed" && at - state.lastFailureAt >= o.rollingWindowInMs;
+      return calm && (state.pacer === undefined || o.pacing === undefined || at - state.lastThrottleAt >= o.pacing.forgetAfterInMs);
+    },
+    onEvict: (key) => {
       openKeys.delete(key);
       halfOpenKeys.delete(key);
-      circuit.breaker.shutdown();
     },
   });
   let disposed = false;
 
-  const transition = (circuit: Circuit, to: CircuitState): void => {
-    const from = circuit.state;
+  const announce = (state: ScopeState, from: CircuitState): void => {
+    const to = state.circuit.state;
     if (from === to) return;
-    circuit.state = to;
-    setFor(from)?.delete(circuit.key);
-    setFor(to)?.add(circuit.key);
-    if (to === "open") circuit.openedAt = Date.now();
-    logger.warning(describeTransition(circuit.key, from, to, o.resetTimeoutInMs));
-    const event: CircuitTransition = { service: circuit.service, scope: circuit.key, from, to };
+    setFor(from)?.delete(state.key);
+    setFor(to)?.add(state.key);
+    logger.warning(describeTransition(state.key, from, to, o.resetTimeoutInMs));
+    const event: CircuitTransition = { service: state.service, scope: state.key, from, to };
     for (const listener of listeners) {
       try {
         listener(event);
@@ -147,138 +118,134 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const setFor = (state: CircuitState): Set<string> | undefined =>
     state === "open" ? openKeys : state === "half_open" ? halfOpenKeys : undefined;
 
-  const addCircuit = (scope: RequestScope): Circuit => {
-    const circuit = { key: scope.key, service: scope.service, state: "closed", openedAt: 0, consecutiveFailures: 0 } as Circuit;
-    circuit.breaker = new CircuitBreaker<FireArgs, AttemptResult>(guardedAttempt, {
-      name: scope.key,
-      timeout: false,
-      resetTimeout: o.resetTimeoutInMs,
-      errorThresholdPercentage: o.errorThresholdPercentage,
-      volumeThreshold: o.volumeThreshold,
-      rollingCountTimeout: o.rollingWindowInMs,
-      rollingCountBuckets: ROLLING_WINDOW_BUCKETS,
-      rollingPercentilesEnabled: false,
-      enableSnapshots: false,
-      rotateBucketController: rotator.controller,
-      errorFilter: isNotRebalancing,
-    });
-    circuit.breaker.on("success", () => (circuit.consecutiveFailures = 0));
-    circuit.breaker.on("failure", () => {
-      circuit.consecutiveFailures += 1;
-      if (circuit.consecutiveFailures >= o.consecutiveFailures && circuit.breaker.closed) circuit.breaker.open();
-    });
-    circuit.breaker.on("open", () => transition(circuit, "open"));
-    circuit.breaker.on("halfOpen", () => transition(circuit, "half_open"));
-    circuit.breaker.on("close", () => transition(circuit, "closed"));
-    registry.add(scope.key, circuit);
-    return circuit;
-  };
-
-  /** The last request whose scope was read, and that scope: an attempt's admit and settle read the same one. */
-  let lastRequest: PipelineRequest | undefined;
-  let lastScope: RequestScope | undefined;
-  const scopeOf = (request: PipelineRequest): RequestScope | undefined => {
-    if (request !== lastRequest) {
-      lastScope = readScope.read(request);
-      lastRequest = request;
+  /** Open circuits whose probe is due become half-open, so the counts are true without a timer per circuit. */
+  const refresh = (): void => {
+    const at = now();
+    for (const key of [...openKeys]) {
+      const state = registry.peek(key);
+      if (state === undefined || at - state.circuit.openedAt < o.resetTimeoutInMs) continue;
+      state.circuit.state = "half_open";
+      announce(state, "open");
     }
-    return lastScope;
   };
 
-  /**
-   * The circuit an attempt must go through, if its scope has one (touched as used). While no
-   * scope has a circuit, which is the usual case, not even the scope is read.
-   */
-  const circuitOf = (request: PipelineRequest): Circuit | undefined => {
-    if (disposed || registry.size() === 0) return undefined;
-    const scope = scopeOf(request);
-    return scope === undefined ? undefined : registry.touch(scope.key);
-  };
-
-  /** Admits an attempt to go out unwrapped (the ticket is the request itself) when its scope has no circuit. */
-  const admit = (request: PipelineRequest): PipelineRequest | undefined => (circuitOf(request) === undefined ? request : undefined);
-
-  /**
-   * Counts an unwrapped attempt. A success needs nothing unless some scope has a circuit
-   * (this one may have got one meanwhile: it counts there). A rebalancing failure gives the
-   * scope a circuit, if it had none, and is recorded there as a failure. Returns what to
-   * await, if anything.
-   */
-  const settle = (request: PipelineRequest, result: AttemptResult): Promise<void> | undefined => {
-    if (disposed) return undefined;
-    const rebalancing = isRebalancingOutcome(result.outcomeClass);
-    if (!rebalancing && registry.size() === 0) return undefined;
-    const scope = scopeOf(request);
-    if (scope === undefined) return undefined;
-    if (!rebalancing) {
-      const circuit = registry.peek(scope.key);
-      return circuit === undefined ? undefined : recordOutcome(circuit, result);
-    }
-    return recordOutcome(registry.touch(scope.key) ?? addCircuit(scope), result);
-  };
-
-  const attemptThenSettle = async (request: PipelineRequest, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> => {
-    const result = await attempt();
-    await settle(request, result);
-    return result;
-  };
-
-  const attemptOnCircuit = async (circuit: Circuit, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> => {
+  const scopeKeyOf = (address: RequestAddress): string | undefined => {
+    if (o.getScope === undefined) return address.scopeKey;
     try {
-      return await circuit.breaker.fire(attempt, circuit);
-    } catch (error) {
-      if (error instanceof RebalancingSignal) return error.result;
-      if (isOpossumError(error, "EOPENBREAKER")) throw new CircuitOpenError(circuit.key, retryAfterInMs(circuit));
-      // Shut down under us (a transition listener disposed the breaker): no circuit, no verdict.
-      if (isOpossumError(error, "ESHUTDOWN")) return attempt();
-      throw error;
-    }
-  };
-
-  /** Counts an attempt that already happened on `circuit` (an open one ignores it, as it would a late answer). */
-  const recordOutcome = async (circuit: Circuit, result: AttemptResult): Promise<void> => {
-    try {
-      await circuit.breaker.fire(() => Promise.resolve(result), circuit);
+      const key = o.getScope(address.request);
+      return typeof key === "string" ? key : undefined;
     } catch {
-      // The rebalancing signal (a counted failure), or the circuit was open or shut down: nothing to report.
+      // A scope that cannot be read costs that request the breaker's protection, not the request.
+      return undefined;
     }
   };
 
-  const retryAfterInMs = (circuit: Circuit): number =>
-    circuit.state === "open" ? Math.max(0, circuit.openedAt + o.resetTimeoutInMs - Date.now()) : halfOpenPollInMs;
+  const admit = (address: RequestAddress, remainingInMs: number): Admission => {
+    if (disposed || registry.size() === 0) return SEND_NOW;
+    const key = scopeKeyOf(address);
+    const state = key === undefined ? undefined : registry.touch(key);
+    if (state === undefined) return SEND_NOW;
+    const at = now();
+    const { circuit } = state;
+    const before = circuit.state;
+    const admitted = circuit.admits(at, o.resetTimeoutInMs);
+    announce(state, before);
+    if (!admitted) {
+      return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at, o.resetTimeoutInMs, halfOpenPollInMs) };
+    }
+    if (state.pacer === undefined) return SEND_NOW;
+    const slot = state.pacer.reserve(at, remainingInMs);
+    if (typeof slot !== "number") {
+      circuit.probeOut = false;
+      return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
+    }
+    const ticket: PacedTicket = { reservedAt: at };
+    return { decision: "send", delayInMs: slot, ticket };
+  };
 
-  // Told by the retry policy when an operation ends, so its remembered scope goes at once.
-  const breaker: PartitionBreaker & OperationAwareGate & DirectGate = {
+  const record = (address: RequestAddress, admission: SendAdmission, result: AttemptResult): void => {
+    if (disposed) return;
+    const cls = result.outcomeClass;
+    const failed = isRebalancingOutcome(cls);
+    if (!failed && registry.size() === 0) return;
+    const key = scopeKeyOf(address);
+    if (key === undefined) return;
+    const state = failed ? (registry.touch(key) ?? addState(key, address)) : registry.peek(key);
+    if (state === undefined) return;
+    const at = now();
+    const before = state.circuit.state;
+    state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at, o.consecutiveFailures);
+    announce(state, before);
+    if (!failed) return;
+    state.lastFailureAt = at;
+    if (o.pacing === undefined || (cls !== "throttled" && cls !== "timeout")) return;
+    state.lastThrottleAt = at;
+    state.pacer ??= new Pacer(at, o.pacing);
+    // An attempt admitted before the scope had a pacer counts as reserved before any cut.
+    const reservedAt = (admission.ticket as PacedTicket | undefined)?.reservedAt ?? -Infinity;
+    if (state.pacer.rate.throttled(reservedAt, at)) {
+      logger.info(`Partition scope "${state.key}" is throttled: pacing it at ${state.pacer.rate.rateAt(at).toFixed(1)} attempts/s.`);
+    }
+  };
+
+  const addState = (key: string, address: RequestAddress): ScopeState => {
+    const at = now();
+    const state: ScopeState = {
+      key,
+      service: address.service ?? "table",
+      circuit: new Circuit(at),
+      pacer: undefined,
+      lastFailureAt: at,
+      lastThrottleAt: -Infinity,
+    };
+    registry.add(key, state);
+    return state;
+  };
+
+  return {
     mode: o.mode,
-    waitWhenOpen: o.mode === "wait",
     get size() {
       return registry.size();
     },
-    run(request: PipelineRequest, attempt: () => Promise<AttemptResult>): Promise<AttemptResult> {
-      const circuit = circuitOf(request);
-      return circuit === undefined ? attemptThenSettle(request, attempt) : attemptOnCircuit(circuit, attempt);
-    },
-    // The retry loop's unwrapped path: a scope with no circuit costs no promise layer of ours.
-    [admitDirectly]: admit,
-    [settleDirectly]: settle as DirectGate[typeof settleDirectly], // its tickets are requests
-    [operationEnded](request: PipelineRequest): void {
-      readScope.release(request);
-      // Not kept past its operation (its body may be large).
-      if (request === lastRequest) {
-        lastRequest = undefined;
-        lastScope = undefined;
-      }
-    },
+    admit,
+    record,
     stateOf(scope) {
-      return registry.peek(scope)?.state;
+      refresh();
+      return registry.peek(scope)?.circuit.state;
     },
     openScopes() {
+      refresh();
       return [...openKeys];
     },
     halfOpenScopes() {
+      refresh();
       return [...halfOpenKeys];
     },
+    statusOf(scope) {
+      if (disposed) return HEALTHY_PARTITION;
+      refresh();
+      const state = registry.peek(scope);
+      if (state === undefined) return HEALTHY_PARTITION;
+      const at = now();
+      const { circuit, pacer } = state;
+      if (circuit.state === "open" || (circuit.state === "half_open" && circuit.probeOut)) {
+        return { state: circuit.state, available: false, retryAfterInMs: circuit.retryAfterInMs(at, o.resetTimeoutInMs, halfOpenPollInMs) };
+      }
+      if (circuit.state === "half_open") return { state: "half_open", available: true, retryAfterInMs: 0 };
+      if (pacer === undefined || !pacer.rate.paced) return HEALTHY_PARTITION;
+      const queueInMs = pacer.queueInMs(at);
+      return { state: "paced", available: queueInMs === 0, retryAfterInMs: queueInMs, ratePerSecond: pacer.rate.rateAt(at) };
+    },
+    pacedScopes() {
+      const at = now();
+      const paced: { scope: string; ratePerSecond: number }[] = [];
+      for (const state of registry.values()) {
+        if (state.pacer?.rate.paced) paced.push({ scope: state.key, ratePerSecond: state.pacer.rate.rateAt(at) });
+      }
+      return paced;
+    },
     stateCounts() {
+      refresh();
       return { closed: registry.size() - openKeys.size - halfOpenKeys.size, open: openKeys.size, half_open: halfOpenKeys.size };
     },
     onTransition(listener) {
@@ -292,17 +259,15 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       if (disposed) return;
       disposed = true;
       registry.clear();
-      rotator.stop();
       listeners.clear();
     },
   };
-  return breaker;
 }
 
 function describeTransition(key: string, from: CircuitState, to: CircuitState, resetTimeoutInMs: number): string {
   const scope = `Circuit for partition scope "${key}"`;
   if (to === "open") {
-    const why = from === "half_open" ? "the probe failed" : "rebalancing failures passed the threshold";
+    const why = from === "half_open" ? "the probe failed" : "the partition served nothing through several failures in a row";
     return `${scope} opened (${why}); next probe in ${resetTimeoutInMs} ms.`;
   }
   if (to === "half_open") return `${scope} is half-open: one probe may go through.`;

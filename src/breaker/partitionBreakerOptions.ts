@@ -1,4 +1,5 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
+import { resolvePacingOptions, type PacingOptions, type ResolvedPacingOptions } from "../flow/pacingOptions.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import {
   DAY_IN_MS,
@@ -9,21 +10,24 @@ import {
 } from "../validation/validateNumberOption.js";
 
 /**
- * What an attempt meets when its partition's circuit is open: `"wait"` makes the retry
- * policy sleep until the next probe (within its deadline), `"fail"` surfaces a
- * `CircuitOpenError` to the caller at once.
+ * What an attempt meets when its partition cannot take it now (circuit open, or paced with
+ * a queue): `"wait"` makes the retry policy sleep until the next probe or slot (within its
+ * deadline), `"fail"` surfaces a `CircuitOpenError` / `PartitionBusyError` at once, and
+ * `"auto"` waits unless the caller is bounded (a queue consumer, a worker pool) and waiting
+ * would hold more than a fifth of its operations on troubled partitions: then it fails
+ * those at once, with `retryAfterInMs`, so its workers move on to other partitions.
  */
-export type PartitionBreakerMode = "wait" | "fail";
+export type PartitionBreakerMode = "auto" | "wait" | "fail";
 
 /** Every {@link PartitionBreakerMode}. */
-export const PARTITION_BREAKER_MODES: readonly PartitionBreakerMode[] = ["wait", "fail"];
+export const PARTITION_BREAKER_MODES: readonly PartitionBreakerMode[] = ["auto", "wait", "fail"];
 
 /**
  * Options of `createPartitionBreaker` and of `installResilience`'s `circuitBreaker`.
  * Every one is optional; docs/circuit-breaker.md explains each default.
  */
 export interface PartitionBreakerOptions {
-  /** What callers meet while a circuit is open. Defaults to `"wait"`. */
+  /** What callers meet while their partition cannot take an attempt. Defaults to `"auto"`. */
   mode?: PartitionBreakerMode;
   /**
    * The service the requests go to, needed to scope Azurite's path-style URLs.
@@ -39,23 +43,20 @@ export interface PartitionBreakerOptions {
   /** How long a circuit stays open before one probe may go through. Defaults to 3000. */
   resetTimeoutInMs?: number;
   /**
-   * A circuit opens when rebalancing failures exceed this share (%) of the attempts in its
-   * window; a partition's circuit is made at its first rebalancing failure and counts from
-   * there. Defaults to 50.
-   */
-  errorThresholdPercentage?: number;
-  /** Fewest attempts in the window before a circuit may open. Defaults to 5. */
-  volumeThreshold?: number;
-  /**
-   * A circuit also opens after this many rebalancing failures in a row, however many
-   * successes its window holds from before (a busy partition whose circuit was already
-   * there when it went offline).
-   * Defaults to 5; `Infinity` to open on the percentage only.
+   * A circuit opens after this many rebalancing failures in a row (503 ServerBusy,
+   * timeouts, resets) with no success for a quarter second: a partition that serves
+   * nothing. A hot partition, which keeps serving between its throttled answers, never
+   * opens it; pacing serves it instead. Defaults to 5; `Infinity` for circuits never to open.
    */
   consecutiveFailures?: number;
-  /** The rolling window (10 buckets) over which failures are counted. Defaults to 3000. */
+  /** A scope whose circuit is closed and that had no failure for this long is forgotten. Defaults to 3000. */
   rollingWindowInMs?: number;
-  /** Most live circuits (about 7 KB each); the least recently used beyond it is evicted. Defaults to 5000. */
+  /**
+   * Pacing of throttled partitions (docs/flow-control.md): options, or `false` to turn it
+   * off (throttled answers are then only retried). Defaults to `DEFAULT_PACING_OPTIONS`.
+   */
+  pacing?: PacingOptions | false;
+  /** Most scopes with state (a few hundred bytes each); the least recently used beyond it is forgotten. Defaults to 5000. */
   maxScopes?: number;
   /** A circuit unused this long is evicted; `Infinity` for never. Defaults to 30000. */
   idleTtlInMs?: number;
@@ -63,10 +64,8 @@ export interface PartitionBreakerOptions {
 
 /** The defaults of {@link PartitionBreakerOptions} (reasoning in docs/circuit-breaker.md). */
 export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
-  mode: "wait" as PartitionBreakerMode,
+  mode: "auto" as PartitionBreakerMode,
   resetTimeoutInMs: 3_000,
-  errorThresholdPercentage: 50,
-  volumeThreshold: 5,
   consecutiveFailures: 5,
   rollingWindowInMs: 3_000,
   maxScopes: 5_000,
@@ -79,10 +78,9 @@ export interface ResolvedPartitionBreakerOptions {
   service: StorageService | undefined;
   getScope: ((request: PipelineRequest) => string | undefined) | undefined;
   resetTimeoutInMs: number;
-  errorThresholdPercentage: number;
-  volumeThreshold: number;
   consecutiveFailures: number;
   rollingWindowInMs: number;
+  pacing: ResolvedPacingOptions | undefined;
   maxScopes: number;
   idleTtlInMs: number;
 }
@@ -92,16 +90,12 @@ const KNOWN_KEYS = [
   "service",
   "getScope",
   "resetTimeoutInMs",
-  "errorThresholdPercentage",
-  "volumeThreshold",
   "consecutiveFailures",
   "rollingWindowInMs",
+  "pacing",
   "maxScopes",
   "idleTtlInMs",
 ];
-/** opossum splits the window into this many buckets. */
-export const ROLLING_WINDOW_BUCKETS = 10;
-
 /** Validates every option once, throwing a `TypeError`/`RangeError` that names it and the value. */
 export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions = {}): ResolvedPartitionBreakerOptions {
   validateObjectOption("circuitBreaker options", options);
@@ -112,16 +106,6 @@ export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions 
   if (options.getScope !== undefined && typeof options.getScope !== "function") {
     throw new TypeError("getScope must be a function (request) => string | undefined.");
   }
-  const errorThresholdPercentage = optionalNumberOption(
-    "errorThresholdPercentage",
-    options.errorThresholdPercentage,
-    d.errorThresholdPercentage,
-    { min: 0, max: 100 },
-  );
-  if (errorThresholdPercentage === 100) {
-    // opossum opens when the failure rate *exceeds* the threshold, so 100 could never open.
-    throw new RangeError("errorThresholdPercentage must be below 100 (a circuit opens above it); got 100.");
-  }
   return {
     mode,
     service,
@@ -131,11 +115,6 @@ export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions 
       max: DAY_IN_MS,
       integer: true,
     }),
-    errorThresholdPercentage,
-    volumeThreshold: optionalNumberOption("volumeThreshold", options.volumeThreshold, d.volumeThreshold, {
-      max: 1_000_000,
-      integer: true,
-    }),
     consecutiveFailures: optionalNumberOption("consecutiveFailures", options.consecutiveFailures, d.consecutiveFailures, {
       min: 1,
       max: 1_000_000,
@@ -143,10 +122,11 @@ export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions 
       allowInfinity: true,
     }),
     rollingWindowInMs: optionalNumberOption("rollingWindowInMs", options.rollingWindowInMs, d.rollingWindowInMs, {
-      min: ROLLING_WINDOW_BUCKETS,
+      min: 1,
       max: DAY_IN_MS,
       integer: true,
     }),
+    pacing: resolvePacingOptions(options.pacing, "circuitBreaker.pacing"),
     maxScopes: optionalNumberOption("maxScopes", options.maxScopes, d.maxScopes, { min: 1, max: 10_000_000, integer: true }),
     idleTtlInMs: optionalNumberOption("idleTtlInMs", options.idleTtlInMs, d.idleTtlInMs, {
       min: 1,

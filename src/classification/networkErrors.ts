@@ -12,8 +12,11 @@ export const TIMEOUT_ERROR_CODES: ReadonlySet<string> = new Set([
 
 /**
  * Error codes of network failures a later attempt can outlive: resets, refused or
- * dropped connections, DNS hiccups, and the SDK's catch-all `REQUEST_SEND_ERROR`.
- * Wider than the SDK's list (which leaves out EPIPE and REQUEST_SEND_ERROR).
+ * dropped connections, DNS hiccups, the SDK's catch-all `REQUEST_SEND_ERROR`, and its
+ * `PARSE_ERROR`, which the Node HTTP client throws when a response body breaks off
+ * while being read ("Error reading response as text: aborted"). Node's HTTP parser
+ * errors (`HPE_*`, an answer that is not valid HTTP) count too (see `classifyNetworkError`).
+ * Wider than the SDK's list (which leaves out EPIPE, REQUEST_SEND_ERROR and PARSE_ERROR).
  */
 export const TRANSIENT_ERROR_CODES: ReadonlySet<string> = new Set([
   "ECONNRESET",
@@ -30,7 +33,11 @@ export const TRANSIENT_ERROR_CODES: ReadonlySet<string> = new Set([
   "UND_ERR_SOCKET",
   "UND_ERR_CLOSED",
   "ERR_STREAM_PREMATURE_CLOSE",
+  "PARSE_ERROR",
 ]);
+
+/** Node's HTTP parser codes (`HPE_INVALID_CONSTANT`, `HPE_HEADER_OVERFLOW`, ...): the answer was not valid HTTP. */
+const HTTP_PARSER_ERROR_PREFIX = "HPE_";
 
 /** Messages Node uses for a connection that closed before the response (no `code` set on some paths). */
 const TRANSIENT_MESSAGE = /socket hang up|ECONNRESET|premature close|other side closed/i;
@@ -49,12 +56,15 @@ export function isAbortError(error: unknown): boolean {
 
 /**
  * Classifies a thrown network error as `timeout` or `transient`, or returns undefined
- * when it is not a recognised network failure.
+ * when it is not a recognised network failure. An answer that could not be read (a body
+ * cut mid-way, `PARSE_ERROR`; not valid HTTP, `HPE_*`) is `transient`: the request reached
+ * the store, so for a write the outcome is unknown (see `isUnknownOutcome`), and a read is
+ * simply asked again.
  */
 export function classifyNetworkError(error: unknown): "timeout" | "transient" | undefined {
   const code = errorCodeOf(error);
   if (code !== undefined && TIMEOUT_ERROR_CODES.has(code)) return "timeout";
-  if (code !== undefined && TRANSIENT_ERROR_CODES.has(code)) return "transient";
+  if (code !== undefined && (TRANSIENT_ERROR_CODES.has(code) || code.startsWith(HTTP_PARSER_ERROR_PREFIX))) return "transient";
   if (typeof error === "object" && error !== null) {
     const { name, message } = error as { name?: unknown; message?: unknown };
     if (name === "TimeoutError") return "timeout";

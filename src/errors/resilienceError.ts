@@ -1,5 +1,5 @@
 /** Stable codes carried by the package's errors. Part of the public API. */
-export type ResilienceErrorCode = "CIRCUIT_OPEN" | "BODY_NOT_REPLAYABLE" | "RETRY_BUDGET_EXHAUSTED";
+export type ResilienceErrorCode = "CIRCUIT_OPEN" | "PARTITION_BUSY" | "BODY_NOT_REPLAYABLE" | "RETRY_BUDGET_EXHAUSTED";
 
 const marker = Symbol.for("azure-storage-resilience.error");
 

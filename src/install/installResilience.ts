@@ -2,7 +2,11 @@ import type { Pipeline, PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
+import { createPipelineRequest } from "@azure/core-rest-pipeline";
+import { readRequestAddress } from "../address/requestAddress.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
+import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionStatus.js";
+import { scopeKey } from "../partition/scopeKey.js";
 import { createMetricsObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
 import type { MetricsOptions } from "../metrics/metricsOptions.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
@@ -74,6 +78,13 @@ export interface ResilienceHandle {
   readonly circuitBreaker: PartitionBreaker | undefined;
   /** The observer recording this client's metrics; undefined when turned off. */
   readonly metrics: MetricsObserver | undefined;
+  /**
+   * Whether a partition of this client takes attempts now, and when to come back, without
+   * sending anything: `resource` is the table, container or queue; `partition` the
+   * PartitionKey (Tables) or blob name. Healthy when the breaker is off or the client's
+   * account cannot be read from its URL. Cheap and synchronous: ask it before dispatching.
+   */
+  partitionStatus(resource: string, partition?: string): PartitionStatus;
   /** Removes the package's policies, restores the SDK's retry policies and stops every timer. Idempotent. */
   dispose(): void;
 }
@@ -132,6 +143,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     classification: options.classification,
     observers: withPackageObservers(options.observers, metrics, service, safetyMetrics),
     gate: circuitBreaker,
+    service,
     ambiguousWrites,
     retryBudget: options.retryBudget,
   });
@@ -145,12 +157,19 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   if (ambiguousWrites) pipeline.addPolicy(ambiguousWriteReadBackPolicy(), { phase: "Serialize" });
 
   let disposed = false;
+  const account = accountOf(target, service);
   const handle: ResilienceHandle = {
     service,
     retryPolicy,
     removedPolicies,
     circuitBreaker,
     metrics,
+    partitionStatus(resource: string, partition?: string): PartitionStatus {
+      if (typeof resource !== "string") throw new TypeError(`partitionStatus: resource must be a string; got ${typeof resource}.`);
+      if (partition !== undefined && typeof partition !== "string") throw new TypeError(`partitionStatus: partition must be a string; got ${typeof partition}.`);
+      if (circuitBreaker === undefined || account === undefined) return HEALTHY_PARTITION;
+      return circuitBreaker.statusOf(scopeKey({ service, account, resource, partition }));
+    },
     dispose(): void {
       if (disposed) return;
       disposed = true;
@@ -231,4 +250,15 @@ function removeRetryPolicies(pipeline: Pipeline): PipelinePolicy[] {
   const removed = pipeline.removePolicy({ phase: "Retry" });
   for (const name of SDK_RETRY_POLICY_NAMES) removed.push(...pipeline.removePolicy({ name }));
   return removed;
+}
+
+/** The storage account a client talks to, read from its URL as a request's would be; undefined when it has none. */
+function accountOf(target: unknown, service: StorageService): string | undefined {
+  const url = (target as { url?: unknown } | null)?.url;
+  if (typeof url !== "string") return undefined;
+  try {
+    return readRequestAddress(createPipelineRequest({ url: `${url.replace(/\/+$/, "")}/x`, method: "GET" }), service).scope?.account;
+  } catch {
+    return undefined;
+  }
 }

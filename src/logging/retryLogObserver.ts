@@ -1,6 +1,5 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { readRequestAddress } from "../address/readRequestAddress.js";
-import type { RequestAddress } from "../address/requestAddress.js";
+import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import type { StorageService } from "../partition/partitionScope.js";
 import type { RetryObserver } from "../policies/retryEvents.js";
 import { formatLogFields } from "./formatLogFields.js";
@@ -59,11 +58,9 @@ export function createRetryLogObserver(options: RetryLogObserverOptions = {}): R
   };
 }
 
-/** The event's address, read under the observer's service when it has one. */
-function addressOf(event: { request: PipelineRequest; address?: RequestAddress }, service: StorageService | undefined): RequestAddress {
+/** The event's address, as read under the observer's service when it was given one. */
+function addressOf(event: { request: PipelineRequest; address: RequestAddress }, service: StorageService | undefined): RequestAddress {
   const address = event.address;
-  // TODO(lead): remove the fallback once the loop passes address.
-  if (address === undefined) return readRequestAddress(event.request, service);
   return service === undefined || address.service === service ? address : readRequestAddress(event.request, service);
 }
 

@@ -1,6 +1,5 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { readRequestAddress } from "../address/readRequestAddress.js";
-import type { RequestAddress } from "../address/requestAddress.js";
+import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import type { CircuitStateSource } from "../breaker/circuitStateSource.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
@@ -36,6 +35,7 @@ const OUTCOME_BY_STOP_REASON: Readonly<Record<StopReason, OperationOutcome>> = {
   deadline: "failure",
   "body-not-replayable": "failure",
   "budget-exhausted": "failure",
+  "partition-busy": "failure",
 };
 
 /** Stop reasons that mean "gave up on a retriable failure": retries, deadline or retry budget spent. */
@@ -104,9 +104,6 @@ function partitionState(
   return state;
 }
 
-/** What every hook's event carries: the request and, from the retry loop, its address. */
-type AddressedEvent = { request: PipelineRequest; address?: RequestAddress };
-
 class MetricsRecorder implements MetricsObserver {
   readonly service: StorageService;
   readonly #families: StorageMetricFamilies;
@@ -114,10 +111,6 @@ class MetricsRecorder implements MetricsObserver {
   readonly #circuits: CircuitMetrics;
   readonly #byOperation = new Map<StorageOperation, OperationSeries>();
   readonly #delays: Partial<Record<AttemptClass, HistogramChild>> = {};
-  // TODO(lead): remove once the loop passes address. The last request read and its address, so
-  // one operation's hooks read it once; cleared at the operation's end, so no request is kept.
-  #lastRequest: PipelineRequest | undefined;
-  #lastAddress: RequestAddress | undefined;
 
   constructor(service: StorageService, families: StorageMetricFamilies, partition: PartitionLabelState | undefined) {
     this.service = service;
@@ -146,10 +139,6 @@ class MetricsRecorder implements MetricsObserver {
 
   onOperationEnd(event: OperationEvent): void {
     const series = this.#seriesFor(this.#addressOf(event));
-    if (event.request === this.#lastRequest) {
-      this.#lastRequest = undefined;
-      this.#lastAddress = undefined;
-    }
     const outcome = OUTCOME_BY_STOP_REASON[event.stopReason] ?? "failure";
     series.outcomes[outcome].inc();
     (series.durations[outcome] ??= this.#families.operationDuration.child({
@@ -172,19 +161,9 @@ class MetricsRecorder implements MetricsObserver {
   }
 
   /** The event's address, as read under this observer's service (its labels' service). */
-  #addressOf(event: AddressedEvent): RequestAddress {
-    const address = event.address ?? this.#fallbackAddress(event.request);
-    // An address read without this service (a loop that had none) is read again under it.
-    return address.service === this.service ? address : readRequestAddress(event.request, this.service);
-  }
-
-  // TODO(lead): remove once the loop passes address.
-  #fallbackAddress(request: PipelineRequest): RequestAddress {
-    if (request !== this.#lastRequest) {
-      this.#lastRequest = request;
-      this.#lastAddress = readRequestAddress(request, this.service);
-    }
-    return this.#lastAddress as RequestAddress;
+  #addressOf(event: { request: PipelineRequest; address: RequestAddress }): RequestAddress {
+    // An address read without this service (a policy given none) is read again under it.
+    return event.address.service === this.service ? event.address : readRequestAddress(event.request, this.service);
   }
 
   #seriesFor(address: RequestAddress): OperationSeries {

@@ -1,64 +1,53 @@
-import type { PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
-import type { OutcomeClass } from "../classification/outcomeClass.js";
-
-/** One attempt's result as the retry loop sees it. */
-export interface AttemptResult {
-  response?: PipelineResponse;
-  error?: unknown;
-  status?: number;
-  errorCode?: string;
-  outcomeClass: OutcomeClass;
-}
+import type { RequestAddress } from "../address/requestAddress.js";
+import type { AttemptResult } from "./attemptResult.js";
 
 /**
- * Something that decides whether an attempt may go to the network (the per-partition
- * circuit breaker). `run` calls `attempt` and returns its result, or rejects with a
- * `CircuitOpenError` without calling it.
+ * Decides when an attempt may go to the network, and learns from what came back: the
+ * per-partition breaker (circuits for partitions that serve nothing, pacing for hot ones)
+ * is one. The retry loop asks {@link AttemptGate.admit} before every attempt and reports
+ * every attempt it sent to {@link AttemptGate.record}. Both are synchronous and must not
+ * throw.
  */
 export interface AttemptGate {
-  /** With `true`, the retry loop waits for the probe time on `CircuitOpenError` instead of failing fast. */
-  readonly waitWhenOpen: boolean;
-  run(request: PipelineRequest, attempt: () => Promise<AttemptResult>): Promise<AttemptResult>;
+  /**
+   * What callers meet when their partition cannot take an attempt now: `"wait"` makes the
+   * retry loop sleep until `retryAfterInMs` (within the deadline) and ask again, `"fail"`
+   * ends the operation at once, `"auto"` waits unless the caller is bounded (a worker pool)
+   * and waiting would starve its other work (src/policies/callerLoad.ts).
+   */
+  readonly mode: "wait" | "fail" | "auto";
+  /**
+   * May an attempt for `address` go out? `remainingInMs` is the caller's time left: a gate
+   * that would make the attempt wait longer refuses instead.
+   */
+  admit(address: RequestAddress, remainingInMs: number): Admission;
+  /** The attempt admitted by `admission` came back with `result`. */
+  record(address: RequestAddress, admission: SendAdmission, result: AttemptResult): void;
 }
 
-/**
- * Internal, not exported from the package: a gate with a method under this key is told
- * when the retry loop is done with a request, so it can drop per-operation state at once.
- */
-export const operationEnded: unique symbol = Symbol("azure-storage-resilience.operationEnded");
+/** The gate's answer: send (perhaps after a paced delay), or not now. */
+export type Admission = SendAdmission | Refusal;
 
-/** A gate that wants to hear when an operation ends (see {@link operationEnded}). */
-export interface OperationAwareGate extends AttemptGate {
-  [operationEnded](request: PipelineRequest): void;
+/** Send the attempt after `delayInMs` (0 unless its partition is paced). */
+export interface SendAdmission {
+  readonly decision: "send";
+  readonly delayInMs: number;
+  /** The gate's own note (e.g. when the slot was granted), handed back to `record`. */
+  readonly ticket?: unknown;
 }
 
-/** True when `gate` wants to hear when an operation ends. */
-export function isOperationAwareGate(gate: AttemptGate | undefined): gate is OperationAwareGate {
-  return typeof (gate as Partial<OperationAwareGate> | undefined)?.[operationEnded] === "function";
+/** Not now: the partition's circuit is open, or its pacing queue would outlast the caller's deadline. */
+export interface Refusal {
+  readonly decision: "refuse";
+  readonly reason: RefusalReason;
+  /** The partition scope refused, e.g. `"table|acct|orders|pk-1"`. */
+  readonly scope: string;
+  /** When to ask again. */
+  readonly retryAfterInMs: number;
 }
 
-/**
- * Internal, not exported from the package: a gate with methods under these keys can let an
- * attempt go out without wrapping it, which saves the success path a promise layer and a
- * closure. `[admitDirectly](request)` returns a ticket when the attempt needs no wrapping
- * (for the breaker: its partition has no circuit), or undefined when the attempt must go
- * through `run`. With a ticket, the retry loop sends the attempt itself, then reports the
- * result with `[settleDirectly](ticket, result)` and awaits what that returns, if anything.
- */
-export const admitDirectly: unique symbol = Symbol("azure-storage-resilience.admitDirectly");
-export const settleDirectly: unique symbol = Symbol("azure-storage-resilience.settleDirectly");
+/** Why a gate refused an attempt. */
+export type RefusalReason = "circuit-open" | "paced";
 
-/** A ticket from {@link admitDirectly}; only the gate that issued it reads it. */
-export type DirectTicket = object;
-
-/** A gate that can let attempts out unwrapped (see {@link admitDirectly}). */
-export interface DirectGate extends AttemptGate {
-  [admitDirectly](request: PipelineRequest): DirectTicket | undefined;
-  [settleDirectly](ticket: DirectTicket, result: AttemptResult): Promise<void> | undefined;
-}
-
-/** True when `gate` can let attempts out unwrapped. */
-export function isDirectGate(gate: AttemptGate | undefined): gate is DirectGate {
-  const candidate = gate as Partial<DirectGate> | undefined;
-  return typeof candidate?.[admitDirectly] === "function" && typeof candidate[settleDirectly] === "function";
-}
+/** The answer of a gate with nothing to say about a request. Shared: it holds no state. */
+export const SEND_NOW: SendAdmission = Object.freeze({ decision: "send", delayInMs: 0 });

@@ -1,48 +1,35 @@
 import type { PipelinePolicy, PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import { AbortError } from "@azure/abort-controller";
 import { delay } from "@azure/core-util";
+import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { isRetriableClass } from "../classification/outcomeClass.js";
-import { isCircuitOpenError } from "../errors/circuitOpenError.js";
+import { CircuitOpenError } from "../errors/circuitOpenError.js";
+import { PartitionBusyError } from "../errors/partitionBusyError.js";
 import { logger } from "../logging/logger.js";
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
 import { DAY_IN_MS } from "../validation/validateNumberOption.js";
-import {
-  bodyText,
-  describeTableWrite,
-  isAppliedAnswer,
-  isUnknownOutcome,
-  isWriteMethod,
-  type AmbiguousWriteResult,
-  type TableWrite,
-} from "./ambiguousWrite.js";
+import { type AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
+import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
+import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
+import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
+import { bodyText } from "../ambiguousWrites/requestBodyText.js";
+import { describeTableWrite, type TableWrite } from "../ambiguousWrites/tableWrite.js";
 import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
-import type { AttemptResult } from "./attemptGate.js";
-import { isFirstTrySuccessRecorder, recordFirstTrySuccess } from "./firstTrySuccess.js";
+import { SEND_NOW, type Admission, type Refusal } from "./attemptGate.js";
+import type { AttemptResult } from "./attemptResult.js";
+import { decideNext, type NextStep } from "./decideNext.js";
+import { CallerLoad } from "./callerLoad.js";
+import { createObserverHooks, type ObserverHooks } from "./observerHooks.js";
 import { isReplayable } from "./replayableBody.js";
-import type {
-  AmbiguousWriteEvent,
-  AttemptClass,
-  AttemptEvent,
-  DelaySource,
-  OperationEvent,
-  RetryEvent,
-  RetryObserver,
-  StopReason,
-} from "./retryEvents.js";
+import type { AttemptClass, DelaySource, StopReason } from "./retryEvents.js";
 import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
-import {
-  resolveRetryPolicyOptions,
-  type AmbiguousWriteOptions,
-  type ResilientRetryPolicyOptions,
-  type DirectGateCalls,
-  type RetryPolicySettings,
-} from "./retryPolicyOptions.js";
-import { answered, endAttempt, failed, runAttempt, startAttempt, type AttemptTimeout } from "./runAttempt.js";
+import { resolveRetryPolicyOptions, type AmbiguousWriteOptions, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
+import { runAttempt } from "./runAttempt.js";
 
 /** The policy's name; unique in a pipeline, so users can find and remove it. */
 export const resilientRetryPolicyName = "resilientRetryPolicy";
 
-/** Floor under a circuit wait, so a breaker that answers 0 cannot make us spin. */
+/** Floor under a circuit wait, so a gate that answers 0 cannot make us spin. */
 const MIN_CIRCUIT_WAIT_IN_MS = 10;
 /**
  * Circuit waits are drawn from [t, (1 + spread) t]. Measured with the demo (a hot partition
@@ -50,6 +37,8 @@ const MIN_CIRCUIT_WAIT_IN_MS = 10;
  * were throttled again and emptied the retry budget; spreading them halved the failures.
  */
 const CIRCUIT_WAIT_SPREAD = 1;
+/** A paced slot this close is taken even by a caller that must not wait (mode "fail", or "auto" when bounded). */
+const SHORT_PACED_WAIT_IN_MS = 50;
 
 /**
  * A Retry-phase policy that classifies every attempt, retries the retriable ones with the
@@ -58,296 +47,311 @@ const CIRCUIT_WAIT_SPREAD = 1;
  */
 export function resilientRetryPolicy(options: ResilientRetryPolicyOptions = {}): PipelinePolicy {
   const settings = resolveRetryPolicyOptions(options);
-  const hooks = observerHooks(settings.observers);
+  const hooks = createObserverHooks(settings.observers);
+  const load = new CallerLoad();
   return {
     name: resilientRetryPolicyName,
-    sendRequest: (request, next) => sendWithRetries(request, next, settings, hooks),
+    sendRequest: (request, next) => new Operation(request, settings, hooks, load).run(next),
   };
 }
 
 /**
- * Each hook's listeners, found and bound once: an event nobody listens to is never built,
- * and a call is a plain function call, not a lookup of the hook by name on each observer.
+ * One operation: the loop `gate → send → record → decide → act`, and the helpers that end
+ * it. The only place that sleeps, aborts, calls the gate and tells the observers.
  */
-interface ObserverHooks {
-  onAttempt: readonly Listener<AttemptEvent>[];
-  onRetry: readonly Listener<RetryEvent>[];
-  onOperationEnd: readonly Listener<OperationEvent>[];
-  onAmbiguousWrite: readonly Listener<AmbiguousWriteEvent>[];
-  /**
-   * With observers that record a first-try success in one call: those calls, and the other
-   * observers' hooks for that path. Undefined without such observers.
-   */
-  firstTry: { recorders: readonly FirstTryListener[]; others: ObserverHooks } | undefined;
-}
-
-type Listener<E> = (event: E) => void;
-type FirstTryListener = (request: PipelineRequest, elapsedInMs: number) => void;
-
-function observerHooks(observers: readonly RetryObserver[]): ObserverHooks {
-  const recorders = observers.filter(isFirstTrySuccessRecorder);
-  return {
-    ...hookListeners(observers),
-    firstTry:
-      recorders.length === 0
-        ? undefined
-        : {
-            recorders: recorders.map((r) => r[recordFirstTrySuccess].bind(r)),
-            others: { ...hookListeners(observers.filter((o) => !isFirstTrySuccessRecorder(o))), firstTry: undefined },
-          },
-  };
-}
-
-function hookListeners(observers: readonly RetryObserver[]): Omit<ObserverHooks, "firstTry"> {
-  const listeners = <K extends keyof RetryObserver>(hook: K) =>
-    observers.flatMap((o) => (typeof o[hook] === "function" ? [(o[hook] as Listener<HookEvent<K>>).bind(o)] : []));
-  return {
-    onAttempt: listeners("onAttempt"),
-    onRetry: listeners("onRetry"),
-    onOperationEnd: listeners("onOperationEnd"),
-    onAmbiguousWrite: listeners("onAmbiguousWrite"),
-  };
-}
-
-type HookEvent<K extends keyof RetryObserver> = Parameters<NonNullable<RetryObserver[K]>>[0];
-
-/** One operation's state, shared by the loop and the helpers that end it. */
-interface Operation {
+class Operation {
   readonly request: PipelineRequest;
   readonly s: RetryPolicySettings;
-  /** Replaced by `firstTry.others` when the first attempt succeeds and recorders take it. */
-  hooks: ObserverHooks;
-  readonly started: number;
+  readonly hooks: ObserverHooks;
+  readonly load: CallerLoad;
+  readonly address: RequestAddress;
+  readonly started = performance.now();
+  readonly deadline: number;
   readonly info: RetryInfo;
   readonly write: boolean;
-  /** Parsed at most once, and only for a write that had an unknown outcome; null until then. */
-  tableWrite: TableWrite | undefined | null;
-}
+  #tableWrite: TableWrite | undefined | null = null;
+  /** The last attempt that reached the network: what the caller gets if we give up. */
+  #last: AttemptResult | undefined;
+  #retriesDone = 0;
+  /** The abort error a sleep ended with. */
+  #abortError: unknown;
 
-/**
- * The one I/O loop: attempt, classify, decide, wait, again. Written for the success path
- * (one attempt, no retry): one clock read before and one after, no event built without a
- * listener, no closure beyond the attempt itself.
- */
-async function sendWithRetries(
-  request: PipelineRequest,
-  next: SendRequest,
-  s: RetryPolicySettings,
-  hooks: ObserverHooks,
-): Promise<PipelineResponse> {
-  const started = performance.now();
-  const deadline = started + s.maxElapsedInMs;
-  const op: Operation = { request, s, hooks, started, info: startRetryInfo(request), write: isWriteMethod(request.method), tableWrite: null };
-  const info = op.info;
-  s.budget?.recordRequest(started);
-  let attemptStarted = started;
-  let retryNumber = 0;
-  let last: AttemptResult | undefined;
+  constructor(request: PipelineRequest, s: RetryPolicySettings, hooks: ObserverHooks, load: CallerLoad) {
+    this.request = request;
+    this.s = s;
+    this.hooks = hooks;
+    this.load = load;
+    this.address = readRequestAddress(request, s.service);
+    this.deadline = this.started + s.maxElapsedInMs;
+    this.info = startRetryInfo(request);
+    this.write = isWriteMethod(request.method);
+    s.budget?.recordRequest(this.started);
+  }
 
-  for (;;) {
-    if (request.abortSignal?.aborted) {
-      return finish(op, undefined, "aborted", "aborted", performance.now(), new AbortError("The operation was aborted."));
-    }
-    const remaining = deadline - attemptStarted;
-    const tryTimeout = s.tryTimeoutInMs > 0 ? s.tryTimeoutInMs : Infinity;
-    const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
-    const timeout: AttemptTimeout = { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now: attemptStarted, deadlines: s.deadlines };
-    // Without a gate, or past one that lets it out unwrapped (a partition with no circuit),
-    // the attempt runs right here: no promise layer of ours, no closure.
-    const gate = s.gate;
-    const direct = s.direct;
-    const ticket = direct?.admit(request);
-    let result: AttemptResult;
-    let ended: number;
+  async run(next: SendRequest): Promise<PipelineResponse> {
+    this.load.started(this.started);
     try {
-      if (gate === undefined || ticket !== undefined) {
-        // runAttempt, inlined.
-        const callerSignal = request.abortSignal;
-        const armed = startAttempt(request, timeout);
-        try {
-          result = answered(await next(request), s.rules);
-        } catch (thrown) {
-          result = failed(request, thrown, callerSignal, armed, s.rules);
-        } finally {
-          if (armed !== undefined) endAttempt(request, armed);
-        }
-        ended = performance.now();
-        const settling = ticket === undefined ? undefined : (direct as DirectGateCalls).settle(ticket, result);
-        if (settling !== undefined) await settling;
-      } else {
-        result = await gate.run(request, () => runAttempt(request, next, timeout, s.rules));
-        ended = performance.now();
-      }
-    } catch (error) {
-      if (!isCircuitOpenError(error)) throw error;
-      const now = performance.now();
-      recordAttempt(op, "circuit_open", now - attemptStarted, undefined);
-      const wait = Math.max(MIN_CIRCUIT_WAIT_IN_MS, error.retryAfterInMs) * (1 + CIRCUIT_WAIT_SPREAD * s.random());
-      if (!s.gate?.waitWhenOpen || now + wait > deadline) {
-        // With a real failure already in hand, surface that: callers keep their statusCode checks.
-        return last ? finish(op, last, "circuit_open", "circuit-open", now) : finish(op, undefined, "circuit_open", "circuit-open", now, error);
-      }
-      // Waiting for the probe is not a retry: nothing reached the network, and no budget is spent.
-      try {
-        await sleep(op, "circuit_open", wait, "circuit", undefined);
-      } catch (abort) {
-        const at = performance.now();
-        return last ? finish(op, last, "aborted", "aborted", at, abort) : finish(op, undefined, "aborted", "aborted", at, abort);
-      }
-      attemptStarted = performance.now();
-      continue;
+      return await this.loop(next);
+    } finally {
+      this.load.ended();
     }
-    last = result;
+  }
+
+  private async loop(next: SendRequest): Promise<PipelineResponse> {
+    for (;;) {
+      if (this.request.abortSignal?.aborted) return this.finish(this.#last, "aborted", "aborted", new AbortError("The operation was aborted."));
+      // Gate.
+      const admission = this.admit();
+      if (admission.decision === "refuse") {
+        const step = this.onRefusal(admission);
+        if (step.action !== "retry") {
+          const reason = step.action === "stop" ? step.reason : "circuit-open";
+          return this.finish(this.#last, this.#last?.outcomeClass ?? "circuit_open", reason, this.refusalError(admission));
+        }
+        const waited = await this.wait(step.delayInMs, "circuit_open", "circuit", undefined, true);
+        if (!waited) return this.finish(this.#last, "aborted", "aborted", this.#abortError);
+        continue;
+      }
+      if (admission.delayInMs > 0 && !(await this.load.sleeping(true, () => this.sleep(admission.delayInMs)))) {
+        return this.finish(this.#last, "aborted", "aborted", this.#abortError);
+      }
+      // The budget counts a retry when it is sent, not while it waits.
+      if (this.#last !== undefined && this.s.budget !== undefined && !this.s.budget.tryRetry()) {
+        return this.finish(this.#last, this.#last.outcomeClass, "budget-exhausted");
+      }
+      // Send, record.
+      const attemptStarted = performance.now();
+      const result = await runAttempt(this.request, next, this.attemptTimeout(attemptStarted), this.s.rules);
+      this.s.gate?.record(this.address, admission, result);
+      this.recordAttempt(result.outcomeClass, performance.now() - attemptStarted, result);
+      if (this.write && (isUnknownOutcome(result) || this.abortedInFlight(result))) this.info.unknownOutcomes += 1;
+      this.#last = result;
+      // Decide, act.
+      const step = this.decide(result);
+      if (step.action === "stop") return this.finish(result, result.outcomeClass, step.reason);
+      if (step.action === "read-back") return this.settleAmbiguousWrite(result);
+      // An empty budget stops us now rather than after the wait; the retry is counted when sent.
+      if (this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
+      this.#retriesDone += 1;
+      releaseBody(result);
+      if (!(await this.wait(step.delayInMs, result.outcomeClass, step.source, result))) {
+        return this.finish(result, "aborted", "aborted", this.#abortError);
+      }
+    }
+  }
+
+  private admit(): Admission {
+    const gate = this.s.gate;
+    if (gate === undefined) return SEND_NOW;
+    const remaining = this.deadline - performance.now();
+    return gate.admit(this.address, this.mayWaitOnPartition() ? remaining : Math.min(remaining, SHORT_PACED_WAIT_IN_MS));
+  }
+
+  /** `"wait"`: always; `"fail"`: never; `"auto"`: unless this would starve a bounded caller's other work. */
+  private mayWaitOnPartition(): boolean {
+    const mode = this.s.gate?.mode;
+    return mode === "wait" || (mode === "auto" && this.load.mayWait());
+  }
+
+  /** A refused attempt is counted as one (class `circuit_open`) when its circuit is open; a paced refusal sent nothing to count. */
+  private onRefusal(refusal: Refusal): NextStep {
+    this.info.retryAfterInMs = refusal.retryAfterInMs;
+    if (refusal.reason === "paced") return { action: "stop", reason: "partition-busy" };
+    this.recordAttempt("circuit_open", 0, undefined);
+    const wait = Math.max(MIN_CIRCUIT_WAIT_IN_MS, refusal.retryAfterInMs) * (1 + CIRCUIT_WAIT_SPREAD * this.s.random());
+    return decideNext({
+      ...NOTHING_SENT,
+      attemptClass: "circuit_open",
+      remainingInMs: this.deadline - performance.now(),
+      gateWaits: this.mayWaitOnPartition(),
+      gateWaitInMs: wait,
+    });
+  }
+
+  private refusalError(refusal: Refusal): Error {
+    return refusal.reason === "paced"
+      ? new PartitionBusyError(refusal.scope, refusal.retryAfterInMs)
+      : new CircuitOpenError(refusal.scope, refusal.retryAfterInMs);
+  }
+
+  private decide(result: AttemptResult): NextStep {
     const cls = result.outcomeClass;
-    if (cls === "success" && info.attempts === 0 && hooks.firstTry !== undefined) return finishFirstTry(op, hooks.firstTry, result, ended);
-    recordAttempt(op, cls, ended - attemptStarted, result);
-    if (cls === "success") return finish(op, result, cls, "success", ended);
-    if (op.write && isUnknownOutcome(result)) info.unknownOutcomes += 1;
-    if (cls === "aborted") return finish(op, result, cls, "aborted", ended);
-    if (!isRetriableClass(cls)) {
-      if (s.ambiguousWrites && op.write && info.unknownOutcomes > 0) {
-        const described = describeWrite(op);
-        if (described !== undefined && isAppliedAnswer(described, result)) {
-          return settleAmbiguousWrite(op, s.ambiguousWrites, described, result, deadline);
-        }
-      }
-      return finish(op, result, cls, "permanent", ended);
-    }
-    // Read now rather than up front: only a retry needs it, and a policy after ours may have replaced the body.
-    if (!isReplayable(request)) {
-      logger.warning("Not retrying: the request body is a stream that the first attempt consumed; pass a stream factory to make it retriable.");
-      return finish(op, result, cls, "body-not-replayable", ended);
-    }
-    if (retryNumber >= s.strategy.maxRetries) return finish(op, result, cls, "retries-exhausted", ended);
-    retryNumber += 1;
-    const { delayInMs, source } = retryDelay(s, retryNumber, result);
-    if (ended + delayInMs >= deadline) return finish(op, result, cls, "deadline", ended);
-    if (s.budget !== undefined && !s.budget.tryRetry()) return finish(op, result, cls, "budget-exhausted", ended);
-    releaseBody(result);
+    if (cls === "success") return STOP_SUCCESS;
+    const retriable = isRetriableClass(cls);
+    return decideNext({
+      attemptClass: cls,
+      retriesDone: this.#retriesDone,
+      maxRetries: this.s.strategy.maxRetries,
+      remainingInMs: this.deadline - performance.now(),
+      backoffInMs: retriable ? sanitizeDelay(this.s.strategy.delayInMs(this.#retriesDone + 1), this.s.strategy.maxDelayInMs) : 0,
+      retryAfterInMs: retriable ? this.retryAfterHint(result) : undefined,
+      // Read now rather than up front: only a retry needs it, and a policy after ours may have replaced the body.
+      bodyReplayable: !retriable || isReplayable(this.request),
+      answerMayBeOurs: !retriable && this.answerMayBeOurs(result),
+      gateWaits: false,
+      gateWaitInMs: 0,
+    });
+  }
+
+  private retryAfterHint(result: AttemptResult): number | undefined {
+    const headers = result.response?.headers ?? (result.error as { response?: PipelineResponse } | undefined)?.response?.headers;
+    const hint = headers === undefined ? undefined : parseRetryAfterInMs(headers);
+    return hint === undefined ? undefined : Math.min(hint, this.s.maxRetryAfterInMs);
+  }
+
+  /** A write's answer is one an earlier unknown attempt's success would cause (409 after an insert, ...). */
+  private answerMayBeOurs(result: AttemptResult): boolean {
+    if (this.s.ambiguousWrites === undefined || !this.write || this.info.unknownOutcomes === 0) return false;
+    const write = this.tableWrite();
+    return write !== undefined && isAppliedAnswer(write, result);
+  }
+
+  /** The caller aborted while an attempt was in flight: the request may have reached the store. */
+  private abortedInFlight(result: AttemptResult): boolean {
+    return result.outcomeClass === "aborted";
+  }
+
+  private attemptTimeout(now: number) {
+    const remaining = this.deadline - now;
+    const tryTimeout = this.s.tryTimeoutInMs > 0 ? this.s.tryTimeoutInMs : Infinity;
+    const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
+    return { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now, deadlines: this.s.deadlines };
+  }
+
+  /** The write's description, parsed at most once. */
+  private tableWrite(): TableWrite | undefined {
+    if (this.#tableWrite === null) this.#tableWrite = describeTableWrite(this.request, bodyText(this.request));
+    return this.#tableWrite;
+  }
+
+  /** Sleeps before a retry or a circuit re-ask; false when the caller aborted meanwhile. */
+  private async wait(
+    delayInMs: number,
+    reason: AttemptClass,
+    source: DelaySource,
+    failed: AttemptResult | undefined,
+    onPartition = false,
+  ): Promise<boolean> {
+    const attempt = this.info.attempts;
+    // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
+    if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(delayInMs)} ms (${source}).`);
+    this.hooks.notify("onRetry", {
+      request: this.request,
+      address: this.address,
+      attempt,
+      reason,
+      status: failed?.status,
+      errorCode: failed?.errorCode,
+      delayInMs,
+      delaySource: source,
+    });
+    return this.load.sleeping(onPartition, () => this.sleep(delayInMs));
+  }
+
+  private async sleep(delayInMs: number): Promise<boolean> {
     try {
-      await sleep(op, cls, delayInMs, source, result);
+      await delay(delayInMs, { abortSignal: this.request.abortSignal, abortErrorMsg: "The operation was aborted." });
+      return true;
     } catch (error) {
-      return finish(op, result, "aborted", "aborted", performance.now(), error);
-    }
-    attemptStarted = performance.now();
-  }
-}
-
-/**
- * The first attempt succeeded and some observers record that in one call: they get it, the
- * others their usual `onAttempt` and `onOperationEnd`, in the usual order.
- */
-function finishFirstTry(op: Operation, firstTry: NonNullable<ObserverHooks["firstTry"]>, result: AttemptResult, ended: number): PipelineResponse {
-  op.hooks = firstTry.others;
-  const elapsedInMs = ended - op.started;
-  recordAttempt(op, "success", elapsedInMs, result);
-  for (const record of firstTry.recorders) {
-    try {
-      record(op.request, elapsedInMs);
-    } catch (error) {
-      logger.warning(`A retry observer's first-try success hook threw and was ignored: ${(error as Error)?.name ?? "error"}`);
+      this.#abortError = error;
+      return false;
     }
   }
-  return finish(op, result, "success", "success", ended);
-}
 
-/** The write's description, parsed at most once. */
-function describeWrite(op: Operation): TableWrite | undefined {
-  if (op.tableWrite === null) op.tableWrite = describeTableWrite(op.request, bodyText(op.request));
-  return op.tableWrite;
-}
-
-/** Ends the operation: records why, tells the observers, and returns or throws what the caller gets. */
-function finish(
-  op: Operation,
-  result: AttemptResult | undefined,
-  finalClass: AttemptClass,
-  stopReason: StopReason,
-  now: number,
-  error?: unknown,
-  resolution?: AmbiguousWriteResult,
-): PipelineResponse {
-  const { info, s, request } = op;
-  info.stopReason = stopReason;
-  info.elapsedInMs = now - op.started;
-  s.endOperation?.(request);
-  if (op.write && info.unknownOutcomes > 0) noteAmbiguity(op, describeWrite(op), stopReason, resolution);
-  if (stopReason !== "success" && stopReason !== "permanent") {
-    logger.warning(`Gave up after ${info.attempts} attempt(s): ${stopReason} (last: ${finalClass}).`);
+  private recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined): void {
+    this.info.attempts += 1;
+    this.info.classes.push(attemptClass);
+    this.hooks.notify("onAttempt", {
+      request: this.request,
+      address: this.address,
+      attempt: this.info.attempts,
+      attemptClass,
+      status: result?.status,
+      errorCode: result?.errorCode,
+      durationInMs,
+    });
   }
-  if (op.hooks.onOperationEnd.length > 0) {
-    notify(op.hooks.onOperationEnd, "onOperationEnd", {
+
+  /**
+   * A retry answered what an earlier, unknown attempt's success would cause: read the
+   * entity back. The same as sent: the write succeeded, report success. Otherwise the
+   * error surfaces as it is, marked possibly applied.
+   */
+  private async settleAmbiguousWrite(result: AttemptResult): Promise<PipelineResponse> {
+    const write = this.tableWrite() as TableWrite;
+    const options = this.s.ambiguousWrites as Required<AmbiguousWriteOptions>;
+    const timeoutInMs = Math.min(options.readBackTimeoutInMs, this.deadline - performance.now());
+    const outcome = await readBackAmbiguousWrite(this.request, write, bodyText(this.request), timeoutInMs);
+    logger.info(`An ambiguous ${write.operation} was settled: ${outcome.result}.`);
+    if (outcome.result === "applied" && outcome.response !== undefined) {
+      const response = outcome.response;
+      return this.finish({ response, status: response.status, outcomeClass: "success" }, "success", "success", undefined, "applied");
+    }
+    return this.finish(result, result.outcomeClass, "permanent", undefined, outcome.result);
+  }
+
+  /** Ends the operation: records why, tells the observers, and returns or throws what the caller gets. */
+  private finish(
+    result: AttemptResult | undefined,
+    finalClass: AttemptClass,
+    stopReason: StopReason,
+    error?: unknown,
+    resolution?: AmbiguousWriteResult,
+  ): PipelineResponse {
+    const { info, request } = this;
+    info.stopReason = stopReason;
+    info.elapsedInMs = performance.now() - this.started;
+    // With a real failure in hand, surface that rather than our own error: callers keep their statusCode checks.
+    const surfaced = error !== undefined && result !== undefined && stopReason !== "aborted" ? undefined : error;
+    if (this.write && info.unknownOutcomes > 0) this.noteAmbiguity(stopReason, resolution);
+    if (stopReason !== "success" && stopReason !== "permanent") {
+      logger.warning(
+        `Gave up on ${this.address.operation} (partition scope ${this.address.scopeKey ?? "unknown"}) after ${info.attempts} attempt(s): ` +
+          `${stopReason} (last: ${finalClass}).`,
+      );
+    }
+    this.hooks.notify("onOperationEnd", {
       request,
+      address: this.address,
       response: result?.response,
-      error: error ?? result?.error,
+      error: surfaced ?? result?.error,
       attempts: info.attempts,
       finalClass,
       stopReason,
       elapsedInMs: info.elapsedInMs,
     });
+    return surface(request, result, surfaced);
   }
-  return surface(result, error);
-}
 
-/**
- * A retry answered what an earlier, unknown attempt's success would cause (409 after an
- * insert, 404 after a delete, 412 after a conditional update): read the entity back. The
- * same as sent: the write succeeded, report success. Otherwise the error surfaces as it
- * is, marked possibly applied.
- */
-async function settleAmbiguousWrite(
-  op: Operation,
-  options: Required<AmbiguousWriteOptions>,
-  write: TableWrite,
-  result: AttemptResult,
-  deadline: number,
-): Promise<PipelineResponse> {
-  const timeoutInMs = Math.min(options.readBackTimeoutInMs, deadline - performance.now());
-  const outcome = await readBackAmbiguousWrite(op.request, write, bodyText(op.request), timeoutInMs);
-  logger.info(`An ambiguous ${write.operation} was read back: ${outcome.result}.`);
-  const now = performance.now();
-  if (outcome.result === "applied" && outcome.response !== undefined) {
-    const response = outcome.response;
-    return finish(op, { response, status: response.status, outcomeClass: "success" }, "success", "success", now, undefined, "applied");
+  /** Marks a write that ended after an unknown outcome, and tells the observers. */
+  private noteAmbiguity(stopReason: StopReason, resolution: AmbiguousWriteResult | undefined): void {
+    const write = this.tableWrite();
+    // A batch's HTTP success can hide a failed sub-request (the SDK throws after reading the body).
+    const result = resolution ?? (write?.kind === "batch" ? "not_resolvable" : stopReason === "success" ? undefined : "unresolved");
+    if (result === undefined) return;
+    this.info.ambiguousWrite = result;
+    this.info.possiblyApplied = result !== "applied";
+    this.hooks.notify("onAmbiguousWrite", {
+      request: this.request,
+      address: this.address,
+      operation: write?.operation ?? "other",
+      result,
+      unknownOutcomes: this.info.unknownOutcomes,
+    });
   }
-  return finish(op, result, result.outcomeClass, "permanent", now, undefined, outcome.result);
 }
 
-/** Marks a write that ended after an unknown outcome, and tells the observers. */
-function noteAmbiguity(op: Operation, write: TableWrite | undefined, stopReason: StopReason, resolution: AmbiguousWriteResult | undefined): void {
-  // A batch's HTTP success can hide a failed sub-request (the SDK throws after reading the body).
-  const result = resolution ?? (write?.kind === "batch" ? "not_resolvable" : stopReason === "success" ? undefined : "unresolved");
-  if (result === undefined) return;
-  const { info, request } = op;
-  info.ambiguousWrite = result;
-  info.possiblyApplied = result !== "applied";
-  notify(op.hooks.onAmbiguousWrite, "onAmbiguousWrite", { request, operation: write?.operation ?? "other", result, unknownOutcomes: info.unknownOutcomes });
-}
+const STOP_SUCCESS: NextStep = Object.freeze({ action: "stop", reason: "success" });
 
-function recordAttempt(op: Operation, attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined): void {
-  const info = op.info;
-  info.attempts += 1;
-  info.classes.push(attemptClass);
-  if (op.hooks.onAttempt.length === 0) return;
-  notify(op.hooks.onAttempt, "onAttempt", {
-    request: op.request,
-    attempt: info.attempts,
-    attemptClass,
-    status: result?.status,
-    errorCode: result?.errorCode,
-    durationInMs,
-  });
-}
-
-/** The strategy's delay, or the server's hint when longer (capped by maxRetryAfterInMs). */
-function retryDelay(s: RetryPolicySettings, retryNumber: number, result: AttemptResult): { delayInMs: number; source: DelaySource } {
-  const computed = sanitizeDelay(s.strategy.delayInMs(retryNumber), s.strategy.maxDelayInMs);
-  const headers = result.response?.headers ?? (result.error as { response?: PipelineResponse } | undefined)?.response?.headers;
-  const hint = headers ? parseRetryAfterInMs(headers) : undefined;
-  if (hint === undefined) return { delayInMs: computed, source: "backoff" };
-  const capped = Math.min(hint, s.maxRetryAfterInMs);
-  return capped > computed ? { delayInMs: capped, source: "retry-after" } : { delayInMs: computed, source: "backoff" };
-}
+/** Decision inputs that do not apply when no attempt was sent. */
+const NOTHING_SENT = {
+  retriesDone: 0,
+  maxRetries: 0,
+  backoffInMs: 0,
+  retryAfterInMs: undefined,
+  bodyReplayable: true,
+  answerMayBeOurs: false,
+} as const;
 
 /** A user strategy's answer, made safe to wait on: NaN or negative waits the cap's worth or nothing, and no wait passes a day. */
 function sanitizeDelay(delayInMs: number, maxDelayInMs: number): number {
@@ -355,39 +359,25 @@ function sanitizeDelay(delayInMs: number, maxDelayInMs: number): number {
   return Math.min(Math.max(0, delayInMs), DAY_IN_MS);
 }
 
-async function sleep(
-  op: Operation,
-  reason: AttemptClass,
-  delayInMs: number,
-  delaySource: DelaySource,
-  failed: AttemptResult | undefined,
-): Promise<void> {
-  const { request, info } = op;
-  const attempt = info.attempts;
-  // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
-  if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(delayInMs)} ms (${delaySource}).`);
-  notify(op.hooks.onRetry, "onRetry", { request, attempt, reason, status: failed?.status, errorCode: failed?.errorCode, delayInMs, delaySource });
-  await delay(delayInMs, { abortSignal: request.abortSignal, abortErrorMsg: "The operation was aborted." });
-}
-
 /** A streamed error body we will not read would hold its socket: drain it. */
 function releaseBody(result: AttemptResult): void {
   result.response?.readableStreamBody?.resume();
 }
 
-/** Returns or throws exactly what the SDK would have seen from the last attempt. */
-function surface(result: AttemptResult | undefined, error?: unknown): PipelineResponse {
-  if (error !== undefined) throw error;
+/**
+ * Returns or throws exactly what the SDK would have seen from the last attempt. An error
+ * of ours (or an abort) gets the request, non-enumerable as on `RestError`, so that
+ * `getRetryInfo(error)` and `isPossiblyApplied(error)` answer for the error the caller catches.
+ */
+function surface(request: PipelineRequest, result: AttemptResult | undefined, error?: unknown): PipelineResponse {
+  if (error !== undefined) throw withRequest(error, request);
   if (result?.response) return result.response;
-  throw result?.error;
+  throw withRequest(result?.error, request);
 }
 
-function notify<E>(listeners: readonly Listener<E>[], hook: keyof RetryObserver, event: E): void {
-  for (const listener of listeners) {
-    try {
-      listener(event);
-    } catch (error) {
-      logger.warning(`A retry observer's ${hook} threw and was ignored: ${(error as Error)?.name ?? "error"}`);
-    }
+function withRequest(error: unknown, request: PipelineRequest): unknown {
+  if (typeof error === "object" && error !== null && !("request" in error) && Object.isExtensible(error)) {
+    Object.defineProperty(error, "request", { value: request, enumerable: false, configurable: true, writable: true });
   }
+  return error;
 }

@@ -1,7 +1,8 @@
 import type { PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { OutcomeClass } from "../classification/outcomeClass.js";
-import type { AmbiguousWriteResult, TableWrite } from "./ambiguousWrite.js";
+import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
+import type { TableWrite } from "../ambiguousWrites/tableWrite.js";
 
 /** An attempt's class as the policy reports it: an outcome class, or refused by an open circuit. */
 export type AttemptClass = OutcomeClass | "circuit_open";
@@ -16,7 +17,9 @@ export type StopReason =
   | "body-not-replayable"
   | "circuit-open"
   /** The client's retry budget had no retry left (the account is throttled as a whole). */
-  | "budget-exhausted";
+  | "budget-exhausted"
+  /** The partition is paced (hot) and its queue would outlast the operation's deadline. */
+  | "partition-busy";
 
 /** Where a retry's wait came from. */
 export type DelaySource = "backoff" | "retry-after" | "circuit";
@@ -24,11 +27,8 @@ export type DelaySource = "backoff" | "retry-after" | "circuit";
 /** Reported after every attempt, including ones refused by an open circuit. */
 export interface AttemptEvent {
   request: PipelineRequest;
-  /**
-   * What the request addresses (scope key, operation), read once for the whole operation.
-   * TODO(lead): required once the retry loop passes it; observers fall back to reading the request meanwhile.
-   */
-  address?: RequestAddress;
+  /** What the request addresses (service, partition scope, operation), read once per operation. */
+  address: RequestAddress;
   /** 1 for the first attempt. */
   attempt: number;
   attemptClass: AttemptClass;
@@ -40,11 +40,8 @@ export interface AttemptEvent {
 /** Reported before the policy sleeps ahead of another attempt. */
 export interface RetryEvent {
   request: PipelineRequest;
-  /**
-   * What the request addresses (scope key, operation), read once for the whole operation.
-   * TODO(lead): required once the retry loop passes it; observers fall back to reading the request meanwhile.
-   */
-  address?: RequestAddress;
+  /** What the request addresses (service, partition scope, operation), read once per operation. */
+  address: RequestAddress;
   /** The attempt that failed (1-based). */
   attempt: number;
   /** The class that made the policy retry. */
@@ -60,11 +57,8 @@ export interface RetryEvent {
 /** Reported once per operation, when the policy returns or throws. */
 export interface OperationEvent {
   request: PipelineRequest;
-  /**
-   * What the request addresses (scope key, operation), read once for the whole operation.
-   * TODO(lead): required once the retry loop passes it; observers fall back to reading the request meanwhile.
-   */
-  address?: RequestAddress;
+  /** What the request addresses (service, partition scope, operation), read once per operation. */
+  address: RequestAddress;
   response?: PipelineResponse;
   error?: unknown;
   attempts: number;
@@ -80,11 +74,8 @@ export interface OperationEvent {
  */
 export interface AmbiguousWriteEvent {
   request: PipelineRequest;
-  /**
-   * What the request addresses (scope key, operation), read once for the whole operation.
-   * TODO(lead): required once the retry loop passes it; observers fall back to reading the request meanwhile.
-   */
-  address?: RequestAddress;
+  /** What the request addresses (service, partition scope, operation), read once per operation. */
+  address: RequestAddress;
   /** The write's `operation` label, or `other` for writes that are not Tables entity writes. */
   operation: TableWrite["operation"] | "other";
   result: AmbiguousWriteResult;

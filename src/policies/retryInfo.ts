@@ -1,5 +1,5 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import type { AmbiguousWriteResult } from "./ambiguousWrite.js";
+import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { AttemptClass, StopReason } from "./retryEvents.js";
 
 /** What the retry policy did for one operation; read it with {@link getRetryInfo}. */
@@ -21,6 +21,11 @@ export interface RetryInfo {
   possiblyApplied: boolean;
   /** Attempts whose outcome was unknown: the request may have reached the store. */
   unknownOutcomes: number;
+  /**
+   * When the operation ended because of its partition's state (an open circuit, a paced
+   * queue): milliseconds until the partition may take an attempt again.
+   */
+  retryAfterInMs?: number;
   /** How an ambiguous write was settled, when it needed settling (see docs/data-safety.md). */
   ambiguousWrite?: AmbiguousWriteResult;
 }

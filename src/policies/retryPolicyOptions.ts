@@ -1,4 +1,3 @@
-import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import { validateClassificationRules } from "../classification/classificationRules.js";
 import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
@@ -6,18 +5,9 @@ import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
 import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
 import { createAttemptDeadlines, type AttemptDeadlines } from "../timing/attemptDeadlines.js";
 import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
-import { DAY_IN_MS, describe, optionalNumberOption, rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
-import {
-  admitDirectly,
-  isDirectGate,
-  isOperationAwareGate,
-  operationEnded,
-  settleDirectly,
-  type AttemptGate,
-  type AttemptResult,
-  type DirectGate,
-  type DirectTicket,
-} from "./attemptGate.js";
+import { DAY_IN_MS, describe, optionalNumberOption, rejectUnknownKeys, validateChoiceOption, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
+import type { AttemptGate } from "./attemptGate.js";
 import type { RetryObserver } from "./retryEvents.js";
 
 // The retry policy's options, their defaults and their validation; the loop itself is in
@@ -37,8 +27,13 @@ export interface ResilientRetryPolicyOptions {
   classification?: ClassificationRules;
   /** Hooks on every attempt, retry and operation end (metrics, logging, your own). */
   observers?: readonly RetryObserver[];
-  /** Decides whether an attempt may go out (the per-partition circuit breaker). */
+  /** Decides when an attempt may go out (the per-partition breaker: circuits and pacing). */
   gate?: AttemptGate;
+  /**
+   * The service the client talks to, for reading Azurite's path-style URLs. Defaults to
+   * detection from the host; `installResilience` passes its own.
+   */
+  service?: StorageService;
   /**
    * Settles Tables writes whose outcome is unknown by reading the entity back
    * (docs/data-safety.md): `true` or options to turn it on, `false` to leave it off. The
@@ -88,6 +83,7 @@ const KNOWN_KEYS = [
   "ambiguousWrites",
   "retryBudget",
   "random",
+  "service",
 ];
 
 /** Options after validation, with every default applied: what the retry loop reads. */
@@ -99,30 +95,12 @@ export interface RetryPolicySettings {
   rules: ClassificationRules | undefined;
   observers: readonly RetryObserver[];
   gate: AttemptGate | undefined;
-  /**
-   * The gate's unwrapped-attempt methods, bound once, when it has them (the package's
-   * breaker), else undefined. Bound rather than looked up per attempt: a gate with many
-   * methods and symbol keys (the breaker is one) can be a dictionary-mode object, where
-   * each lookup is a hash probe.
-   */
-  direct: DirectGateCalls | undefined;
-  /** The gate's hook for the end of an operation, when it has one. */
-  endOperation: ((request: PipelineRequest) => void) | undefined;
+  service: StorageService | undefined;
   ambiguousWrites: Required<AmbiguousWriteOptions> | undefined;
   budget: RetryBudget | undefined;
   random: RandomSource;
   /** The policy's per-attempt timeouts, on one timer. */
   deadlines: AttemptDeadlines;
-}
-
-/** A {@link DirectGate}'s two unwrapped-attempt methods, bound to it. */
-export interface DirectGateCalls {
-  admit(request: PipelineRequest): DirectTicket | undefined;
-  settle(ticket: DirectTicket, result: AttemptResult): Promise<void> | undefined;
-}
-
-function directGateCalls(gate: DirectGate): DirectGateCalls {
-  return { admit: gate[admitDirectly].bind(gate), settle: gate[settleDirectly].bind(gate) };
 }
 
 /** Validates the options once, when the policy is made; errors name the option and the value. */
@@ -150,9 +128,11 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
   // null is not "none": like every other option, it is a mistake worth naming.
   const observers = options.observers === undefined ? [] : options.observers;
   if (!Array.isArray(observers)) throw new TypeError("observers must be an array of RetryObserver objects.");
-  if (options.gate !== undefined && typeof options.gate?.run !== "function") {
-    throw new TypeError("gate must have a run(request, attempt) method.");
+  const gate = options.gate;
+  if (gate !== undefined && (typeof gate?.admit !== "function" || typeof gate.record !== "function")) {
+    throw new TypeError("gate must be an AttemptGate with admit(address, remainingInMs) and record(address, admission, result) methods.");
   }
+  const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
   if (options.random !== undefined && typeof options.random !== "function") {
     throw new TypeError(`random must be a function returning a number in [0, 1]; got ${describe(options.random)}.`);
   }
@@ -168,9 +148,8 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
     maxRetryAfterInMs,
     rules,
     observers,
-    gate: options.gate,
-    direct: isDirectGate(options.gate) ? directGateCalls(options.gate) : undefined,
-    endOperation: isOperationAwareGate(options.gate) ? options.gate[operationEnded].bind(options.gate) : undefined,
+    gate,
+    service,
     ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
     budget: resolveBudget(options.retryBudget),
     random: options.random ?? Math.random,

@@ -1,9 +1,10 @@
-import { RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
+import { isRestError, RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import type { AbortSignalLike } from "@azure/abort-controller";
 import { classify } from "../classification/classify.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import type { ArmedDeadline, AttemptDeadlines } from "../timing/attemptDeadlines.js";
-import type { AttemptResult } from "./attemptGate.js";
+import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
+import type { AttemptResult } from "./attemptResult.js";
 
 /** How long one attempt may take, and why that long. */
 export interface AttemptTimeout {
@@ -31,11 +32,6 @@ export interface ArmedAttempt {
  * as a `RestError` with code `ETIMEDOUT` (class `timeout`, retried), unlike the SDK's
  * `request.timeout`, whose AbortError is not retried (and whose timer the SDK's Node
  * client leaves running when a request fails, holding the process open until it fires).
- *
- * The retry loop inlines these steps ({@link startAttempt}, `await next(request)`,
- * {@link answered} or {@link failed}, {@link endAttempt}) on its own success path, where an
- * async layer of ours costs a promise and a microtask per request; this is the same
- * attempt as one function, for callers that need one (a gate's `run`).
  */
 export async function runAttempt(
   request: PipelineRequest,
@@ -55,7 +51,7 @@ export async function runAttempt(
 }
 
 /** Arms the attempt's timeout, when finite, by giving the request a signal of its own; undefined otherwise. */
-export function startAttempt(request: PipelineRequest, timeout: AttemptTimeout): ArmedAttempt | undefined {
+function startAttempt(request: PipelineRequest, timeout: AttemptTimeout): ArmedAttempt | undefined {
   if (!Number.isFinite(timeout.inMs)) return undefined;
   const callerSignal = request.abortSignal;
   const controller = new AbortController();
@@ -70,20 +66,40 @@ export function startAttempt(request: PipelineRequest, timeout: AttemptTimeout):
 }
 
 /** The attempt is over: its deadline no longer matters, and the request has the caller's signal back. */
-export function endAttempt(request: PipelineRequest, armed: ArmedAttempt): void {
+function endAttempt(request: PipelineRequest, armed: ArmedAttempt): void {
   armed.timeout.deadlines.release(armed.deadline);
   if (armed.forwardAbort !== undefined) armed.callerSignal?.removeEventListener("abort", armed.forwardAbort);
   request.abortSignal = armed.callerSignal;
 }
 
 /** The result of an attempt that got a response. */
-export function answered(response: PipelineResponse, rules: ClassificationRules | undefined): AttemptResult {
+function answered(response: PipelineResponse, rules: ClassificationRules | undefined): AttemptResult {
+  if (isUnreadableWriteAnswer(response)) return { response, status: response.status, errorCode: "PARSE_ERROR", outcomeClass: "transient" };
   const errorCode = response.headers.get("x-ms-error-code") ?? undefined;
   return { response, status: response.status, errorCode, outcomeClass: classify({ status: response.status, errorCode }, rules) };
 }
 
+/**
+ * A write answered 2xx with a JSON body that does not parse: the store had the request, but
+ * the SDK's deserialization (after this policy) would throw `PARSE_ERROR` on a write that
+ * may well have applied. Caught here, it is an unknown outcome like a reset: retried, then
+ * settled or marked. Reads are left to the SDK (nothing to settle); most writes carry no body
+ * (`Prefer: return-no-content`), so this parses only the rare one that does.
+ */
+function isUnreadableWriteAnswer(response: PipelineResponse): boolean {
+  const text = response.bodyAsText;
+  if (!text || response.status < 200 || response.status > 299 || !isWriteMethod(response.request.method)) return false;
+  if (!(response.headers.get("content-type") ?? "").includes("json")) return false;
+  try {
+    JSON.parse(text);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** The result of an attempt that threw: aborted by the caller, timed out by us, or failed (with the error's response, if any). */
-export function failed(
+function failed(
   request: PipelineRequest,
   thrown: unknown,
   callerSignal: AbortSignalLike | undefined,
@@ -98,5 +114,19 @@ export function failed(
   }
   const response = (thrown as { response?: { headers?: { get(name: string): string | undefined } } }).response;
   const errorCode = response?.headers?.get?.("x-ms-error-code") ?? undefined;
+  attachRequest(thrown, request);
   return { error: thrown, errorCode, outcomeClass: classify({ error: thrown, errorCode }, rules) };
+}
+
+/**
+ * Gives a `RestError` thrown without its request (the Node HTTP client's `PARSE_ERROR` for
+ * a body cut while being read) the request it belongs to, so that `getRetryInfo(error)` and
+ * `isPossiblyApplied(error)` find the operation's record when it reaches the caller.
+ * Non-enumerable, as `RestError` keeps it, so it is not logged by accident.
+ */
+function attachRequest(thrown: unknown, request: PipelineRequest): void {
+  if (!isRestError(thrown) || thrown.request !== undefined) return;
+  const own = Object.getOwnPropertyDescriptor(thrown, "request");
+  if (own === undefined ? !Object.isExtensible(thrown) : !own.configurable) return;
+  Object.defineProperty(thrown, "request", { value: request, enumerable: false, writable: true, configurable: true });
 }

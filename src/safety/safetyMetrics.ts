@@ -1,7 +1,7 @@
 import { CounterFamily, registerFamily, type CounterChild } from "../metrics/metricFamily.js";
 import { resolveMetricsOptions, type MetricsOptions } from "../metrics/metricsOptions.js";
 import type { StorageService } from "../partition/partitionScope.js";
-import { AMBIGUOUS_WRITE_RESULTS } from "../policies/ambiguousWrite.js";
+import { AMBIGUOUS_WRITE_RESULTS } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { AmbiguousWriteEvent, OperationEvent, RetryObserver } from "../policies/retryEvents.js";
 
 /** Metric names (after the prefix) of the data-safety counters. Public API, like `METRIC_NAMES`. */

@@ -9,10 +9,22 @@ import { describe, optionalNumberOption, validateChoiceOption } from "../validat
  * - `resetBeforeForward`: the connection is reset; the request never reaches storage.
  * - `resetAfterForward`: storage applies the request, then the connection is reset,
  *   so the client cannot tell whether its write happened.
+ * - `cutBodyAfterForward`: storage applies the request; its status, headers (with the full
+ *   `Content-Length`) and half its body reach the client, then the connection is reset:
+ *   the client fails while reading the body. An answer without a body is reset like
+ *   `resetAfterForward`.
  * - `slow`: forwarded, and the real response held back by `delayInMs`.
  * - `status`: a fixed `status` and `errorCode`, not forwarded (e.g. 403, 501).
  */
-export type FaultKind = "serverBusy" | "operationTimedOut" | "resetBeforeForward" | "resetAfterForward" | "slow" | "status" | "throttle";
+export type FaultKind =
+  | "serverBusy"
+  | "operationTimedOut"
+  | "resetBeforeForward"
+  | "resetAfterForward"
+  | "cutBodyAfterForward"
+  | "slow"
+  | "status"
+  | "throttle";
 
 /** Every {@link FaultKind}. */
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -20,6 +32,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   "operationTimedOut",
   "resetBeforeForward",
   "resetAfterForward",
+  "cutBodyAfterForward",
   "slow",
   "status",
   "throttle",
@@ -88,6 +101,16 @@ export interface FaultRule {
   errorCode?: string;
   /** A retry hint added to `serverBusy` and `throttle` answers. */
   retryAfter?: { seconds?: number; ms?: number; header?: RetryAfterHeader };
+  /**
+   * `throttle` only: hold each partition (or, with `rateScope: "account"`, each account) to
+   * this many requests per second, as Azure does past its scalability targets (a *hot*
+   * partition: it keeps serving at capacity and answers the excess with the fault). A
+   * token bucket per partition or account, holding one second's worth; a Tables `$batch`
+   * counts by the operations it carries. Defaults to none: every matching request is faulted.
+   */
+  ratePerSecond?: number;
+  /** What `ratePerSecond` limits: each `"partition"` scope, or each `"account"`. Defaults to `"partition"`. */
+  rateScope?: "partition" | "account";
 }
 
 const RETRY_AFTER_HEADERS: readonly RetryAfterHeader[] = ["Retry-After", "x-ms-retry-after-ms", "retry-after-ms"];
@@ -127,6 +150,14 @@ export function validateFaultRule(rule: FaultRule): ValidatedFaultRule {
     throw new TypeError(`rule.errorCode must be an alphanumeric string; got ${describe(rule.errorCode)}.`);
   }
   if (rule.retryAfter !== undefined) validated.retryAfter = validateRetryAfter(rule.retryAfter);
+  if (rule.ratePerSecond !== undefined) {
+    if (kind !== "throttle") throw new TypeError(`rule.ratePerSecond applies to rule.kind "throttle" only; got kind "${kind}".`);
+    validated.ratePerSecond = optionalNumberOption("rule.ratePerSecond", rule.ratePerSecond, 0, { min: 0.001, max: 1_000_000 });
+  }
+  if (rule.rateScope !== undefined) {
+    if (rule.ratePerSecond === undefined) throw new TypeError("rule.rateScope needs rule.ratePerSecond.");
+    validated.rateScope = validateChoiceOption("rule.rateScope", rule.rateScope, ["partition", "account"] as const);
+  }
   return validated;
 }
 

@@ -13,6 +13,8 @@ interface ActiveRule {
   startsAt: number;
   endsAt: number;
   remaining: number;
+  /** `ratePerSecond` rules: a token bucket per partition or account key (a test's handful of keys). */
+  buckets: Map<string, { tokens: number; at: number }>;
 }
 
 /**
@@ -36,7 +38,7 @@ export class FaultSchedule {
   add(rule: FaultRule): () => void {
     const validated = validateFaultRule(rule);
     const startsAt = this.#now() + validated.startInMs;
-    const active: ActiveRule = { rule: validated, startsAt, endsAt: startsAt + validated.durationInMs, remaining: validated.count };
+    const active: ActiveRule = { rule: validated, startsAt, endsAt: startsAt + validated.durationInMs, remaining: validated.count, buckets: new Map() };
     this.#rules.push(active);
     return () => {
       this.#rules = this.#rules.filter((candidate) => candidate !== active);
@@ -62,6 +64,7 @@ export class FaultSchedule {
       if (now < active.startsAt) continue;
       if (!matchesRule(active.rule.match, request)) continue;
       if (active.rule.probability < 1 && this.#random() >= active.rule.probability) continue;
+      if (active.rule.ratePerSecond !== undefined && withinRate(active, request, now)) continue;
       active.remaining--;
       return active.rule;
     }
@@ -71,4 +74,32 @@ export class FaultSchedule {
   #dropEnded(now: number): void {
     this.#rules = this.#rules.filter((active) => active.remaining > 0 && now < active.endsAt);
   }
+}
+
+/**
+ * Takes the request's tokens from its partition's (or account's) bucket, refilled at
+ * `ratePerSecond` and holding one second's worth; false when they are not there, and the
+ * request is faulted. A request without a partition is limited per account.
+ */
+function withinRate(active: ActiveRule, request: SimulatedRequestInfo, now: number): boolean {
+  const rate = active.rule.ratePerSecond as number;
+  const scope = request.scope;
+  const key =
+    active.rule.rateScope === "account" || scope?.partition === undefined
+      ? `${scope?.account ?? ""}`
+      : `${scope.account}|${scope.resource}|${scope.partition}`;
+  const bucket = active.buckets.get(key) ?? { tokens: rate, at: now };
+  bucket.tokens = Math.min(rate, bucket.tokens + ((now - bucket.at) * rate) / 1000);
+  bucket.at = now;
+  active.buckets.set(key, bucket);
+  const weight = operationsIn(request);
+  if (bucket.tokens < weight) return false;
+  bucket.tokens -= weight;
+  return true;
+}
+
+/** A `$batch` counts by the operations it carries (the scalability targets count entities); anything else as one. */
+function operationsIn(request: SimulatedRequestInfo): number {
+  if (request.body === undefined || !request.path.includes("$batch")) return 1;
+  return Math.max(1, request.body.match(/^(?:POST|PUT|MERGE|PATCH|DELETE|GET) /gm)?.length ?? 1);
 }

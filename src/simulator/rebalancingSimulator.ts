@@ -270,6 +270,15 @@ class Simulator implements RebalancingSimulator {
         if (upstream !== undefined) record.upstreamStatus = upstream.status;
         return destroy(req.socket);
       }
+      case "cutBodyAfterForward": {
+        const upstream = await this.#forwardBuffered(req, body, record);
+        if (upstream !== undefined) record.upstreamStatus = upstream.status;
+        if (upstream === undefined || upstream.body.length === 0 || this.#stopped) return destroy(req.socket);
+        const kept = withoutContentLength(upstream.headers);
+        res.writeHead(upstream.status, upstream.statusMessage, [...kept, "Content-Length", String(upstream.body.length)]);
+        res.write(upstream.body.subarray(0, Math.floor(upstream.body.length / 2)), () => destroy(req.socket));
+        return;
+      }
       case "slow": {
         const upstream = await this.#forwardBuffered(req, body, record);
         if (upstream === undefined) return this.#answerBadGateway(res, record);
@@ -441,6 +450,16 @@ function withoutHopByHop(rawHeaders: string[]): string[] {
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] ?? "";
     if (!HOP_BY_HOP.has(name.toLowerCase())) kept.push(name, rawHeaders[i + 1] ?? "");
+  }
+  return kept;
+}
+
+/** Raw headers without Content-Length, which the caller sets itself. */
+function withoutContentLength(rawHeaders: string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] ?? "";
+    if (name.toLowerCase() !== "content-length") kept.push(name, rawHeaders[i + 1] ?? "");
   }
   return kept;
 }

@@ -3,6 +3,7 @@ import { isRestError, type PipelineResponse } from "@azure/core-rest-pipeline";
 import { Registry } from "prom-client";
 import { beforeEach, describe, expect, it } from "vitest";
 import { getRetryInfo, installResilience, isPossiblyApplied, type AmbiguousWriteEvent, type InstallResilienceOptions } from "../../src/index.js";
+import { captureAzureLog } from "../support/captureAzureLog.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
 // Writes whose first attempt reached Azurite but whose answer was lost (reset after the
@@ -121,25 +122,30 @@ describe("ambiguous writes on a real TableClient and Azurite", () => {
     expect(env.simulator.count({ method: "GET" })).toBe(0);
   });
 
-  it("delete applied, response lost: the 404 is settled as success", async () => {
+  it("delete applied, response lost: the 404 surfaces, marked not_resolvable (another writer's delete leaves the same)", async () => {
     await direct.createEntity({ partitionKey: "p", rowKey: "gone" });
     install(client);
     env.simulator.addFault({ kind: "resetAfterForward", match: firstWrite("DELETE") });
-    await client.deleteEntity("p", "gone");
-    expect(events).toMatchObject([{ operation: "delete_entity", result: "applied" }]);
+    const error = await rejection(client.deleteEntity("p", "gone"));
+    expect(error).toMatchObject({ statusCode: 404 });
+    expect(getRetryInfo(error)).toMatchObject({ ambiguousWrite: "not_resolvable", possiblyApplied: true });
+    expect(env.simulator.count({ method: "GET" })).toBe(0);
+    expect(events).toMatchObject([{ operation: "delete_entity", result: "not_resolvable" }]);
   });
 
-  it.each(["Merge", "Replace"] as const)("conditional %s applied, response lost: the 412 is settled as success", async (mode) => {
+  it.each(["Merge", "Replace"] as const)("conditional %s applied, response lost: the 412 surfaces, marked not_resolvable", async (mode) => {
     await direct.createEntity({ partitionKey: "p", rowKey: "u", a: "old", keep: 1 });
     const { etag } = await direct.getEntity("p", "u");
     install(client);
     env.simulator.addFault({ kind: "resetAfterForward", match: firstWrite(mode === "Merge" ? "PATCH" : "PUT") });
-    const result = await client.updateEntity({ partitionKey: "p", rowKey: "u", a: "new" }, mode, { etag });
+    const error = await rejection(client.updateEntity({ partitionKey: "p", rowKey: "u", a: "new" }, mode, { etag }));
+    // It was applied, but nothing this writer can read shows that it was this write.
     const stored = await direct.getEntity<{ a: string; keep?: number }>("p", "u");
     expect(stored.a).toBe("new");
-    expect(stored.keep).toBe(mode === "Merge" ? 1 : undefined);
-    expect(result.etag).toBe(stored.etag);
-    expect(events).toMatchObject([{ operation: "update_entity", result: "applied" }]);
+    expect(error).toMatchObject({ statusCode: 412 });
+    expect(getRetryInfo(error)).toMatchObject({ ambiguousWrite: "not_resolvable", possiblyApplied: true });
+    expect(env.simulator.count({ method: "GET" })).toBe(0);
+    expect(events).toMatchObject([{ operation: "update_entity", result: "not_resolvable" }]);
   });
 
   it("conditional update that lost to another writer: the 412 surfaces, marked", async () => {
@@ -150,7 +156,7 @@ describe("ambiguous writes on a real TableClient and Azurite", () => {
     env.simulator.addFault({ kind: "resetBeforeForward", match: firstWrite("PUT") });
     const error = await rejection(client.updateEntity({ partitionKey: "p", rowKey: "race", a: "mine" }, "Replace", { etag }));
     expect(error).toMatchObject({ statusCode: 412 });
-    expect(getRetryInfo(error)).toMatchObject({ ambiguousWrite: "differs", possiblyApplied: true });
+    expect(getRetryInfo(error)).toMatchObject({ ambiguousWrite: "not_resolvable", possiblyApplied: true });
   });
 
   it("$batch applied, response lost: not read back; the SDK's error is marked possibly applied", async () => {
@@ -195,3 +201,150 @@ describe("ambiguous writes on a real TableClient and Azurite", () => {
     expect(text).toContain('azure_storage_retry_budget_exhausted_total{service="table"} 0');
   });
 });
+
+// Issue 17 item 1: optimistic concurrency between two real TableClients through the simulator.
+describe("two writers racing with ETags: a refused conditional update is never reported as success", () => {
+  const claim = { partitionKey: "jobs", rowKey: "42", state: "claimed" };
+
+  it("B updates with e0; A updates with the same stale e0, its 412 lost after the store answered: A gets the 412, marked", async () => {
+    await direct.createEntity({ partitionKey: "jobs", rowKey: "42", state: "open" });
+    const writerA = env.tableClient(table);
+    const writerB = env.tableClient(table);
+    install(writerA);
+    install(writerB);
+    const { etag: e0 } = await writerA.getEntity("jobs", "42");
+    await writerB.updateEntity(claim, "Replace", { etag: e0 });
+    env.simulator.resetRecords();
+    env.simulator.addFault({ kind: "resetAfterForward", match: firstWrite("PUT") });
+    const error = await rejection(writerA.updateEntity(claim, "Replace", { etag: e0 }));
+    // The store refused A twice; the stored entity equals what A sent, with an ETag other than e0.
+    expect(env.simulator.records.filter((r) => r.method === "PUT").map((r) => r.upstreamStatus ?? r.status)).toEqual([412, 412]);
+    const stored = await direct.getEntity<{ state: string }>("jobs", "42");
+    expect(stored.state).toBe("claimed");
+    expect(stored.etag).not.toBe(e0);
+    expect(error).toMatchObject({ name: "RestError", statusCode: 412 });
+    expect(getRetryInfo(error)).toMatchObject({ stopReason: "permanent", ambiguousWrite: "not_resolvable", possiblyApplied: true, unknownOutcomes: 1 });
+  });
+
+  it("both send the same claim on e0 at once, both answers lost: at most one is told it won, every refusal is marked", async () => {
+    await direct.createEntity({ partitionKey: "jobs", rowKey: "42", state: "open" });
+    const writers = [env.tableClient(table), env.tableClient(table)];
+    for (const writer of writers) install(writer);
+    const { etag: e0 } = await direct.getEntity("jobs", "42");
+    env.simulator.addFault({ kind: "resetAfterForward", match: { method: "PUT" }, count: 2 });
+    const outcomes = await Promise.allSettled(writers.map((writer) => writer.updateEntity(claim, "Replace", { etag: e0 })));
+    // Exactly one first attempt was applied (204) and one refused (412), but neither writer saw its answer.
+    expect(env.simulator.records.filter((r) => r.fault === "resetAfterForward").map((r) => r.upstreamStatus).sort()).toEqual([204, 412]);
+    expect(outcomes.filter((o) => o.status === "fulfilled").length).toBeLessThanOrEqual(1);
+    for (const outcome of outcomes) {
+      if (outcome.status === "rejected") {
+        expect(outcome.reason).toMatchObject({ statusCode: 412 });
+        expect(isPossiblyApplied(outcome.reason)).toBe(true);
+      }
+    }
+  });
+
+  it('Azurite\'s "should allow any valid weak etag": If-Match W/"wrong" refused, the refusal lost: the 412 surfaces', async () => {
+    await direct.createEntity({ partitionKey: "p", rowKey: "weak", a: "same" });
+    install(client);
+    env.simulator.addFault({ kind: "resetAfterForward", match: firstWrite("PATCH") });
+    const error = await rejection(client.updateEntity({ partitionKey: "p", rowKey: "weak", a: "same" }, "Merge", { etag: 'W/"wrong"' }));
+    expect(env.simulator.records.filter((r) => r.method === "PATCH").map((r) => r.upstreamStatus ?? r.status)).toEqual([412, 412]);
+    expect(error).toMatchObject({ statusCode: 412 });
+    expect(isPossiblyApplied(error)).toBe(true);
+  });
+});
+
+// Issue 17 item 2: each EDM type as Azurite stores and returns it, read back after an insert whose answer was lost.
+describe("EDM round trips through a real read-back", () => {
+  it("a whole-number Edm.Double (answered 5.0, unannotated) reads back as applied", async () => {
+    install(client);
+    env.simulator.addFault({ kind: "resetAfterForward", match: firstWrite("POST") });
+    await client.createEntity({ partitionKey: "p", rowKey: "double", d: { value: "5", type: "Double" }, zero: { value: "-0", type: "Double" }, big: 3e9 });
+    expect(events).toMatchObject([{ operation: "insert_entity", result: "applied" }]);
+  });
+
+  it("special Doubles, Int64, Guid, Binary, Boolean and null read back as applied", async () => {
+    install(client);
+    env.simulator.addFault({ kind: "resetAfterForward", match: firstWrite("POST") });
+    await client.createEntity({
+      partitionKey: "p",
+      rowKey: "types",
+      nan: { value: "NaN", type: "Double" },
+      inf: { value: "Infinity", type: "Double" },
+      ninf: { value: "-Infinity", type: "Double" },
+      i64: { value: "-9223372036854775808", type: "Int64" },
+      g: { value: "0B3C9C35-6F3F-4F4A-9F3E-1C2B3A4D5E6F", type: "Guid" },
+      b: new Uint8Array([0, 1, 254, 255]),
+      t: false,
+      n: null as unknown as string,
+    });
+    expect(events).toMatchObject([{ operation: "insert_entity", result: "applied" }]);
+  });
+
+  it("DateTimes with and without an offset or fractional digits read back as applied", async () => {
+    install(client);
+    env.simulator.addFault({ kind: "resetAfterForward", match: firstWrite("POST") });
+    await client.createEntity({
+      partitionKey: "p",
+      rowKey: "dates",
+      ms: new Date("2026-01-02T03:04:05.678Z"),
+      whole: { value: "2026-01-02T03:04:05Z", type: "DateTime" },
+      ticks: { value: "2026-01-02T03:04:05.1234567Z", type: "DateTime" },
+      offset: { value: "2026-01-02T05:04:05.1234567+02:00", type: "DateTime" },
+    });
+    expect(events).toMatchObject([{ operation: "insert_entity", result: "applied" }]);
+  });
+});
+
+// Issue 17 item 3: the store's answer cut while the client read its body.
+describe("an answer cut mid-body", () => {
+  it("a read is retried and succeeds", async () => {
+    await direct.createEntity({ partitionKey: "p", rowKey: "cut", v: "x".repeat(2000) });
+    install(client);
+    env.simulator.addFault({ kind: "cutBodyAfterForward", match: firstWrite("GET") });
+    const entity = await client.getEntity<{ v: string }>("p", "cut");
+    expect(entity.v).toHaveLength(2000);
+    expect(env.simulator.records.map((r) => `${r.method} ${r.fault ?? r.status}`)).toEqual(["GET cutBodyAfterForward", "GET 200"]);
+  });
+
+  it("a $batch applied, its answer cut: retried, and the SDK's error is marked possibly applied", async () => {
+    install(client);
+    env.simulator.addFault({ kind: "cutBodyAfterForward", match: firstWrite("POST") });
+    const error = await rejection(
+      client.submitTransaction([
+        ["create", { partitionKey: "c", rowKey: "1" }],
+        ["create", { partitionKey: "c", rowKey: "2" }],
+      ]),
+    );
+    expect(env.simulator.records.map((r) => `${r.method} ${r.fault ?? r.status}`)).toEqual(["POST cutBodyAfterForward", "POST 202"]);
+    expect((await direct.getEntity("c", "1")).rowKey).toBe("1");
+    expect(isRestError(error)).toBe(true);
+    expect(getRetryInfo(error)).toMatchObject({ ambiguousWrite: "not_resolvable", possiblyApplied: true, unknownOutcomes: 1 });
+  });
+});
+
+// Issue 17 item 5: the read-back needs Read permission.
+describe("a SAS that may add but not read", () => {
+  it("the read-back is refused (403): the 409 surfaces marked unresolved, and the log says the credential lacks Read", async () => {
+    const sas = generateTableSas(table, new AzureNamedKeyCredential(env.azurite.accountName, env.azurite.accountKey), {
+      permissions: { add: true },
+      expiresOn: new Date(Date.now() + 3600_000),
+    });
+    const addOnly = new TableClient(env.proxyTableUrl, table, new AzureSASCredential(sas), { allowInsecureConnection: true, retryOptions: { maxRetries: 0 } });
+    install(addOnly);
+    env.simulator.addFault({ kind: "resetAfterForward", match: firstWrite("POST") });
+    const log = captureAzureLog("info");
+    let error: unknown;
+    try {
+      error = await rejection(addOnly.createEntity({ partitionKey: "p", rowKey: "addonly" }));
+    } finally {
+      log.stop();
+    }
+    expect(env.simulator.records.map((r) => `${r.method} ${r.status ?? "reset"}`)).toEqual(["POST reset", "POST 409", "GET 403"]);
+    expect(error).toMatchObject({ statusCode: 409 });
+    expect(getRetryInfo(error)).toMatchObject({ ambiguousWrite: "unresolved", possiblyApplied: true });
+    expect(log.lines.join("\n")).toContain("read-back refused (403): the credential lacks Read permission");
+  });
+});
+

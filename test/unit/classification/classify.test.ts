@@ -60,6 +60,18 @@ describe("classify: thrown errors", () => {
     expect(classify({ error: new Error("socket hang up") })).toBe("transient");
   });
 
+  // Issue 17 item 3: answers that could not be read were permanent, so an applied write reached the caller unmarked.
+  it("an answer that could not be read is transient: a body cut while read (PARSE_ERROR, no request), HTTP parser errors", () => {
+    expect(classify({ error: new RestError("Error reading response as text: aborted", { code: "PARSE_ERROR" }) })).toBe("transient");
+    for (const code of ["HPE_INVALID_CONSTANT", "HPE_HEADER_OVERFLOW", "HPE_INVALID_CHUNK_SIZE", "HPE_UNEXPECTED_CONTENT_LENGTH"]) {
+      expect(classify({ error: new RestError("Parse Error", { code }) })).toBe("transient");
+    }
+  });
+
+  it("a PARSE_ERROR carrying a status (the SDK's deserializer, outside the retry phase) is classified by its status", () => {
+    expect(classify({ error: new RestError("bad JSON", { code: "PARSE_ERROR", statusCode: 201 }) })).toBe("success");
+  });
+
   it("treats an abort as aborted", () => {
     expect(classify({ error: new AbortError("The operation was aborted.") })).toBe("aborted");
     const domAbort = new Error("aborted");

@@ -8,6 +8,7 @@ import {
   type AttemptGate,
   type MetricsObserver,
 } from "../../../src/index.js";
+import { readRequestAddress } from "../../../src/address/requestAddress.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
 import {
   internal,
@@ -129,10 +130,9 @@ describe("createMetricsObserver: counters for scripted outcomes", () => {
   it("a circuit rejection: attempts{circuit_open}, circuit_rejections_total, operations{circuit_open}", async () => {
     const observer = createMetricsObserver("table", { registry });
     const gate: AttemptGate = {
-      waitWhenOpen: false,
-      run: async () => {
-        throw new CircuitOpenError("table|acct|orders|p1", 1000);
-      },
+      mode: "fail",
+      admit: () => ({ decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 }),
+      record: () => {},
     };
     const error = await run(observer, [], { gate });
     expect(error).toBeInstanceOf(CircuitOpenError);
@@ -327,17 +327,17 @@ describe("createMetricsObserver: interleaved operations", () => {
     const get = request();
     const put = request({ method: "PUT" });
     const upsert = { service: "table", operation: "upsert_entity" };
-    observer.onAttempt?.({ request: get, attempt: 1, attemptClass: "throttled", status: 503, errorCode: "ServerBusy", durationInMs: 1 });
-    observer.onAttempt?.({ request: put, attempt: 1, attemptClass: "transient", status: 500, durationInMs: 1 });
-    observer.onRetry?.({ request: get, attempt: 1, reason: "throttled", delayInMs: 100, delaySource: "backoff" });
-    observer.onRetry?.({ request: put, attempt: 1, reason: "transient", delayInMs: 100, delaySource: "backoff" });
-    observer.onAttempt?.({ request: put, attempt: 2, attemptClass: "success", status: 200, durationInMs: 1 });
-    observer.onAttempt?.({ request: get, attempt: 2, attemptClass: "success", status: 200, durationInMs: 1 });
-    observer.onOperationEnd?.({ request: put, attempts: 2, finalClass: "success", stopReason: "success", elapsedInMs: 200 });
-    observer.onOperationEnd?.({ request: get, attempts: 2, finalClass: "success", stopReason: "success", elapsedInMs: 300 });
+    observer.onAttempt?.({ request: get, address: readRequestAddress(get, "table"), attempt: 1, attemptClass: "throttled", status: 503, errorCode: "ServerBusy", durationInMs: 1 });
+    observer.onAttempt?.({ request: put, address: readRequestAddress(put, "table"), attempt: 1, attemptClass: "transient", status: 500, durationInMs: 1 });
+    observer.onRetry?.({ request: get, address: readRequestAddress(get, "table"), attempt: 1, reason: "throttled", delayInMs: 100, delaySource: "backoff" });
+    observer.onRetry?.({ request: put, address: readRequestAddress(put, "table"), attempt: 1, reason: "transient", delayInMs: 100, delaySource: "backoff" });
+    observer.onAttempt?.({ request: put, address: readRequestAddress(put, "table"), attempt: 2, attemptClass: "success", status: 200, durationInMs: 1 });
+    observer.onAttempt?.({ request: get, address: readRequestAddress(get, "table"), attempt: 2, attemptClass: "success", status: 200, durationInMs: 1 });
+    observer.onOperationEnd?.({ request: put, address: readRequestAddress(put, "table"), attempts: 2, finalClass: "success", stopReason: "success", elapsedInMs: 200 });
+    observer.onOperationEnd?.({ request: get, address: readRequestAddress(get, "table"), attempts: 2, finalClass: "success", stopReason: "success", elapsedInMs: 300 });
     // The same request object again, after its end: named afresh, still the same operation.
-    observer.onAttempt?.({ request: get, attempt: 1, attemptClass: "success", status: 200, durationInMs: 1 });
-    observer.onOperationEnd?.({ request: get, attempts: 1, finalClass: "success", stopReason: "success", elapsedInMs: 1 });
+    observer.onAttempt?.({ request: get, address: readRequestAddress(get, "table"), attempt: 1, attemptClass: "success", status: 200, durationInMs: 1 });
+    observer.onOperationEnd?.({ request: get, address: readRequestAddress(get, "table"), attempts: 1, finalClass: "success", stopReason: "success", elapsedInMs: 1 });
 
     expect(await sampleValue(registry, "azure_storage_attempts_total", { ...table, class: "throttled" })).toBe(1);
     expect(await sampleValue(registry, "azure_storage_attempts_total", { ...table, class: "success" })).toBe(2);
@@ -364,8 +364,8 @@ describe("createMetricsObserver: stop reasons", () => {
   ] as const)("%s -> outcome %s, exhausted %i", async (stopReason, outcome, exhausted) => {
     const observer = createMetricsObserver("table", { registry });
     const req = request();
-    observer.onAttempt?.({ request: req, attempt: 1, attemptClass: "throttled", status: 503, durationInMs: 1 });
-    observer.onOperationEnd?.({ request: req, attempts: 1, finalClass: "throttled", stopReason, elapsedInMs: 5 });
+    observer.onAttempt?.({ request: req, address: readRequestAddress(req, "table"), attempt: 1, attemptClass: "throttled", status: 503, durationInMs: 1 });
+    observer.onOperationEnd?.({ request: req, address: readRequestAddress(req, "table"), attempts: 1, finalClass: "throttled", stopReason, elapsedInMs: 5 });
     expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome })).toBe(1);
     expect(await sampleValue(registry, "azure_storage_retries_exhausted_total", { ...table, class: "throttled" })).toBe(exhausted);
   });

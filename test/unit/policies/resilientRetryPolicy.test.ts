@@ -18,8 +18,9 @@ import {
   type AttemptGate,
   type RetryObserver,
 } from "../../../src/index.js";
-import { admitDirectly, settleDirectly, type AttemptResult } from "../../../src/policies/attemptGate.js";
-import { recordFirstTrySuccess, type FirstTrySuccessRecorder } from "../../../src/policies/firstTrySuccess.js";
+import { SEND_NOW, type Admission } from "../../../src/policies/attemptGate.js";
+import type { AttemptResult } from "../../../src/policies/attemptResult.js";
+import { isPartitionBusyError } from "../../../src/errors/partitionBusyError.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 
@@ -318,39 +319,19 @@ describe("resilientRetryPolicy", () => {
     ]);
   });
 
-  it("a first-try success reaches a one-call recorder instead of its events; other observers see theirs, in order", async () => {
-    const events: string[] = [];
-    const recorder: FirstTrySuccessRecorder = {
-      [recordFirstTrySuccess]: (req, elapsedInMs) => events.push(`recorder ${req.method} ${elapsedInMs >= 0}`),
-      onAttempt: (e) => events.push(`recorder attempt ${e.attempt} ${e.attemptClass}`),
-      onOperationEnd: (e) => events.push(`recorder end ${e.stopReason}`),
+  it("passes every event the operation's address, read once: the same object throughout", async () => {
+    const addresses = new Set<unknown>();
+    const observer: RetryObserver = {
+      onAttempt: (e) => addresses.add(e.address),
+      onRetry: (e) => addresses.add(e.address),
+      onOperationEnd: (e) => addresses.add(e.address),
     };
-    const throwingRecorder: FirstTrySuccessRecorder = {
-      [recordFirstTrySuccess]: () => {
-        throw new Error("recorder bug");
-      },
-    };
-    const plain: RetryObserver = {
-      onAttempt: (e) => events.push(`plain attempt ${e.attempt} ${e.attemptClass}`),
-      onOperationEnd: (e) => events.push(`plain end ${e.stopReason}`),
-    };
-    const policy = resilientRetryPolicy({ retry: fixedBackoff({ delayInMs: 5 }), observers: [throwingRecorder, recorder, plain] });
-    expect((await policy.sendRequest(request(), scripted(ok))).status).toBe(200);
-    expect(events).toEqual(["plain attempt 1 success", "recorder GET true", "plain end success"]);
-
-    // Any other path: the recorder gets its events like every observer.
-    events.length = 0;
-    const pending = policy.sendRequest(request(), scripted(busy, ok));
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ delayInMs: 5 }), observers: [observer] }).sendRequest(request(), scripted(busy, ok));
     await vi.advanceTimersByTimeAsync(5);
     await pending;
-    expect(events).toEqual([
-      "recorder attempt 1 throttled",
-      "plain attempt 1 throttled",
-      "recorder attempt 2 success",
-      "plain attempt 2 success",
-      "recorder end success",
-      "plain end success",
-    ]);
+    expect(addresses.size).toBe(1);
+    const [address] = [...addresses] as Array<{ operation: string }>;
+    expect(address?.operation).toBe("get_entity");
   });
 
   it("reads an observer's hooks once, when the policy is made, and calls them with the observer as this", async () => {
@@ -382,31 +363,34 @@ describe("resilientRetryPolicy", () => {
 });
 
 describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
-  function gate(waitWhenOpen: boolean, openTimes: number, retryAfterInMs = 1000): AttemptGate & { refused: number } {
-    let remaining = openTimes;
+  /** A gate that refuses the first `refusals` attempts as an open circuit would, and records what it is told. */
+  function gate(mode: "wait" | "fail", refusals: number, retryAfterInMs = 1000): AttemptGate & { refused: number; recorded: string[] } {
+    let remaining = refusals;
     return {
-      waitWhenOpen,
+      mode,
       refused: 0,
-      async run(_request, attempt) {
-        if (remaining > 0) {
-          remaining -= 1;
-          this.refused += 1;
-          throw new CircuitOpenError("table|acct|orders|p1", retryAfterInMs);
-        }
-        return attempt();
+      recorded: [],
+      admit(): Admission {
+        if (remaining <= 0) return SEND_NOW;
+        remaining -= 1;
+        this.refused += 1;
+        return { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs };
+      },
+      record(_address, _admission, result: AttemptResult) {
+        this.recorded.push(result.outcomeClass);
       },
     };
   }
 
   it("fails fast with CircuitOpenError in fail mode, without touching the network", async () => {
     const next = scripted(ok);
-    const error = await resilientRetryPolicy({ gate: gate(false, 1) }).sendRequest(request(), next).catch((e: unknown) => e);
+    const error = await resilientRetryPolicy({ gate: gate("fail", 1) }).sendRequest(request(), next).catch((e: unknown) => e);
     expect(isCircuitOpenError(error)).toBe(true);
     expect(next).not.toHaveBeenCalled();
   });
 
   it("waits for the probe time in wait mode without spending retries", async () => {
-    const g = gate(true, 3, 1000);
+    const g = gate("wait", 3, 1000);
     const next = scripted(ok);
     const pending = resilientRetryPolicy({ gate: g, retry: { strategy: "none" }, random: () => 0 }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(2999);
@@ -420,7 +404,7 @@ describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
 
   it("gives up in wait mode when the probe time is past the deadline", async () => {
     const next = scripted(ok);
-    const pending = resilientRetryPolicy({ gate: gate(true, 1, 5000), maxElapsedInMs: 1000 }).sendRequest(request(), next);
+    const pending = resilientRetryPolicy({ gate: gate("wait", 1, 5000), maxElapsedInMs: 1000 }).sendRequest(request(), next);
     await expect(pending).rejects.toMatchObject({ code: "CIRCUIT_OPEN" });
     expect(next).not.toHaveBeenCalled();
   });
@@ -451,11 +435,9 @@ describe("resilientRetryPolicy spreads circuit waits", () => {
   it("waits between t and 2t for an open circuit, as the random source says", async () => {
     let refusals = 1;
     const gate: AttemptGate = {
-      waitWhenOpen: true,
-      async run(_request, attempt) {
-        if (refusals-- > 0) throw new CircuitOpenError("table|acct|orders|p1", 1000);
-        return attempt();
-      },
+      mode: "wait",
+      admit: () => (refusals-- > 0 ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 } : SEND_NOW),
+      record: () => {},
     };
     const next = scripted(ok);
     const pending = resilientRetryPolicy({ gate, random: () => 0.5 }).sendRequest(request(), next);
@@ -470,54 +452,50 @@ describe("resilientRetryPolicy spreads circuit waits", () => {
   });
 });
 
-describe("resilientRetryPolicy with a gate that lets attempts out unwrapped", () => {
-  /** A gate speaking the internal direct protocol: it admits every attempt but the ones it is told to wrap. */
-  function directGate(wrapAttempts: number[]) {
-    let attempt = 0;
-    const settled: Array<{ ticket: object; outcomeClass: string }> = [];
-    const gate = {
-      waitWhenOpen: false,
-      run: vi.fn(async (_request: PipelineRequest, run: () => Promise<AttemptResult>) => run()),
-      [admitDirectly]: (req: PipelineRequest) => (wrapAttempts.includes(++attempt) ? undefined : req),
-      [settleDirectly]: (ticket: object, result: AttemptResult) => {
-        settled.push({ ticket, outcomeClass: result.outcomeClass });
-        return undefined;
-      },
+describe("resilientRetryPolicy with a pacing gate", () => {
+  it("reports every attempt it sent to the gate, with the admission it was sent on", async () => {
+    const seen: Array<{ admission: Admission; outcomeClass: string }> = [];
+    const admission: Admission = { decision: "send", delayInMs: 0, ticket: { slot: 1 } };
+    const g: AttemptGate = {
+      mode: "wait",
+      admit: () => admission,
+      record: (_address, given, result) => seen.push({ admission: given, outcomeClass: result.outcomeClass }),
     };
-    return { gate, settled };
-  }
-
-  it("sends an admitted attempt itself and settles it; run() only for the attempts it wraps", async () => {
-    const { gate, settled } = directGate([2]);
-    const req = request();
-    const pending = resilientRetryPolicy({ gate, retry: fixedBackoff({ delayInMs: 10, maxRetries: 3 }) }).sendRequest(req, scripted(serverBusy, serverBusy, ok));
+    const pending = resilientRetryPolicy({ gate: g, retry: fixedBackoff({ delayInMs: 10, maxRetries: 3 }) }).sendRequest(request(), scripted(serverBusy, ok));
     await vi.advanceTimersByTimeAsync(100);
     expect((await pending).status).toBe(200);
-    expect(gate.run).toHaveBeenCalledTimes(1); // attempt 2
-    expect(settled).toEqual([
-      { ticket: req, outcomeClass: "throttled" },
-      { ticket: req, outcomeClass: "success" },
+    expect(seen).toEqual([
+      { admission, outcomeClass: "throttled" },
+      { admission, outcomeClass: "success" },
     ]);
-    expect(getRetryInfo(req)?.classes).toEqual(["throttled", "throttled", "success"]);
   });
 
-  it("waits for what settling returns before the next attempt", async () => {
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let settles = 0;
-    const gate = {
-      waitWhenOpen: false,
-      run: vi.fn(),
-      [admitDirectly]: (req: PipelineRequest) => req,
-      [settleDirectly]: () => (settles++ === 0 ? held : undefined),
-    };
-    const next = scripted(serverBusy, ok);
-    const pending = resilientRetryPolicy({ gate, retry: fixedBackoff({ delayInMs: 0, maxRetries: 1 }) }).sendRequest(request(), next);
-    await vi.advanceTimersByTimeAsync(50);
-    expect(next).toHaveBeenCalledTimes(1);
-    release();
-    await vi.advanceTimersByTimeAsync(50);
+  it("waits the paced delay before sending", async () => {
+    const g: AttemptGate = { mode: "wait", admit: () => ({ decision: "send", delayInMs: 250 }), record: () => {} };
+    const next = scripted(ok);
+    const pending = resilientRetryPolicy({ gate: g }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(249);
+    expect(next).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
     expect((await pending).status).toBe(200);
-    expect(gate.run).not.toHaveBeenCalled();
+  });
+
+  it("fails at once with PartitionBusyError, carrying retryAfterInMs, when the paced queue outlasts the deadline", async () => {
+    let asked = -1;
+    const g: AttemptGate = {
+      mode: "wait",
+      admit: (_address, remainingInMs) => {
+        asked = remainingInMs;
+        return { decision: "refuse", reason: "paced", scope: "table|acct|orders|hot", retryAfterInMs: 7000 };
+      },
+      record: () => {},
+    };
+    const next = scripted(ok);
+    const error = await resilientRetryPolicy({ gate: g, maxElapsedInMs: 5000 }).sendRequest(request(), next).catch((e: unknown) => e);
+    expect(isPartitionBusyError(error)).toBe(true);
+    expect(error).toMatchObject({ code: "PARTITION_BUSY", scope: "table|acct|orders|hot", retryAfterInMs: 7000 });
+    expect(asked).toBe(5000);
+    expect(next).not.toHaveBeenCalled();
+    expect(getRetryInfo(error)).toMatchObject({ stopReason: "partition-busy", retryAfterInMs: 7000, attempts: 0 });
   });
 });

@@ -12,7 +12,7 @@ import {
 } from "@azure/core-rest-pipeline";
 import {
   ambiguousWriteReadBackPolicy,
-  CircuitOpenError,
+  SEND_NOW,
   createRetryBudget,
   fixedBackoff,
   getRetryInfo,
@@ -159,12 +159,13 @@ describe("ambiguous writes in the retry policy", () => {
     expect(getRetryInfo(response)).toMatchObject({ ambiguousWrite: "unresolved", possiblyApplied: true });
   });
 
-  it("a delete whose retry says 404 is settled by a 404 read-back", async () => {
+  it("a delete whose retry says 404 is not settled (another writer's delete leaves the same): the 404 surfaces, marked", async () => {
     const http = httpClient(reset, (r) => reply(r, 404, { "x-ms-error-code": "ResourceNotFound" }), (r) => reply(r, 404));
     const req = createPipelineRequest({ url: entity, method: "DELETE", headers: createHttpHeaders({ "if-match": "*" }) });
     const pending = pipelineWith({ ambiguousWrites: true }).sendRequest(http.client, req);
     await vi.advanceTimersByTimeAsync(10);
-    expect((await pending).status).toBe(204);
+    expect((await pending).status).toBe(404);
+    expect(getRetryInfo(await pending)).toMatchObject({ possiblyApplied: true, ambiguousWrite: "not_resolvable" });
   });
 
   it("retries exhausted after an unknown outcome: marked possibly applied", async () => {
@@ -214,11 +215,9 @@ describe("the retry budget in the retry policy", () => {
     const budget = createRetryBudget({ minRetriesPerSecond: 0, retryRatio: 0, now: () => 0 });
     let refusals = 3;
     const gate: AttemptGate = {
-      waitWhenOpen: true,
-      async run(_req, attempt) {
-        if (refusals-- > 0) throw new CircuitOpenError("table|acct|orders|p", 100);
-        return attempt();
-      },
+      mode: "wait",
+      admit: () => (refusals-- > 0 ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p", retryAfterInMs: 100 } : SEND_NOW),
+      record: () => {},
     };
     const next = vi.fn<SendRequest>(async (req) => reply(req, 200));
     const pending = resilientRetryPolicy({ gate, retryBudget: budget, random: () => 0 }).sendRequest(createPipelineRequest({ url: entity, method: "GET" }), next);

@@ -1,7 +1,7 @@
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest } from "@azure/core-rest-pipeline";
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { readRequestAddress } from "../../../src/address/readRequestAddress.js";
+import { readRequestAddress } from "../../../src/address/requestAddress.js";
 import { storageOperationName } from "../../../src/address/storageOperation.js";
 import { extractScope } from "../../../src/partition/extractScope.js";
 import { parseAccountAndPath } from "../../../src/partition/parseAccountAndPath.js";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createHttpHeaders, RestError } from "@azure/core-rest-pipeline";
 import { describeTableWrite, entityMatches, isUnknownOutcome, type AttemptResult } from "../../../src/index.js";
-import { isAppliedAnswer } from "../../../src/policies/ambiguousWrite.js";
-import { entityUrl } from "../../../src/policies/ambiguousWriteReadBack.js";
+import { entityUrl } from "../../../src/ambiguousWrites/entityUrl.js";
+import { isAppliedAnswer } from "../../../src/ambiguousWrites/isAppliedAnswer.js";
 
 const base = "https://acct.table.core.windows.net";
 const entity = `${base}/orders(PartitionKey='p''1',RowKey='r%2F1')`;

@@ -1,0 +1,136 @@
+import { JsonNumberLiteral } from "./parseEntityJson.js";
+
+/**
+ * One property's Tables type and canonical value, as compared after a read-back (pure).
+ * `value` is undefined when the raw value cannot be read as its type (an unknown type, a
+ * malformed DateTime, Guid, Base64 or number): such a value never equals anything, so any
+ * doubt reads as "different".
+ */
+export interface TypedValue {
+  type: string;
+  value: string | undefined;
+}
+
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+
+/**
+ * The type the service gives a value without an `@odata.type` annotation: strings
+ * Edm.String, booleans Edm.Boolean, numbers written without a fraction or exponent in the
+ * 32-bit range Edm.Int32, other numbers Edm.Double (`5.0` is a Double). A plain JS number
+ * (from an object the caller parsed, the text lost) in the 32-bit range counts as Int32.
+ */
+export function inferEdmType(raw: unknown): string {
+  if (typeof raw === "string") return "Edm.String";
+  if (typeof raw === "boolean") return "Edm.Boolean";
+  if (typeof raw === "number") return isInt32(raw) ? "Edm.Int32" : "Edm.Double";
+  if (raw instanceof JsonNumberLiteral) {
+    if (raw.source === undefined) return isInt32(raw.value) ? "unknown" : "Edm.Double";
+    return /^-?\d+$/.test(raw.source) && isInt32(raw.value) ? "Edm.Int32" : "Edm.Double";
+  }
+  return "unknown";
+}
+
+/** The value of `raw` read as `type`, in one canonical text; undefined when it cannot be. */
+export function canonicalEdmValue(type: string, raw: unknown): string | undefined {
+  switch (type) {
+    case "Edm.String":
+      return typeof raw === "string" ? raw : undefined;
+    case "Edm.Boolean":
+      return typeof raw === "boolean" ? String(raw) : undefined;
+    case "Edm.Int32":
+      return canonicalInt32(raw);
+    case "Edm.Int64":
+      return canonicalInt64(raw);
+    case "Edm.Double":
+      return canonicalDouble(raw);
+    case "Edm.DateTime":
+      return canonicalDateTime(raw);
+    case "Edm.Guid":
+      return typeof raw === "string" && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(raw) ? raw.toLowerCase() : undefined;
+    case "Edm.Binary":
+      return canonicalBinary(raw);
+    default:
+      return undefined;
+  }
+}
+
+function isInt32(value: number): boolean {
+  return Number.isInteger(value) && value >= INT32_MIN && value <= INT32_MAX;
+}
+
+function numberOf(raw: unknown): number | undefined {
+  if (typeof raw === "number") return raw;
+  return raw instanceof JsonNumberLiteral ? raw.value : undefined;
+}
+
+function canonicalInt32(raw: unknown): string | undefined {
+  const n = typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : numberOf(raw);
+  return n !== undefined && isInt32(n) ? String(n) : undefined;
+}
+
+/** Int64 travels as text (`"9007199254740993"`); compared as a BigInt, beyond a double's 53 bits. */
+function canonicalInt64(raw: unknown): string | undefined {
+  let text: string | undefined;
+  if (typeof raw === "string") text = raw.trim();
+  else if (raw instanceof JsonNumberLiteral) text = raw.source ?? (Number.isSafeInteger(raw.value) ? String(raw.value) : undefined);
+  else if (typeof raw === "number" && Number.isSafeInteger(raw)) text = String(raw);
+  if (text === undefined || !/^-?\d+$/.test(text)) return undefined;
+  const value = BigInt(text);
+  return value >= -(2n ** 63n) && value < 2n ** 63n ? value.toString() : undefined;
+}
+
+/** The texts Tables and OData use for a Double's special values. */
+const SPECIAL_DOUBLES: ReadonlyMap<string, string> = new Map([
+  ["NaN", "NaN"],
+  ["Infinity", "Infinity"],
+  ["INF", "Infinity"],
+  ["-Infinity", "-Infinity"],
+  ["-INF", "-Infinity"],
+]);
+
+/** A decimal number as JSON or the SDK writes one: no hex, no blanks, no trailing garbage. */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** By value: `5`, `5.0` and `"5"` are one Double; `-0` is 0 (Azurite returns `0.0` for it). */
+function canonicalDouble(raw: unknown): string | undefined {
+  const n = numberOf(raw);
+  if (n !== undefined) return String(n === 0 ? 0 : n);
+  if (typeof raw !== "string") return undefined;
+  const special = SPECIAL_DOUBLES.get(raw.trim());
+  if (special !== undefined) return special;
+  if (!DECIMAL.test(raw.trim())) return undefined;
+  const parsed = Number(raw);
+  return Number.isFinite(parsed) ? String(parsed === 0 ? 0 : parsed) : undefined;
+}
+
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/**
+ * An instant to the service's 100 ns, in UTC: `...05.678Z`, `...05.6780000Z` and
+ * `...07.6780000+02:00` are equal; a date that does not exist, or more than 7 fractional
+ * digits that are not zeros (the service keeps 7), cannot be read.
+ */
+function canonicalDateTime(raw: unknown): string | undefined {
+  if (typeof raw !== "string") return undefined;
+  const match = DATE_TIME.exec(raw.trim());
+  if (match === null) return undefined;
+  const [, year, month, day, hour, minute, second = "0", fraction = "", zone = "Z"] = match;
+  if (fraction.length > 7 && !/^0+$/.test(fraction.slice(7))) return undefined;
+  const at = new Date(0);
+  at.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
+  at.setUTCHours(Number(hour), Number(minute), Number(second), 0);
+  // setUTC* roll 31 February into March: compare back to refuse dates that do not exist.
+  if (at.getUTCMonth() !== Number(month) - 1 || at.getUTCDate() !== Number(day) || at.getUTCHours() !== Number(hour)) return undefined;
+  if (at.getUTCMinutes() !== Number(minute) || at.getUTCSeconds() !== Number(second)) return undefined;
+  const offsetInMinutes = zone.toUpperCase() === "Z" ? 0 : (zone.startsWith("-") ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
+  const utc = new Date(at.getTime() - offsetInMinutes * 60_000);
+  if (Number.isNaN(utc.getTime())) return undefined;
+  return `${utc.toISOString().slice(0, -5)}.${fraction.slice(0, 7).padEnd(7, "0")}Z`;
+}
+
+/** Base64, strictly: `Buffer.from(x, "base64")` would skip any character it does not know. */
+function canonicalBinary(raw: unknown): string | undefined {
+  if (typeof raw !== "string" || raw.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(raw)) return undefined;
+  return Buffer.from(raw, "base64").toString("base64");
+}

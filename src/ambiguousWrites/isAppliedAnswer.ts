@@ -1,0 +1,27 @@
+import type { AttemptResult } from "../policies/attemptResult.js";
+import type { TableWrite } from "./tableWrite.js";
+
+/**
+ * True when `result` is the answer a retry gets if an earlier attempt of `write` was
+ * applied: 409 for an insert (the entity exists), 404 for a delete (it is gone), 412 for
+ * an update conditional on an ETag (the ETag changed). An update with `If-Match: *` or an
+ * upsert succeeds again when repeated, so nothing needs settling.
+ *
+ * Each of these answers is also what another writer's success causes; whether anything
+ * can tell the two apart is {@link readBackCanSettle}'s question.
+ */
+export function isAppliedAnswer(write: TableWrite, result: AttemptResult): boolean {
+  const status = result.status;
+  const code = result.errorCode;
+  switch (write.kind) {
+    case "insert":
+      return status === 409 && (code === undefined || code === "EntityAlreadyExists");
+    case "delete":
+      return status === 404 && (code === undefined || code === "ResourceNotFound" || code === "EntityNotFound");
+    case "replace":
+    case "merge":
+      return status === 412 && write.ifMatch !== undefined && write.ifMatch.trim() !== "*";
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,36 @@
+import { errorCodeOf } from "../classification/networkErrors.js";
+import type { AttemptResult } from "../policies/attemptResult.js";
+
+/**
+ * Network errors raised before a connection carried the request: the store cannot have
+ * seen it. Every other network error or timeout may have struck after the request was sent.
+ */
+const NOT_SENT_ERROR_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EHOSTDOWN",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/**
+ * True when an attempt's outcome is unknown: the request may have been applied although
+ * no success came back. A reset, a socket error or a timeout after the request could have
+ * left (our per-attempt timeout included); an answer that could not be read (a body cut
+ * mid-way, the SDK's `PARSE_ERROR`, Node's `HPE_*` parser errors: the store answered, so it
+ * had the request); and 500/502/504 answers (500 OperationTimedOut: "the operation may or
+ * may not have succeeded"). 503 ServerBusy, 429 and 408 say the request was not processed;
+ * a connection that never opened cannot have carried it.
+ */
+export function isUnknownOutcome(result: AttemptResult): boolean {
+  const cls = result.outcomeClass;
+  if (cls !== "transient" && cls !== "timeout") return false;
+  // A 2xx whose body could not be read (runAttempt): the store answered, so it had the request.
+  if (result.errorCode === "PARSE_ERROR") return true;
+  if (result.status !== undefined) return result.status === 500 || result.status === 502 || result.status === 504;
+  const code = errorCodeOf(result.error);
+  return code === undefined || !NOT_SENT_ERROR_CODES.has(code);
+}

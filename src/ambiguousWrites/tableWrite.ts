@@ -1,0 +1,58 @@
+import type { PipelineRequest } from "@azure/core-rest-pipeline";
+import { parseAccountAndPath } from "../partition/parseAccountAndPath.js";
+import { parseTableSegment } from "../partition/parseTableSegment.js";
+import { isWriteMethod } from "./isWriteMethod.js";
+import { parseJsonObject } from "./parseJsonObject.js";
+
+/** What a Tables write does, as far as settling an ambiguous outcome goes. */
+export type TableWriteKind = "insert" | "replace" | "merge" | "delete" | "upsert" | "batch";
+
+/** A Tables write request, taken apart (pure: no I/O). */
+export interface TableWrite {
+  kind: TableWriteKind;
+  /** The `operation` label of the metric (`insert_entity`, `update_entity`, `delete_entity`, `upsert_entity`, `batch`). */
+  operation: "insert_entity" | "update_entity" | "delete_entity" | "upsert_entity" | "batch";
+  /** The entity's keys, when the request names one entity. */
+  partitionKey?: string;
+  rowKey?: string;
+  /** The `If-Match` value; undefined for inserts and upserts. */
+  ifMatch?: string;
+}
+
+/**
+ * Describes a Tables entity write, or returns undefined for anything else (reads, table
+ * operations, ACLs, other services' URLs that do not parse as Tables addresses).
+ * `body` is needed for inserts, whose keys are in the body.
+ */
+export function describeTableWrite(request: Pick<PipelineRequest, "method" | "url" | "headers">, body: string | undefined): TableWrite | undefined {
+  const method = request.method.toUpperCase();
+  if (!isWriteMethod(method)) return undefined;
+  const parts = parseAccountAndPath(request.url);
+  if (parts === undefined || parts.pathSegments.length !== 1) return undefined;
+  const segment = parseTableSegment(parts.pathSegments[0] as string);
+  if (segment === undefined || segment.name === "" || segment.name === "Tables") return undefined;
+  if (segment.name === "$batch") return method === "POST" ? { kind: "batch", operation: "batch" } : undefined;
+  const partitionKey = segment.keys.get("PartitionKey");
+  const rowKey = segment.keys.get("RowKey");
+  const ifMatch = request.headers.get("if-match") ?? undefined;
+  if (!segment.hasParentheses) {
+    if (method !== "POST" || request.url.includes("comp=")) return undefined;
+    const keys = entityKeysFromBody(body);
+    return keys === undefined ? undefined : { kind: "insert", operation: "insert_entity", ...keys };
+  }
+  if (partitionKey === undefined || rowKey === undefined) return undefined;
+  const keys = { partitionKey, rowKey };
+  const tunnelled = (request.headers.get("x-http-method") ?? "").toUpperCase();
+  const verb = method === "POST" && tunnelled !== "" ? tunnelled : method;
+  if (verb === "DELETE") return { kind: "delete", operation: "delete_entity", ...keys, ifMatch };
+  if (verb !== "PUT" && verb !== "PATCH" && verb !== "MERGE") return undefined;
+  if (ifMatch === undefined) return { kind: "upsert", operation: "upsert_entity", ...keys };
+  return { kind: verb === "PUT" ? "replace" : "merge", operation: "update_entity", ...keys, ifMatch };
+}
+
+function entityKeysFromBody(body: string | undefined): { partitionKey: string; rowKey: string } | undefined {
+  const entity = parseJsonObject(body);
+  if (entity === undefined) return undefined;
+  const { PartitionKey: partitionKey, RowKey: rowKey } = entity;
+  return typeof partitionKey === "string" && typeof rowKey === "string" ? { partitionKey, rowKey } : undefined;
+}

@@ -1,0 +1,79 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { installResilience, type ResilienceHandle } from "../../src/index.js";
+import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
+
+// Issue 15 end to end: a real TableClient, real Azurite, the simulator holding one partition
+// to a rate (a *hot* partition: it keeps serving at capacity and answers 503 ServerBusy for
+// the excess). Open loop: operations start on schedule whatever the others are doing.
+
+const env = withTableSimulator({ seed: 15 });
+const DURATION_IN_MS = 4_000;
+const HOT_OPS_PER_SECOND = 100;
+const COOL_OPS_PER_SECOND = 100;
+const HOT_CAPACITY_PER_SECOND = 50;
+const COOL = Array.from({ length: 9 }, (_, i) => `cool${i}`);
+
+let handle: ResilienceHandle | undefined;
+afterEach(() => {
+  handle?.dispose();
+  env.simulator.clearFaults();
+});
+
+interface Outcome {
+  partition: string;
+  ok: boolean;
+  doneAt: number;
+}
+
+describe("a hot partition, with installResilience defaults", () => {
+  it("is served at its capacity: nearly every operation succeeds, few attempts are throttled, the others are untouched", async () => {
+    const table = uniqueTableName("hot");
+    await env.directTableClient(table).createTable();
+    const client = env.tableClient(table);
+    handle = installResilience(client);
+    env.simulator.addFault({ name: "hot", kind: "throttle", match: { partition: "hot" }, ratePerSecond: HOT_CAPACITY_PER_SECOND });
+    env.simulator.resetRecords();
+
+    const started = Date.now();
+    const operations: Array<Promise<Outcome>> = [];
+    const schedule = (partition: string, atInMs: number, n: number): void => {
+      operations.push(
+        (async () => {
+          await new Promise((resolve) => setTimeout(resolve, atInMs));
+          const ok = await client.upsertEntity({ partitionKey: partition, rowKey: `r${n}`, n }).then(
+            () => true,
+            () => false,
+          );
+          return { partition, ok, doneAt: Date.now() - started };
+        })(),
+      );
+    };
+    const hotOps = (HOT_OPS_PER_SECOND * DURATION_IN_MS) / 1000;
+    const coolOps = (COOL_OPS_PER_SECOND * DURATION_IN_MS) / 1000;
+    for (let i = 0; i < hotOps; i++) schedule("hot", (i * 1000) / HOT_OPS_PER_SECOND, i);
+    for (let i = 0; i < coolOps; i++) schedule(COOL[i % COOL.length] as string, (i * 1000) / COOL_OPS_PER_SECOND, i);
+    const outcomes = await Promise.all(operations);
+
+    const hot = outcomes.filter((o) => o.partition === "hot");
+    const cool = outcomes.filter((o) => o.partition !== "hot");
+    const hotAttempts = env.simulator.count({ partition: "hot" });
+    const hotThrottled = env.simulator.count({ partition: "hot", fault: "throttle" });
+    const lastHotDoneAt = Math.max(...hot.map((o) => o.doneAt));
+    const coolAttempts = COOL.reduce((sum, pk) => sum + env.simulator.count({ partition: pk }), 0);
+    const summary = { hotOk: hot.filter((o) => o.ok).length, hotOps, hotAttempts, hotThrottled, lastHotDoneAt, coolOk: cool.filter((o) => o.ok).length, coolAttempts };
+    console.log("hot partition:", JSON.stringify(summary));
+
+    expect(summary.hotOk).toBeGreaterThanOrEqual(0.98 * hotOps);
+    expect(hotAttempts).toBeLessThanOrEqual(1.3 * hotOps);
+    expect(hotThrottled).toBeLessThanOrEqual(0.2 * hotAttempts);
+    // All of them served at capacity would take hotOps / capacity seconds; allow twice that.
+    expect(lastHotDoneAt).toBeLessThanOrEqual(2 * (hotOps / HOT_CAPACITY_PER_SECOND) * 1000);
+    expect(summary.coolOk).toBe(coolOps);
+    // The other partitions were neither paced nor retried: one attempt per operation.
+    expect(coolAttempts).toBe(coolOps);
+    const paced = handle.circuitBreaker?.pacedScopes().map((p) => p.scope) ?? [];
+    expect(paced).toEqual([expect.stringMatching(/\|hot$/)]);
+    // Served at capacity, never taken for a partition that serves nothing.
+    expect(handle.circuitBreaker?.openScopes()).toEqual([]);
+  });
+});
