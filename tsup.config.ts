@@ -1,27 +1,30 @@
-import { existsSync } from "node:fs";
 import { defineConfig } from "tsup";
 
-// The CLI entry is built once it exists: tsup skips the whole ESM build (the library
-// included) over one missing entry. test/packaging checks that `bin` points at a built file.
-const cliEntry: Record<string, string> = existsSync("src/cli/main.ts") ? { "cli/main": "src/cli/main.ts" } : {};
+// The package's two entry points; the CLI (tools/cli) is built beside them for `bin`.
+const LIBRARY_ENTRIES = { index: "src/index.ts", "testing/index": "src/testing/index.ts" };
 
 // One bundle per format keeps the ESM and CommonJS builds identical in behaviour;
 // tsup writes the .d.ts and .d.cts files the exports map points at.
 export default defineConfig([
   {
-    entry: { index: "src/index.ts", ...cliEntry },
+    entry: { ...LIBRARY_ENTRIES, "cli/main": "tools/cli/main.ts" },
     format: ["esm"],
     outDir: "dist/esm",
-    dts: { entry: { index: "src/index.ts" } },
+    dts: { entry: LIBRARY_ENTRIES },
+    // The CLI imports the package by name, as users do: at run time that resolves to this
+    // build's own entry points (package self-reference), not to a second bundled copy.
+    external: ["azure-storage-resilience", "azure-storage-resilience/testing"],
     sourcemap: true,
     clean: true,
     target: "node22",
   },
   {
-    entry: { index: "src/index.ts" },
+    entry: LIBRARY_ENTRIES,
     format: ["cjs"],
     outDir: "dist/cjs",
     dts: true,
+    // The Azurite launcher finds the azurite package from import.meta.url; tsup shims it in CommonJS.
+    shims: true,
     sourcemap: true,
     clean: true,
     target: "node22",

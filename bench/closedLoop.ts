@@ -1,8 +1,8 @@
 // Benchmark 4: the rebalancing scenario, closed loop. A fixed pool of workers each runs
 // one operation after another; a worker stuck retrying into an offline partition is a
 // worker the healthy partitions do not get (head-of-line blocking).
-import { DEVSTORE_ACCOUNT_NAME } from "../src/azurite/devstoreAccount.js";
-import { binCounts, round } from "./stats.js";
+import { DEVSTORE_ACCOUNT_NAME } from "azure-storage-resilience/testing";
+import { binCounts, round } from "../tools/report/stats.js";
 import { CONFIGURATION_IDS, CONFIGURATION_LABELS, createConfiguration, type ConfigurationId } from "./tableConfigurations.js";
 import {
   addFaults,

@@ -12,10 +12,10 @@ import {
 } from "@azure/core-rest-pipeline";
 import { Registry } from "prom-client";
 import { installResilience } from "../src/index.js";
-import { DEVSTORE_ACCOUNT_NAME } from "../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_NAME } from "azure-storage-resilience/testing";
 import { createCockatielWiring } from "./cockatielWiring.js";
 import { heapUsedInMb } from "./gc.js";
-import { round } from "./stats.js";
+import { round } from "../tools/report/stats.js";
 
 export interface ManyPartitionsSettings {
   /** Distinct partition scopes sent, one request each. */

@@ -12,8 +12,8 @@ import {
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { Registry } from "prom-client";
 import { installResilience, type ResilienceHandle } from "../src/index.js";
-import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../src/azurite/devstoreAccount.js";
-import { median, percentile, round } from "./stats.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "azure-storage-resilience/testing";
+import { median, percentile, round } from "../tools/report/stats.js";
 
 /** How much work each part of the overhead benchmark does. */
 export interface OverheadSettings {
@@ -333,10 +333,10 @@ function summarize(
         label: v.label,
         breaker: v.breaker,
         metrics: v.metrics,
-        nsPerRequest: round(median(mine), digits),
-        ratio: round(median(ratios), 3),
-        ratioP25: round(percentile(ratios, 25), 3),
-        ratioP75: round(percentile(ratios, 75), 3),
+        nsPerRequest: round(median(mine) ?? Number.NaN, digits),
+        ratio: round(median(ratios) ?? Number.NaN, 3),
+        ratioP25: round(percentile(ratios, 25) ?? Number.NaN, 3),
+        ratioP75: round(percentile(ratios, 75) ?? Number.NaN, 3),
       };
     }),
   };

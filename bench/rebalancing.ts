@@ -1,8 +1,9 @@
 // Benchmark 2: the rebalancing scenario, open loop. Every configuration gets the same
 // operations at the same scheduled times and the same fault timeline; each operation
 // starts at its time whatever the others are doing, and its latency counts from then.
-import { DEVSTORE_ACCOUNT_NAME } from "../src/azurite/devstoreAccount.js";
-import { binCounts, percentile, round, sleep } from "./stats.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { DEVSTORE_ACCOUNT_NAME } from "azure-storage-resilience/testing";
+import { binCounts, percentile, round } from "../tools/report/stats.js";
 import { CONFIGURATION_IDS, CONFIGURATION_LABELS, createConfiguration, type ConfigurationId } from "./tableConfigurations.js";
 import {
   addFaults,
@@ -233,9 +234,9 @@ function summarize(
     refusedOperations: outcomes.length - possible.length,
     failedButStored,
     succeededButMissing,
-    p50InMs: round(percentile(possible.map(latency), 50), 1),
-    p99InMs: round(percentile(possible.map(latency), 99), 1),
-    healthyP99DuringOutageInMs: round(percentile(healthyDuring.map(latency), 99), 1),
+    p50InMs: round(percentile(possible.map(latency), 50) ?? Number.NaN, 1),
+    p99InMs: round(percentile(possible.map(latency), 99) ?? Number.NaN, 1),
+    healthyP99DuringOutageInMs: round(percentile(healthyDuring.map(latency), 99) ?? Number.NaN, 1),
     failures,
     abandoned,
     elapsedInMs: Math.round(elapsedInMs),

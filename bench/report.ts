@@ -6,7 +6,7 @@ import type { MachineInfo } from "./machine.js";
 import type { ManyPartitionsResult } from "./manyPartitions.js";
 import type { Comparison, OverheadResult } from "./overhead.js";
 import type { RebalancingFigures, RebalancingResult } from "./rebalancing.js";
-import { renderChart, type Band } from "./svgChart.js";
+import { panelChart, type Band } from "../tools/report/panelChart.js";
 import { CONFIGURATION_LABELS, type ConfigurationId } from "./tableConfigurations.js";
 import { healthyPartitions, outageWindow, type FaultTimeline } from "./workload.js";
 
@@ -277,7 +277,7 @@ function bands(t: FaultTimeline): Band[] {
 
 function rebalancingChart(r: RebalancingResult): string {
   const bin = r.settings.binInMs;
-  return renderChart({
+  return panelChart({
     title: "Rebalancing, open loop: attempts and successes per configuration",
     binInMs: bin,
     yLabel: `per ${bin} ms`,
@@ -296,7 +296,7 @@ function rebalancingChart(r: RebalancingResult): string {
 function closedLoopChart(c: ClosedLoopResult): string {
   const window = outageWindow(c.settings);
   const bin = c.settings.binInMs;
-  return renderChart({
+  return panelChart({
     title: `Closed loop (${c.settings.workers} workers): healthy partitions' successes per configuration`,
     binInMs: bin,
     yLabel: `healthy successes per ${bin} ms`,

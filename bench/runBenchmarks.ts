@@ -1,5 +1,5 @@
 // Runs the benchmarks in one process, against one Azurite, and returns their results.
-import { startAzurite } from "../src/azurite/startAzurite.js";
+import { startAzurite } from "azure-storage-resilience/testing";
 import { FULL_CLOSED_LOOP_SETTINGS, runClosedLoop, SMOKE_CLOSED_LOOP_SETTINGS } from "./closedLoop.js";
 import { machineInfo } from "./machine.js";
 import { FULL_MANY_PARTITIONS_SETTINGS, runManyPartitions, SMOKE_MANY_PARTITIONS_SETTINGS } from "./manyPartitions.js";

@@ -2,7 +2,7 @@
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { Registry } from "prom-client";
 import { installResilience } from "../src/index.js";
-import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "azure-storage-resilience/testing";
 import { createCockatielWiring } from "./cockatielWiring.js";
 
 /** The configurations, in the order the tables list them. */

@@ -3,8 +3,8 @@
 import type { TableClient } from "@azure/data-tables";
 import { isRestError } from "@azure/core-rest-pipeline";
 import { isBrokenCircuitError, isTaskCancelledError } from "cockatiel";
-import { startRebalancingSimulator, type RebalancingSimulator } from "../src/simulator/rebalancingSimulator.js";
-import { mulberry32 } from "../src/simulator/mulberry32.js";
+import { startRebalancingSimulator, type RebalancingSimulator } from "azure-storage-resilience/testing";
+import { mulberry32 } from "../tools/load/mulberry32.js";
 import type { TableConfiguration } from "./tableConfigurations.js";
 import { tableClient } from "./tableConfigurations.js";
 

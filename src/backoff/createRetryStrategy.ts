@@ -2,7 +2,8 @@ import { exponentialBackoff, type ExponentialBackoffOptions } from "./exponentia
 import { fixedBackoff, type FixedBackoffOptions } from "./fixedBackoff.js";
 import { noRetry } from "./noRetry.js";
 import type { RetryStrategy } from "./retryStrategy.js";
-import { describe, validateChoiceOption } from "../validation/validateNumberOption.js";
+import { describeValue } from "../validation/describeValue.js";
+import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 
 /** A strategy described by name and numbers, as it would sit in a configuration file. */
 export type RetryStrategyConfig =
@@ -29,7 +30,7 @@ export function isRetryStrategy(value: unknown): value is RetryStrategy {
 export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig, name = "retry"): RetryStrategy {
   if (isRetryStrategy(config)) return config;
   if (typeof config !== "object" || config === null) {
-    throw new TypeError(`${name} must be a retry strategy or { strategy: "none" | "fixed" | "exponential", ... }; got ${describe(config)}.`);
+    throw new TypeError(`${name} must be a retry strategy or { strategy: "none" | "fixed" | "exponential", ... }; got ${describeValue(config)}.`);
   }
   const { strategy, ...numbers } = config as { strategy: unknown } & Record<string, unknown>;
   switch (validateChoiceOption(`${name}.strategy`, strategy, ["none", "fixed", "exponential"] as const)) {

@@ -1,5 +1,9 @@
 import { checkRetryNumber, type RandomSource, type RetryStrategy } from "./retryStrategy.js";
-import { DAY_IN_MS, optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
+import { optionalNumberOption } from "../validation/validateNumberOption.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 
 /** Options of {@link exponentialBackoff}; the letters are those of the storage guidance's formula. */
 export interface ExponentialBackoffOptions {
@@ -13,7 +17,7 @@ export interface ExponentialBackoffOptions {
   maxDelayInMs?: number;
   /** `j`, the random variance: `z` is drawn from [(1-j)z, (1+j)z]. In [0, 1). Defaults to 0.2 (±20 %). */
   jitter?: number;
-  /** Uniform random source in [0, 1]. Defaults to `Math.random`; tests pin it. */
+  /** Uniform random source in [0, 1]; answers outside it are clamped (NaN reads as 0.5). Defaults to `Math.random`; tests pin it. */
   random?: RandomSource;
 }
 
@@ -47,8 +51,7 @@ export function exponentialBackoff(options: ExponentialBackoffOptions = {}): Ret
     throw new RangeError(`minDelayInMs (${min}) must not exceed maxDelayInMs (${max}).`);
   }
   const jitter = optionalNumberOption("jitter", options.jitter, d.jitter, { max: 0.999_999 });
-  const random = options.random === undefined ? Math.random : options.random;
-  if (typeof random !== "function") throw new TypeError("random must be a function returning a number in [0, 1].");
+  const random = resolveRandomSource("random", options.random);
 
   return {
     kind: "exponential",
@@ -69,7 +72,7 @@ export function exponentialDelayInMs(
   retryNumber: number,
   p: { base: number; min: number; max: number; jitter: number; randomValue: number },
 ): number {
-  const r = Number.isFinite(p.randomValue) ? Math.min(1, Math.max(0, p.randomValue)) : 0.5;
+  const r = clampUnitRandom(p.randomValue);
   const factor = p.base * (1 - p.jitter + 2 * p.jitter * r);
   // 2^x overflows to Infinity past x = 1023; the wait is capped long before that anyway.
   const growth = retryNumber >= 64 ? Infinity : 2 ** retryNumber - 1;

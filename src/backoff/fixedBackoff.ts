@@ -1,5 +1,8 @@
 import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
-import { DAY_IN_MS, optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
+import { optionalNumberOption } from "../validation/validateNumberOption.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 
 /** Options of {@link fixedBackoff}. */
 export interface FixedBackoffOptions {

@@ -20,6 +20,8 @@ export class Circuit {
   lastSuccessAt: number;
   /** A half-open circuit lets one probe through; true while it is out. */
   probeOut = false;
+  /** When the probe out was admitted. */
+  probeAdmittedAt = 0;
 
   constructor(now: number) {
     this.lastSuccessAt = now;
@@ -29,8 +31,11 @@ export class Circuit {
   admits(now: number, resetTimeoutInMs: number): boolean {
     if (this.state === "open" && now - this.openedAt >= resetTimeoutInMs) this.state = "half_open";
     if (this.state === "closed") return true;
-    if (this.state === "half_open" && !this.probeOut) {
+    // A probe unreported for a reset period was admitted but never sent (its operation ended first: retry
+    // budget spent, aborted while paced) or is lost: let another go, or the circuit would refuse for ever.
+    if (this.state === "half_open" && (!this.probeOut || now - this.probeAdmittedAt >= resetTimeoutInMs)) {
       this.probeOut = true;
+      this.probeAdmittedAt = now;
       return true;
     }
     return false;

@@ -1,6 +1,7 @@
-import type { RequestAddress } from "../address/requestAddress.js";
+import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { logger } from "../logging/logger.js";
 import type { StorageService } from "../partition/partitionScope.js";
+import { AccountPacing } from "../flow/accountPacing.js";
 import { Pacer } from "../flow/pacer.js";
 import type { AttemptGate, Admission, SendAdmission } from "../policies/attemptGate.js";
 import { SEND_NOW } from "../policies/attemptGate.js";
@@ -44,6 +45,8 @@ export interface PartitionBreaker extends AttemptGate, CircuitStateSource {
 /** While a probe is in flight, waiters ask again after this fraction of the reset period: gently, but soon after it closes. */
 const HALF_OPEN_POLL_DIVISOR = 10;
 const MIN_HALF_OPEN_POLL_IN_MS = 10;
+/** Accounts whose throttling is watched at once: a client talks to one, a few at most. */
+const MAX_ACCOUNTS = 64;
 
 /** What the breaker remembers about a scope that had trouble. */
 interface ScopeState {
@@ -98,7 +101,26 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       halfOpenKeys.delete(key);
     },
   });
+  /** Accounts that answered throttled lately (see AccountPacing), least recently used first. */
+  const accounts = new Map<string, AccountPacing>();
   let disposed = false;
+
+  const accountOf = (address: RequestAddress, create: boolean, at: number): AccountPacing | undefined => {
+    const scope = address.scope;
+    if (scope === undefined || (!create && accounts.size === 0)) return undefined;
+    const key = `${scope.service}|${scope.account}`;
+    let account = accounts.get(key);
+    if (account !== undefined && !create && account.idle(at)) {
+      accounts.delete(key);
+      return undefined;
+    }
+    if (account === undefined && create && o.pacing !== undefined) {
+      account = new AccountPacing(at, o.pacing);
+      accounts.set(key, account);
+      if (accounts.size > MAX_ACCOUNTS) accounts.delete(accounts.keys().next().value as string);
+    }
+    return account;
+  };
 
   const announce = (state: ScopeState, from: CircuitState): void => {
     const to = state.circuit.state;
@@ -129,8 +151,18 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     }
   };
 
+  // The key an operation's address maps to when it is not the address's own (a user getScope, or this
+  // breaker's service where the policy gave none, as for Azurite's path-style URLs): read once per operation.
+  const ownKeys = new WeakMap<RequestAddress, string | undefined>();
   const scopeKeyOf = (address: RequestAddress): string | undefined => {
-    if (o.getScope === undefined) return address.scopeKey;
+    if (o.getScope === undefined && (o.service === undefined || address.service === o.service)) return address.scopeKey;
+    if (ownKeys.has(address)) return ownKeys.get(address);
+    const key = readOwnKey(address);
+    ownKeys.set(address, key);
+    return key;
+  };
+  const readOwnKey = (address: RequestAddress): string | undefined => {
+    if (o.getScope === undefined) return readRequestAddress(address.request, o.service).scopeKey;
     try {
       const key = o.getScope(address.request);
       return typeof key === "string" ? key : undefined;
@@ -141,11 +173,11 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   };
 
   const admit = (address: RequestAddress, remainingInMs: number): Admission => {
-    if (disposed || registry.size() === 0) return SEND_NOW;
+    if (disposed || (registry.size() === 0 && accounts.size === 0)) return SEND_NOW;
+    const at = now();
     const key = scopeKeyOf(address);
     const state = key === undefined ? undefined : registry.touch(key);
-    if (state === undefined) return SEND_NOW;
-    const at = now();
+    if (state === undefined) return admitToAccount(address, at, remainingInMs, 0, key);
     const { circuit } = state;
     const before = circuit.state;
     const admitted = circuit.admits(at, o.resetTimeoutInMs);
@@ -153,36 +185,49 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     if (!admitted) {
       return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at, o.resetTimeoutInMs, halfOpenPollInMs) };
     }
-    if (state.pacer === undefined) return SEND_NOW;
-    const slot = state.pacer.reserve(at, remainingInMs);
+    const slot = state.pacer === undefined ? 0 : state.pacer.reserve(at, remainingInMs);
     if (typeof slot !== "number") {
       circuit.probeOut = false;
       return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
     }
+    return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer !== undefined);
+  };
+
+  /** The account's slot too, when the account is paced; the attempt waits for the later of the two. */
+  const admitToAccount = (address: RequestAddress, at: number, remainingInMs: number, scopeDelayInMs: number, scope: string | undefined, paced = false): Admission => {
+    const accountPacer = accountOf(address, false, at)?.pacer;
+    const accountSlot = accountPacer === undefined ? 0 : accountPacer.reserve(at, remainingInMs);
+    if (typeof accountSlot !== "number") {
+      return { decision: "refuse", reason: "paced", scope: scope ?? "account", retryAfterInMs: accountSlot.refusedFor };
+    }
+    if (!paced && accountPacer === undefined) return SEND_NOW;
     const ticket: PacedTicket = { reservedAt: at };
-    return { decision: "send", delayInMs: slot, ticket };
+    return { decision: "send", delayInMs: Math.max(scopeDelayInMs, accountSlot), ticket };
   };
 
   const record = (address: RequestAddress, admission: SendAdmission, result: AttemptResult): void => {
     if (disposed) return;
     const cls = result.outcomeClass;
     const failed = isRebalancingOutcome(cls);
-    if (!failed && registry.size() === 0) return;
+    if (!failed && registry.size() === 0 && accounts.size === 0) return;
+    const at = now();
+    const reservedAt = (admission.ticket as PacedTicket | undefined)?.reservedAt ?? -Infinity;
+    const throttled = o.pacing !== undefined && (cls === "throttled" || cls === "timeout");
     const key = scopeKeyOf(address);
+    if (throttled) accountOf(address, true, at)?.throttled(key ?? "", reservedAt, at);
+    else if (!failed && cls !== "aborted") accountOf(address, false, at)?.served(at);
     if (key === undefined) return;
     const state = failed ? (registry.touch(key) ?? addState(key, address)) : registry.peek(key);
     if (state === undefined) return;
-    const at = now();
     const before = state.circuit.state;
     state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at, o.consecutiveFailures);
     announce(state, before);
     if (!failed) return;
     state.lastFailureAt = at;
-    if (o.pacing === undefined || (cls !== "throttled" && cls !== "timeout")) return;
+    if (!throttled || o.pacing === undefined) return;
     state.lastThrottleAt = at;
     state.pacer ??= new Pacer(at, o.pacing);
     // An attempt admitted before the scope had a pacer counts as reserved before any cut.
-    const reservedAt = (admission.ticket as PacedTicket | undefined)?.reservedAt ?? -Infinity;
     if (state.pacer.rate.throttled(reservedAt, at)) {
       logger.info(`Partition scope "${state.key}" is throttled: pacing it at ${state.pacer.rate.rateAt(at).toFixed(1)} attempts/s.`);
     }
@@ -192,7 +237,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const at = now();
     const state: ScopeState = {
       key,
-      service: address.service ?? "table",
+      service: address.service ?? o.service ?? "table",
       circuit: new Circuit(at),
       pacer: undefined,
       lastFailureAt: at,
@@ -259,6 +304,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       if (disposed) return;
       disposed = true;
       registry.clear();
+      accounts.clear();
       listeners.clear();
     },
   };

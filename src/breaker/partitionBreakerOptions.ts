@@ -1,13 +1,11 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { resolvePacingOptions, type PacingOptions, type ResolvedPacingOptions } from "../flow/pacingOptions.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
-import {
-  DAY_IN_MS,
-  optionalNumberOption,
-  rejectUnknownKeys,
-  validateChoiceOption,
-  validateObjectOption,
-} from "../validation/validateNumberOption.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
+import { optionalNumberOption } from "../validation/validateNumberOption.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 
 /**
  * What an attempt meets when its partition cannot take it now (circuit open, or paced with
@@ -101,7 +99,8 @@ export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions 
   validateObjectOption("circuitBreaker options", options);
   rejectUnknownKeys("circuitBreaker options", options, KNOWN_KEYS);
   const d = DEFAULT_PARTITION_BREAKER_OPTIONS;
-  const mode = validateChoiceOption("mode", options.mode ?? d.mode, PARTITION_BREAKER_MODES);
+  // `=== undefined`, not `??`: null is a mistake to name, not "the default".
+  const mode = validateChoiceOption("mode", options.mode === undefined ? d.mode : options.mode, PARTITION_BREAKER_MODES);
   const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
   if (options.getScope !== undefined && typeof options.getScope !== "function") {
     throw new TypeError("getScope must be a function (request) => string | undefined.");

@@ -1,4 +1,6 @@
-import { optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+import { optionalNumberOption } from "../validation/validateNumberOption.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 
 /** Options of {@link createRetryBudget}. Every one is optional. */
 export interface RetryBudgetOptions {

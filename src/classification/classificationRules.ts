@@ -1,7 +1,9 @@
 import type { AttemptOutcome } from "./classify.js";
 import type { OutcomeClass } from "./outcomeClass.js";
 import { OUTCOME_CLASSES } from "./outcomeClass.js";
-import { rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { describeValue } from "../validation/describeValue.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 
 /**
  * How users extend or override the built-in classification table.
@@ -78,7 +80,7 @@ export function applyClassificationRules(
     const override = rules.classify(outcome, result);
     if (override !== undefined) {
       if (!OUTCOME_CLASSES.includes(override)) {
-        throw new TypeError(`classification.classify returned ${JSON.stringify(override)}, which is not an outcome class.`);
+        throw new TypeError(`classification.classify returned ${describeValue(override)}, which is not an outcome class.`);
       }
       result = override;
     }

@@ -1,4 +1,6 @@
-import { optionalNumberOption, rejectUnknownKeys } from "../validation/validateNumberOption.js";
+import { describeValue as describe } from "../validation/describeValue.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { optionalNumberOption } from "../validation/validateNumberOption.js";
 import type { SendRateSettings } from "./sendRate.js";
 
 /**
@@ -32,7 +34,7 @@ export function resolvePacingOptions(option: unknown, name = "pacing"): Resolved
   if (option === false) return undefined;
   if (option === undefined) return { ...DEFAULT_PACING_OPTIONS };
   if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`${name} must be false or an options object; got ${option === null ? "null" : typeof option}.`);
+    throw new TypeError(`${name} must be false or an options object; got ${describe(option)}.`);
   }
   rejectUnknownKeys(name, option, Object.keys(DEFAULT_PACING_OPTIONS));
   const given = option as PacingOptions;

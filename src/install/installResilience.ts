@@ -18,23 +18,34 @@ import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
 import type { RetryObserver } from "../policies/retryEvents.js";
 import { SERVICE_PRESETS } from "../presets/servicePresets.js";
 import { createRetryLogObserver } from "../logging/retryLogObserver.js";
-import { describe, rejectUnknownKeys, validateChoiceOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import { describeValue } from "../validation/describeValue.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { detectService } from "./detectService.js";
 import { findPipeline } from "./findPipeline.js";
 import { STORAGE_SERVICES, type StorageService } from "./storageService.js";
 
 /** Options of {@link installResilience}. Every one is optional; defaults come from the service's preset. */
 export interface InstallResilienceOptions {
-  /** The service behind the client. Detected from the endpoint or client class when omitted. */
+  /**
+   * The service behind the client. Detected from the endpoint or client class when omitted;
+   * when given, it must match what they tell (a TypeError names both otherwise).
+   */
   service?: StorageService;
   /**
    * The backoff strategy: an object (`exponentialBackoff(...)`), or a config by name. Numbers
    * missing from an `"exponential"` config come from the service preset.
    */
   retry?: RetryStrategy | RetryStrategyConfig;
-  /** Overall deadline per operation, retries included; `Infinity` for none. Preset default: 60000 (table, queue), 300000 (blob). */
+  /**
+   * Overall deadline per operation, retries included; `Infinity` for none. It ends when the
+   * response headers arrive: a streamed body (a blob download) is not bounded by it; bound
+   * it with `addAbortSignal(AbortSignal.timeout(ms), response.readableStreamBody)` (docs/retry.md).
+   * Preset default: 60000 (table, queue), 300000 (blob).
+   */
   maxElapsedInMs?: number;
-  /** Client-side timeout per attempt, classified `timeout` and retried; 0 for none. Preset default: 30000 (table, queue), 0 (blob). */
+  /** Client-side timeout per attempt up to its response headers, classified `timeout` and retried; 0 for none. Preset default: 30000 (table, queue), 0 (blob). */
   tryTimeoutInMs?: number;
   /** Longest `Retry-After` honoured. Defaults to the strategy's maximum delay. */
   maxRetryAfterInMs?: number;
@@ -197,8 +208,18 @@ function withPackageObservers(
 }
 
 function resolveService(target: unknown, service: unknown): StorageService {
-  if (service !== undefined) return validateChoiceOption("service", service, STORAGE_SERVICES);
   const detected = detectService(target);
+  if (service !== undefined) {
+    const chosen = validateChoiceOption("service", service, STORAGE_SERVICES);
+    // A wrong service would scope, label and retry every request by the wrong rules, silently.
+    if (detected !== undefined && detected !== chosen) {
+      throw new TypeError(
+        `options.service is "${chosen}", but the target is a ${detected} client (from its endpoint or class); ` +
+          `pass service: "${detected}" or leave it out.`,
+      );
+    }
+    return chosen;
+  }
   if (detected === undefined) {
     throw new TypeError(
       'options.service is required: the target\'s endpoint and type do not tell which service it is ("table", "blob" or "queue").',
@@ -224,7 +245,7 @@ function createCircuitBreaker(option: unknown, service: StorageService): Partiti
   if (option === false) return undefined;
   if (option === undefined) return createPartitionBreaker({ service });
   if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`circuitBreaker must be an options object or false; got ${describe(option)}.`);
+    throw new TypeError(`circuitBreaker must be an options object or false; got ${describeValue(option)}.`);
   }
   return createPartitionBreaker({ service, ...(option as PartitionBreakerOptions) });
 }

@@ -1,9 +1,13 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
-import type { StorageService } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import type { RetryObserver } from "../policies/retryEvents.js";
 import { formatLogFields } from "./formatLogFields.js";
 import { logger } from "./logger.js";
+import { safeErrorCode } from "./safeErrorCode.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 
 /** Options of {@link createRetryLogObserver}. */
 export interface RetryLogObserverOptions {
@@ -22,11 +26,14 @@ export interface RetryLogObserverOptions {
  *
  * It never logs URLs, query strings (SAS signatures), headers or bodies: the operation is
  * a fixed name and the scope is `service|account|container-or-table-or-queue|partition`,
- * read from the path. `installResilience` adds one to every installation; add it yourself
+ * read from the path. The server's `errorCode` is logged only when it looks like one
+ * (`safeErrorCode`), else as `<unrecognised>`. `installResilience` adds one to every installation; add it yourself
  * when you put `resilientRetryPolicy` in a pipeline by hand.
  */
 export function createRetryLogObserver(options: RetryLogObserverOptions = {}): RetryObserver {
-  const service = options.service;
+  validateObjectOption("createRetryLogObserver options", options);
+  rejectUnknownKeys("createRetryLogObserver options", options, ["service"]);
+  const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
   return {
     onRetry(event) {
       if (!logger.info.enabled) return;
@@ -36,7 +43,7 @@ export function createRetryLogObserver(options: RetryLogObserverOptions = {}): R
           attempt: event.attempt,
           class: event.reason,
           status: event.status,
-          errorCode: event.errorCode,
+          errorCode: safeErrorCode(event.errorCode),
           delayInMs: event.delayInMs,
           delaySource: event.delaySource,
         })}`,

@@ -1,5 +1,6 @@
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../breaker/circuitStateSource.js";
 import { logger } from "../logging/logger.js";
+import { safeErrorCode } from "../logging/safeErrorCode.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import type { CounterChild, GaugeCollector } from "./metricFamily.js";
 import type { StorageMetricFamilies } from "./storageMetricFamilies.js";
@@ -43,7 +44,7 @@ export function createCircuitMetrics(families: Pick<StorageMetricFamilies, "circ
         try {
           counts = source.stateCounts();
         } catch (error) {
-          logger.warning(`A circuit state source threw during a metrics scrape and was skipped: ${(error as Error)?.name ?? "error"}`);
+          logger.warning(`A circuit state source threw during a metrics scrape and was skipped: ${safeErrorCode((error as Error | undefined)?.name) ?? "error"}`);
           return;
         }
         for (const state of CIRCUIT_STATES) emit({ service, state }, counts[state] ?? 0);

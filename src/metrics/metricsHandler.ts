@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { register, type Registry, type RegistryContentType } from "prom-client";
 import { logger } from "../logging/logger.js";
+import { safeErrorCode } from "../logging/safeErrorCode.js";
 
 /** A `node:http` request listener; Express and Connect accept it as a route handler too. */
 export type MetricsRequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -27,7 +28,7 @@ export function metricsHandler(registry: Registry<RegistryContentType> = registe
         response.end(request.method === "HEAD" ? undefined : body);
       },
       (error: unknown) => {
-        logger.warning(`Collecting metrics failed: ${(error as Error)?.name ?? "error"}`);
+        logger.warning(`Collecting metrics failed: ${safeErrorCode((error as Error | undefined)?.name) ?? "error"}`);
         if (!response.headersSent) response.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" });
         response.end("Collecting metrics failed\n");
       },

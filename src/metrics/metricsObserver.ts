@@ -9,6 +9,7 @@ import type { CounterChild, CounterFamily, HistogramChild } from "./metricFamily
 import { OPERATION_OUTCOMES, THROTTLE_ERROR_CODES, THROTTLE_STATUSES, type OperationOutcome } from "./metricNames.js";
 import { resolveMetricsOptions, type MetricsOptions } from "./metricsOptions.js";
 import { storageMetricFamilies, type StorageMetricFamilies } from "./storageMetricFamilies.js";
+import { describeValue } from "../validation/describeValue.js";
 import { OTHER_PARTITION_LABEL, TopScopeLabels } from "./topScopeLabels.js";
 
 /** A {@link RetryObserver} that records the package's Prometheus metrics for one service. */
@@ -77,7 +78,7 @@ const partitionStates = new WeakMap<CounterFamily, Map<StorageService, Partition
  */
 export function createMetricsObserver(service: StorageService, options: MetricsOptions = {}): MetricsObserver {
   if (!STORAGE_SERVICES.includes(service)) {
-    throw new TypeError(`service must be one of ${STORAGE_SERVICES.map((s) => JSON.stringify(s)).join(", ")}; got ${JSON.stringify(service)}.`);
+    throw new TypeError(`service must be one of ${STORAGE_SERVICES.map((s) => JSON.stringify(s)).join(", ")}; got ${describeValue(service)}.`);
   }
   const resolved = resolveMetricsOptions(options);
   const families = storageMetricFamilies(resolved.registry, resolved.prefix, resolved.bucketsInSeconds, resolved.partitionLabel !== undefined);

@@ -1,5 +1,8 @@
 import { register, type Registry, type RegistryContentType } from "prom-client";
-import { rejectUnknownKeys, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { optionalNumberOption, validateNumberOption } from "../validation/validateNumberOption.js";
+import { describeValue } from "../validation/describeValue.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { DEFAULT_METRICS_PREFIX, DEFAULT_SECONDS_BUCKETS } from "./metricNames.js";
 
 /** The opt-in, bounded `partition` label (see docs/metrics.md for its cost). */
@@ -51,13 +54,14 @@ const PREFIX_PATTERN = /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/;
 export function resolveMetricsOptions(options: MetricsOptions = {}): ResolvedMetricsOptions {
   validateObjectOption("metrics", options);
   rejectUnknownKeys("metrics", options, KNOWN_KEYS);
-  const registry = options.registry ?? register;
+  // `=== undefined`, not `??`, throughout: null is a mistake to name, not "the default".
+  const registry = options.registry === undefined ? register : options.registry;
   if (typeof registry?.getSingleMetric !== "function" || typeof registry.registerMetric !== "function") {
-    throw new TypeError("metrics.registry must be a prom-client Registry.");
+    throw new TypeError(`metrics.registry must be a prom-client Registry; got ${describeValue(registry)}.`);
   }
-  const prefix = options.prefix ?? DEFAULT_METRICS_OPTIONS.prefix;
+  const prefix = options.prefix === undefined ? DEFAULT_METRICS_OPTIONS.prefix : options.prefix;
   if (typeof prefix !== "string" || !PREFIX_PATTERN.test(prefix)) {
-    throw new TypeError(`metrics.prefix must match ${PREFIX_PATTERN.source} (a Prometheus metric name prefix); got ${JSON.stringify(prefix)}.`);
+    throw new TypeError(`metrics.prefix must match ${PREFIX_PATTERN.source} (a Prometheus metric name prefix); got ${describeValue(prefix)}.`);
   }
   return {
     registry,
@@ -71,14 +75,15 @@ function resolvePartitionLabel(value: MetricsOptions["partitionLabel"]): Resolve
   if (value === undefined || value === false) return undefined;
   const given = value === true ? {} : validateObjectOption("metrics.partitionLabel", value);
   rejectUnknownKeys("metrics.partitionLabel", given, PARTITION_KEYS);
-  const topN = validateNumberOption("metrics.partitionLabel.topN", given.topN ?? DEFAULT_METRICS_OPTIONS.partitionTopN, {
+  const topN = optionalNumberOption("metrics.partitionLabel.topN", given.topN, DEFAULT_METRICS_OPTIONS.partitionTopN, {
     min: 1,
     max: 1000,
     integer: true,
   });
-  const minThrottles = validateNumberOption(
+  const minThrottles = optionalNumberOption(
     "metrics.partitionLabel.minThrottles",
-    given.minThrottles ?? DEFAULT_METRICS_OPTIONS.partitionMinThrottles,
+    given.minThrottles,
+    DEFAULT_METRICS_OPTIONS.partitionMinThrottles,
     { min: 1, integer: true },
   );
   return { topN, minThrottles };

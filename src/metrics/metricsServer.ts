@@ -1,6 +1,9 @@
 import { createServer } from "node:http";
 import { register, type Registry, type RegistryContentType } from "prom-client";
-import { optionalNumberOption, rejectUnknownKeys, validateObjectOption } from "../validation/validateNumberOption.js";
+import { optionalNumberOption } from "../validation/validateNumberOption.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
+import { describeValue } from "../validation/describeValue.js";
 import { metricsHandler } from "./metricsHandler.js";
 
 /** Options of {@link startMetricsServer}. Every one is optional. */
@@ -28,11 +31,21 @@ export interface MetricsServer {
   readonly url: string;
   /** The port actually bound. */
   readonly port: number;
-  /** Stops listening and closes idle connections. Idempotent. */
+  /**
+   * Stops listening, closes idle connections at once and every other one after a grace
+   * period of 1 s (a scrape in flight may finish; a client that never completes its request
+   * cannot hold shutdown). Idempotent.
+   */
   close(): Promise<void>;
 }
 
 const KNOWN_KEYS = ["port", "host", "registry", "path"];
+/** How long `close()` lets connections with a request under way finish before cutting them. */
+const CLOSE_GRACE_IN_MS = 1_000;
+/** A scrape's headers arrive at once; a client that trickles them is cut off (Node's default is 60 s). */
+const HEADERS_TIMEOUT_IN_MS = 10_000;
+/** The same for a whole request (Node's default is 300 s). */
+const REQUEST_TIMEOUT_IN_MS = 30_000;
 
 /**
  * Starts a small `node:http` server exposing `registry` at `path`, for apps that do not
@@ -47,13 +60,14 @@ export async function startMetricsServer(options: MetricsServerOptions = {}): Pr
   validateObjectOption("options", options);
   rejectUnknownKeys("startMetricsServer options", options, KNOWN_KEYS);
   const port = optionalNumberOption("port", options.port, DEFAULT_METRICS_SERVER_OPTIONS.port, { max: 65_535, integer: true });
-  const host = options.host ?? DEFAULT_METRICS_SERVER_OPTIONS.host;
-  if (typeof host !== "string" || host === "") throw new TypeError(`host must be a non-empty string; got ${typeof host}.`);
-  const path = options.path ?? DEFAULT_METRICS_SERVER_OPTIONS.path;
-  if (typeof path !== "string" || !path.startsWith("/")) throw new TypeError(`path must be a string starting with "/"; got ${JSON.stringify(path)}.`);
-  const handler = metricsHandler(options.registry ?? register);
+  // `=== undefined`, not `??`: null is a mistake to name, not "the default".
+  const host = options.host === undefined ? DEFAULT_METRICS_SERVER_OPTIONS.host : options.host;
+  if (typeof host !== "string" || host === "") throw new TypeError(`host must be a non-empty string; got ${describeValue(host)}.`);
+  const path = options.path === undefined ? DEFAULT_METRICS_SERVER_OPTIONS.path : options.path;
+  if (typeof path !== "string" || !path.startsWith("/")) throw new TypeError(`path must be a string starting with "/"; got ${describeValue(path)}.`);
+  const handler = metricsHandler(options.registry === undefined ? register : options.registry);
 
-  const server = createServer((request, response) => {
+  const server = createServer({ headersTimeout: HEADERS_TIMEOUT_IN_MS, requestTimeout: REQUEST_TIMEOUT_IN_MS }, (request, response) => {
     const requestPath = (request.url ?? "/").split("?", 1)[0];
     if (requestPath === path) {
       handler(request, response);
@@ -78,7 +92,15 @@ export async function startMetricsServer(options: MetricsServerOptions = {}): Pr
     port: boundPort,
     close(): Promise<void> {
       closing ??= new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
+        // Idle keep-alive connections go at once. A client that connected and sent nothing, or
+        // half a request, counts as busy to node:http and would hold close() forever: a
+        // scrape in flight gets a grace period to finish, then every connection is cut.
+        const cutOff = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_IN_MS).unref();
+        server.close((error) => {
+          clearTimeout(cutOff);
+          if (error) reject(error);
+          else resolve();
+        });
         server.closeIdleConnections();
       });
       return closing;

@@ -5,11 +5,13 @@
  * nobody else anything.
  *
  * An open-loop caller keeps starting operations while some wait: the operations in flight
- * grow past what the client had busy before. A bounded caller cannot: its operations in
- * flight stay at N, and each one that waits on a partition is one fewer doing other work.
- * So an operation may wait when the caller is growing, or when few enough of its operations
- * already wait (at most {@link MAX_WAITING_SHARE} of those in flight); otherwise it fails at
- * once with `retryAfterInMs`, and its worker moves on.
+ * grow past what the client had busy before, and new ones arrive as often as before. A
+ * bounded caller cannot: its operations in flight stay at N, and each one that waits on a
+ * partition is one fewer starting new work, so new operations arrive less often. An
+ * operation fails at once (with `retryAfterInMs`, and its worker moves on) only when all
+ * three say "bounded and starving": in flight has not grown past the busy peak, more than
+ * {@link MAX_WAITING_SHARE} of the operations in flight would wait, and operations have
+ * started less often in the last quarter second than over the two seconds before.
  */
 export class CallerLoad {
   #inFlight = 0;
@@ -21,10 +23,15 @@ export class CallerLoad {
   #busyPeak = 0;
   #previousBusyPeak = 0;
   #windowStart = -Infinity;
+  /** Operations started per quarter second, the last {@link START_BUCKETS} of them. */
+  readonly #starts = new Array<number>(START_BUCKETS).fill(0);
+  #startBucket = -Infinity;
 
   /** An operation started at `now` (ms). */
   started(now: number): void {
     this.#inFlight += 1;
+    this.#rollStarts(now);
+    this.#starts[slot(this.#startBucket)] = (this.#starts[slot(this.#startBucket)] as number) + 1;
     if (now - this.#windowStart >= PEAK_WINDOW_IN_MS) {
       this.#previousBusyPeak = now - this.#windowStart < 2 * PEAK_WINDOW_IN_MS ? this.#busyPeak : 0;
       this.#busyPeak = 0;
@@ -38,10 +45,30 @@ export class CallerLoad {
     this.#inFlight -= 1;
   }
 
-  /** Whether one more operation may wait on a partition now without starving the caller's other work. */
-  mayWait(): boolean {
+  /** Whether one more operation may wait on a partition at `now` without starving the caller's other work. */
+  mayWait(now: number): boolean {
     const growing = this.#inFlight > Math.max(this.#busyPeak, this.#previousBusyPeak);
-    return growing || this.#waitingOnPartition + 1 <= MAX_WAITING_SHARE * this.#inFlight;
+    if (growing || this.#waitingOnPartition + 1 <= MAX_WAITING_SHARE * this.#inFlight) return true;
+    return !this.#arrivalsSlowed(now);
+  }
+
+  /** New operations arrived less often in the last full quarter second than, on average, in the two seconds before it. */
+  #arrivalsSlowed(now: number): boolean {
+    this.#rollStarts(now);
+    const current = this.#startBucket;
+    const recent = this.#starts[slot(current - 1)] as number;
+    let before = 0;
+    for (let b = current - START_BUCKETS + 1; b < current - 1; b++) before += this.#starts[slot(b)] as number;
+    const baseline = before / (START_BUCKETS - 2);
+    return recent < (1 - MAX_WAITING_SHARE) * baseline;
+  }
+
+  #rollStarts(now: number): void {
+    const bucket = Math.floor(now / START_BUCKET_IN_MS);
+    if (bucket === this.#startBucket) return;
+    const from = Math.max(this.#startBucket + 1, bucket - START_BUCKETS + 1);
+    for (let b = from; b <= bucket; b++) this.#starts[slot(b)] = 0;
+    this.#startBucket = bucket;
   }
 
   /** Brackets a sleep; `onPartition` for a circuit wait or a paced slot, not a backoff. */
@@ -63,5 +90,13 @@ export class CallerLoad {
  * done during an outage), and lets a few wait, so a short outage still costs few failures.
  */
 export const MAX_WAITING_SHARE = 0.2;
+const START_BUCKET_IN_MS = 250;
+/** The current quarter second, the last full one, and eight before them (two seconds). */
+const START_BUCKETS = 10;
 /** How long a peak of busy operations is remembered: long enough to span an outage's start. */
 const PEAK_WINDOW_IN_MS = 10_000;
+
+/** A quarter second's place in the ring (bucket numbers may be negative early in a process). */
+function slot(bucket: number): number {
+  return ((bucket % START_BUCKETS) + START_BUCKETS) % START_BUCKETS;
+}

@@ -7,7 +7,7 @@ import { CircuitOpenError } from "../errors/circuitOpenError.js";
 import { PartitionBusyError } from "../errors/partitionBusyError.js";
 import { logger } from "../logging/logger.js";
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
-import { DAY_IN_MS } from "../validation/validateNumberOption.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { type AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
 import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
@@ -22,7 +22,7 @@ import { CallerLoad } from "./callerLoad.js";
 import { createObserverHooks, type ObserverHooks } from "./observerHooks.js";
 import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, DelaySource, StopReason } from "./retryEvents.js";
-import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
+import { attachRetryInfo, startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import { resolveRetryPolicyOptions, type AmbiguousWriteOptions, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
 import { runAttempt } from "./runAttempt.js";
 
@@ -128,7 +128,10 @@ class Operation {
       this.#last = result;
       // Decide, act.
       const step = this.decide(result);
-      if (step.action === "stop") return this.finish(result, result.outcomeClass, step.reason);
+      if (step.action === "stop") {
+        if (step.reason === "body-not-replayable") logger.warning(NOT_REPLAYABLE_WARNING);
+        return this.finish(result, result.outcomeClass, step.reason);
+      }
       if (step.action === "read-back") return this.settleAmbiguousWrite(result);
       // An empty budget stops us now rather than after the wait; the retry is counted when sent.
       if (this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
@@ -150,7 +153,7 @@ class Operation {
   /** `"wait"`: always; `"fail"`: never; `"auto"`: unless this would starve a bounded caller's other work. */
   private mayWaitOnPartition(): boolean {
     const mode = this.s.gate?.mode;
-    return mode === "wait" || (mode === "auto" && this.load.mayWait());
+    return mode === "wait" || (mode === "auto" && this.load.mayWait(performance.now()));
   }
 
   /** A refused attempt is counted as one (class `circuit_open`) when its circuit is open; a paced refusal sent nothing to count. */
@@ -301,6 +304,8 @@ class Operation {
     const { info, request } = this;
     info.stopReason = stopReason;
     info.elapsedInMs = performance.now() - this.started;
+    // Blob's and Queue's results carry a copy of the request (`_response.request`): the response itself is marked too.
+    if (result?.response !== undefined) attachRetryInfo(result.response, info);
     // With a real failure in hand, surface that rather than our own error: callers keep their statusCode checks.
     const surfaced = error !== undefined && result !== undefined && stopReason !== "aborted" ? undefined : error;
     if (this.write && info.unknownOutcomes > 0) this.noteAmbiguity(stopReason, resolution);
@@ -342,6 +347,10 @@ class Operation {
 }
 
 const STOP_SUCCESS: NextStep = Object.freeze({ action: "stop", reason: "success" });
+
+/** Says why a retriable failure was not retried, and what makes it retriable. */
+const NOT_REPLAYABLE_WARNING =
+  "Not retrying: the request body is a stream that the first attempt consumed; pass a stream factory to make it retriable.";
 
 /** Decision inputs that do not apply when no attempt was sent. */
 const NOTHING_SENT = {

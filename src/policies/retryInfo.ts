@@ -1,4 +1,4 @@
-import type { PipelineRequest } from "@azure/core-rest-pipeline";
+import type { PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
 import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { AttemptClass, StopReason } from "./retryEvents.js";
 
@@ -49,14 +49,34 @@ export function startRetryInfo(request: PipelineRequest): RetryInfo {
 }
 
 /**
+ * Marks the response the policy returns with its operation's record (internal to the
+ * policy). Needed for Blob and Queue: their `_response` is a copy of the response whose
+ * `request` is a copy too (`@azure/core-http-compat`'s `toCompatResponse`), so the mark on
+ * the request is lost; an own enumerable property of the response survives that copy's
+ * object spread, as a symbol invisible to JSON, `Object.keys` and for-in.
+ */
+export function attachRetryInfo(response: PipelineResponse, info: RetryInfo): void {
+  (response as PipelineResponse & WithRetryInfo)[RETRY_INFO] = info;
+}
+
+/**
  * The attempt count and classifications behind a result, without changing its shape:
- * pass the SDK's `RestError`, a `PipelineResponse` (e.g. from `onResponse`'s raw response)
- * or the `PipelineRequest`. Undefined when the request did not go through the policy.
+ * pass the SDK's `RestError`, a `PipelineResponse` (the raw response from `onResponse`,
+ * Blob's and Queue's `result._response`), the result itself, or the `PipelineRequest`.
+ * Undefined when the request did not go through the policy.
  */
 export function getRetryInfo(source: unknown): RetryInfo | undefined {
   if (typeof source !== "object" || source === null) return undefined;
-  const request = (source as { request?: unknown }).request ?? source;
-  return typeof request === "object" && request !== null ? (request as WithRetryInfo)[RETRY_INFO] : undefined;
+  return (
+    ownRecord(source) ??
+    ownRecord((source as { request?: unknown }).request) ??
+    // A Blob or Queue result: its non-enumerable `_response` carries the mark.
+    ownRecord((source as { _response?: unknown })._response)
+  );
+}
+
+function ownRecord(value: unknown): RetryInfo | undefined {
+  return typeof value === "object" && value !== null ? (value as WithRetryInfo)[RETRY_INFO] : undefined;
 }
 
 /**

@@ -3,9 +3,15 @@ import { validateClassificationRules } from "../classification/classificationRul
 import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
 import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
+import { resolveRandomSource } from "../backoff/resolveRandomSource.js";
 import { createAttemptDeadlines, type AttemptDeadlines } from "../timing/attemptDeadlines.js";
 import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
-import { DAY_IN_MS, describe, optionalNumberOption, rejectUnknownKeys, validateChoiceOption, validateNumberOption, validateObjectOption } from "../validation/validateNumberOption.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
+import { describeValue } from "../validation/describeValue.js";
+import { optionalNumberOption, validateNumberOption } from "../validation/validateNumberOption.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import type { AttemptGate } from "./attemptGate.js";
 import type { RetryObserver } from "./retryEvents.js";
@@ -17,9 +23,14 @@ import type { RetryObserver } from "./retryEvents.js";
 export interface ResilientRetryPolicyOptions {
   /** The backoff strategy, as an object or by name. Defaults to `exponentialBackoff()`. */
   retry?: RetryStrategy | RetryStrategyConfig;
-  /** Overall deadline for an operation, retries and waits included. `Infinity` for none. Defaults to 60000. */
+  /**
+   * Overall deadline for an operation, retries and waits included. `Infinity` for none.
+   * It ends when the response headers arrive: a streamed body (a blob download) is not
+   * bounded by it; bound it with `addAbortSignal(AbortSignal.timeout(ms), response.readableStreamBody)`
+   * (docs/retry.md). Defaults to 60000.
+   */
   maxElapsedInMs?: number;
-  /** Client-side timeout per attempt; a timed-out attempt is classified `timeout` and retried. 0 for none. Defaults to 0. */
+  /** Client-side timeout per attempt, up to its response headers; a timed-out attempt is classified `timeout` and retried. 0 for none. Defaults to 0. */
   tryTimeoutInMs?: number;
   /** Longest server-requested wait (`Retry-After` and friends) honoured. Defaults to the strategy's `maxDelayInMs`. */
   maxRetryAfterInMs?: number;
@@ -50,7 +61,8 @@ export interface ResilientRetryPolicyOptions {
   /**
    * Uniform random source in [0, 1] that spreads waits for an open circuit over
    * [t, 2t] (t = time to the probe), so callers queued on a partition do not all
-   * return the moment it closes. Defaults to `Math.random`; tests pin it.
+   * return the moment it closes. Answers outside [0, 1] are clamped (NaN reads as 0.5).
+   * Defaults to `Math.random`; tests pin it.
    */
   random?: RandomSource;
 }
@@ -133,12 +145,10 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
     throw new TypeError("gate must be an AttemptGate with admit(address, remainingInMs) and record(address, admission, result) methods.");
   }
   const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
-  if (options.random !== undefined && typeof options.random !== "function") {
-    throw new TypeError(`random must be a function returning a number in [0, 1]; got ${describe(options.random)}.`);
-  }
+  const random = resolveRandomSource("random", options.random);
   for (const [index, observer] of observers.entries()) {
     if (typeof observer !== "object" || observer === null) {
-      throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describe(observer)}.`);
+      throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describeValue(observer)}.`);
     }
   }
   return {
@@ -152,7 +162,7 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
     service,
     ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
     budget: resolveBudget(options.retryBudget),
-    random: options.random ?? Math.random,
+    random,
     deadlines: createAttemptDeadlines(),
   };
 }
@@ -169,7 +179,7 @@ export function resolveAmbiguousWrites(option: unknown, name = "ambiguousWrites"
   if (option === undefined || option === false) return undefined;
   if (option === true) return { ...DEFAULT_AMBIGUOUS_WRITE_OPTIONS };
   if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`${name} must be a boolean or an options object; got ${describe(option)}.`);
+    throw new TypeError(`${name} must be a boolean or an options object; got ${describeValue(option)}.`);
   }
   rejectUnknownKeys(name, option, ["readBackTimeoutInMs"]);
   const readBackTimeoutInMs = optionalNumberOption(

@@ -41,12 +41,14 @@ export async function runAttempt(
 ): Promise<AttemptResult> {
   const callerSignal = request.abortSignal;
   const armed = startAttempt(request, timeout);
+  let response: PipelineResponse | undefined;
   try {
-    return answered(await next(request), rules);
+    response = await next(request);
+    return answered(response, rules);
   } catch (thrown) {
     return failed(request, thrown, callerSignal, armed, rules);
   } finally {
-    if (armed !== undefined) endAttempt(request, armed);
+    if (armed !== undefined) endAttempt(request, armed, response?.readableStreamBody);
   }
 }
 
@@ -66,10 +68,17 @@ function startAttempt(request: PipelineRequest, timeout: AttemptTimeout): ArmedA
 }
 
 /** The attempt is over: its deadline no longer matters, and the request has the caller's signal back. */
-function endAttempt(request: PipelineRequest, armed: ArmedAttempt): void {
+function endAttempt(request: PipelineRequest, armed: ArmedAttempt, body: NodeJS.ReadableStream | undefined): void {
   armed.timeout.deadlines.release(armed.deadline);
-  if (armed.forwardAbort !== undefined) armed.callerSignal?.removeEventListener("abort", armed.forwardAbort);
   request.abortSignal = armed.callerSignal;
+  const { forwardAbort, callerSignal } = armed;
+  if (forwardAbort === undefined || callerSignal === undefined) return;
+  const stopForwarding = (): void => callerSignal.removeEventListener("abort", forwardAbort);
+  // A streamed body (a blob download) is read after we return, on the attempt's signal: the
+  // caller's abort must still reach it until the body is done with.
+  const stream = body as (NodeJS.ReadableStream & { destroyed?: boolean; closed?: boolean }) | undefined;
+  if (stream === undefined || stream.destroyed === true || stream.closed === true) return stopForwarding();
+  stream.once("close", stopForwarding);
 }
 
 /** The result of an attempt that got a response. */

@@ -1,8 +1,9 @@
 import { CounterFamily, registerFamily, type CounterChild } from "../metrics/metricFamily.js";
 import { resolveMetricsOptions, type MetricsOptions } from "../metrics/metricsOptions.js";
-import type { StorageService } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import { AMBIGUOUS_WRITE_RESULTS } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { AmbiguousWriteEvent, OperationEvent, RetryObserver } from "../policies/retryEvents.js";
+import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 
 /** Metric names (after the prefix) of the data-safety counters. Public API, like `METRIC_NAMES`. */
 export const SAFETY_METRIC_NAMES = Object.freeze({
@@ -27,6 +28,7 @@ const BUDGET_LABELS = ["service"] as const;
  * small fixed sets: an operation name, a result, a service.
  */
 export function createSafetyMetricsObserver(service: StorageService, options: MetricsOptions = {}): RetryObserver {
+  validateChoiceOption("service", service, STORAGE_SERVICES);
   const { registry, prefix } = resolveMetricsOptions(options);
   const counter = (key: keyof typeof SAFETY_METRIC_NAMES, labelNames: readonly string[]): CounterFamily => {
     const name = prefix + SAFETY_METRIC_NAMES[key];

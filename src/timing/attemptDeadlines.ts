@@ -25,8 +25,11 @@ export interface AttemptDeadlines {
   arm(controller: AbortController, now: number, timeoutInMs: number): ArmedDeadline;
   /** The attempt ended: its deadline no longer matters. */
   release(deadline: ArmedDeadline): void;
-  /** Deadlines armed and not yet released or passed, plus released ones still queued behind a live one. */
-  readonly queued: number;
+  /**
+   * Deadlines armed and not yet released or passed, plus released ones still queued behind
+   * a live one (at most about as many as are live, plus 1024).
+   */
+  queued(): number;
 }
 
 interface Entry {
@@ -38,7 +41,11 @@ interface Entry {
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
-/** Compact the queue once this many released entries sit before its head. */
+/**
+ * Compact the queue once this many released entries sit before its head, or behind a live
+ * head (a hung attempt) and make up half the queue. So the queue holds at most about twice
+ * the attempts in flight plus this many, however long one attempt hangs.
+ */
 const COMPACT_AFTER = 1024;
 
 /** Creates an {@link AttemptDeadlines}. */
@@ -49,6 +56,8 @@ export function createAttemptDeadlines(): AttemptDeadlines {
   let tail = 0;
   /** The newest queued deadline (kept here: reading `queue[tail - 1]` of an empty queue is a slow out-of-bounds read). */
   let newestAt = -Infinity;
+  /** Released entries still in queue[head..tail), waiting behind a live one. */
+  let released = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let timerAt = Infinity;
 
@@ -63,12 +72,15 @@ export function createAttemptDeadlines(): AttemptDeadlines {
     while (head < tail) {
       const entry = queue[head] as Entry;
       if (!entry.done && entry.at > now) break;
-      if (!entry.done) expire(entry);
+      if (entry.done) released -= 1;
+      else expire(entry);
       queue[head] = undefined;
       head += 1;
     }
     if (head === tail) {
-      // Emptied by index, not by `length = 0`, which would free the backing store and make the next push allocate one.
+      // Emptied by index, not by `length = 0`, which would free the backing store and make the
+      // next push allocate one; unless a burst left it large, which is worth giving back.
+      if (queue.length > COMPACT_AFTER) queue = [];
       head = 0;
       tail = 0;
     } else if (head >= COMPACT_AFTER && head * 2 >= tail) {
@@ -93,6 +105,20 @@ export function createAttemptDeadlines(): AttemptDeadlines {
     timerAt = next;
     timer = setTimeout(onTimer, Math.max(0, next - performance.now()));
     timer.unref();
+  };
+
+  /** Drops released entries from anywhere in the queue, keeping the live ones in deadline order. */
+  const dropReleased = (): void => {
+    const live: Entry[] = [];
+    for (let index = head; index < tail; index++) {
+      const entry = queue[index] as Entry;
+      if (!entry.done) live.push(entry);
+    }
+    queue = live;
+    head = 0;
+    tail = live.length;
+    released = 0;
+    newestAt = tail > 0 ? (live[tail - 1] as Entry).at : -Infinity;
   };
 
   const onTimer = (): void => {
@@ -126,11 +152,12 @@ export function createAttemptDeadlines(): AttemptDeadlines {
         clearTimeout(entry.timer);
         return;
       }
+      released += 1;
       // The common case: the oldest attempt ended first. Later ones wait for the timer or the next release.
       if (queue[head] === entry) settle(-Infinity);
+      // Behind a hung attempt, released entries would pile up until it times out: drop them in bulk.
+      else if (released >= COMPACT_AFTER && released * 2 >= tail - head) dropReleased();
     },
-    get queued() {
-      return tail - head;
-    },
+    queued: () => tail - head,
   };
 }

@@ -77,9 +77,10 @@ describe("retry logs on a real BlockBlobClient", () => {
 
   it("a breaker transition logs at warning with the scope", async () => {
     const { client, signature } = sasClient("hot.csv");
+    // Retries 300 ms apart: the 2nd failure in a row comes after the blob has served nothing for 250 ms, and opens its circuit.
     installResilience(client, {
-      retry: { strategy: "fixed", maxRetries: 3, delayInMs: 10 },
-      circuitBreaker: { mode: "fail", volumeThreshold: 2, errorThresholdPercentage: 10, resetTimeoutInMs: 60_000 },
+      retry: { strategy: "fixed", maxRetries: 3, delayInMs: 300 },
+      circuitBreaker: { mode: "fail", consecutiveFailures: 2, resetTimeoutInMs: 60_000 },
     });
     env.simulator.addFault({ kind: "serverBusy", match: { partition: "hot.csv" } });
     await expect(client.upload("x", 1)).rejects.toBeDefined();

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { TableClient } from "@azure/data-tables";
 import { installResilience, isCircuitOpenError, type CircuitTransition, type ResilienceHandle } from "../../src/index.js";
-import type { RequestRecord } from "../../src/simulator/requestLog.js";
+import type { RequestRecord } from "../../src/testing/simulator/requestLog.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
 // Issue 3 end to end: a real TableClient, real Azurite, the rebalancing simulator in

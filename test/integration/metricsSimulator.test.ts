@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { TableClient } from "@azure/data-tables";
 import { Registry } from "prom-client";
 import { installResilience, storageOperationName, type ResilienceHandle } from "../../src/index.js";
-import type { RequestRecord } from "../../src/simulator/requestLog.js";
+import type { RequestRecord } from "../../src/testing/simulator/requestLog.js";
 import { samplesOf, sampleValue, sumOf } from "../unit/metrics/metricsTestKit.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
@@ -135,8 +135,9 @@ describe("metrics after a scripted simulator run (real TableClient, Azurite)", (
 
   it("with the breaker: attempts at the wire still match, refused ones are circuit_open, transitions match the breaker", async () => {
     handle = installResilience(client, {
-      retry: { strategy: "fixed", maxRetries: 8, delayInMs: 5 },
-      circuitBreaker: { mode: "fail", volumeThreshold: 4, resetTimeoutInMs: 60_000 },
+      // Retries 100 ms apart: the 4th failure in a row comes after the partition has served nothing for 250 ms.
+      retry: { strategy: "fixed", maxRetries: 8, delayInMs: 100 },
+      circuitBreaker: { mode: "fail", consecutiveFailures: 4, resetTimeoutInMs: 60_000 },
       metrics: { registry },
     });
     const transitions: string[] = [];

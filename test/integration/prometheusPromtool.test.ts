@@ -4,7 +4,6 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Registry } from "prom-client";
 import {
-  CircuitOpenError,
   createMetricsObserver,
   fixedBackoff,
   resilientRetryPolicy,
@@ -56,10 +55,9 @@ async function populatedRegistry(): Promise<Registry> {
     await policy.sendRequest(request(url ? { url } : {}), scripted(...steps)).catch(() => undefined);
   }
   const gate: AttemptGate = {
-    waitWhenOpen: false,
-    run: async () => {
-      throw new CircuitOpenError("table|acct|orders|p1", 100);
-    },
+    mode: "fail",
+    admit: () => ({ decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 100 }),
+    record: () => undefined,
   };
   await resilientRetryPolicy({ observers: [table], gate }).sendRequest(request(), scripted()).catch(() => undefined);
   return registry;

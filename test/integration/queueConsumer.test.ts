@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { QueueClient, StorageSharedKeyCredential } from "@azure/storage-queue";
 import { getRetryInfo, installResilience, type ResilienceHandle } from "../../src/index.js";
-import { startRebalancingSimulator, type RebalancingSimulator } from "../../src/simulator/rebalancingSimulator.js";
+import { startRebalancingSimulator, type RebalancingSimulator } from "../../src/testing/simulator/rebalancingSimulator.js";
 import { uniqueTableName, withAzurite } from "../support/withAzurite.js";
 import { uniqueStorageName } from "../support/withStorageSimulator.js";
 

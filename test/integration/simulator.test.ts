@@ -2,10 +2,11 @@ import { isRestError, type RestError } from "@azure/core-rest-pipeline";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { inspect } from "node:util";
 import type { TableClient } from "@azure/data-tables";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startAzurite } from "../../src/azurite/startAzurite.js";
+import { startAzurite } from "../../src/testing/azurite/startAzurite.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
 const fixture = withTableSimulator({ seed: 7 });
@@ -204,6 +205,24 @@ describe("startAzurite", () => {
     await expect(startAzurite({ services: [] })).rejects.toThrow(RangeError);
     await expect(startAzurite({ services: ["file" as never] })).rejects.toThrow(/services must contain only .*; got "file"/);
     await expect(startAzurite({ startTimeoutInMs: 0 })).rejects.toThrow(/startTimeoutInMs must be between 1 and/);
+  });
+
+  it("takes azuritePath for an Azurite installed elsewhere, and says in one line when none is there", async () => {
+    await expect(startAzurite({ azuritePath: "" })).rejects.toThrow(/^azuritePath must be a non-empty string; got ""\.$/);
+    const empty = await mkdtemp(join(tmpdir(), "no-azurite-"));
+    try {
+      await expect(startAzurite({ services: ["table"], azuritePath: empty })).rejects.toThrow(
+        /^startAzurite: azuritePath ".+" holds no azurite package \(no dist\/src\/table\/main\.js in it\)\.$/,
+      );
+    } finally {
+      await rm(empty, { recursive: true, force: true });
+    }
+    const azurite = await startAzurite({ services: ["table"], azuritePath: fileURLToPath(new URL("../../node_modules/azurite", import.meta.url)) });
+    try {
+      expect(azurite.tableUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/devstoreaccount1$/);
+    } finally {
+      await azurite.stop();
+    }
   });
 
   it("reports a failed start with Azurite's stderr", async () => {

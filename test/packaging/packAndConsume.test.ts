@@ -1,14 +1,17 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-// Builds the package, packs it as `npm publish` would, installs the tarball into a fresh
-// consumer project (outside the repo, so nothing resolves from our node_modules), then
-// `import`s and `require`s it and type-checks consumer files against the published types.
+// Packs the package as `npm publish` would (`npm pack`: its `prepack` builds; this test
+// builds nothing itself, so a tarball without dist/ fails here), installs the tarball into a
+// fresh consumer project (outside the repo, so nothing resolves from our node_modules), then
+// `import`s and `require`s both entry points, type-checks consumer files against the
+// published types, runs the CLI without the optional peers, and uses
+// azure-storage-resilience/testing to put a partition offline in front of Azurite.
 
 const run = promisify(execFile);
 const repo = resolve(import.meta.dirname, "../..");
@@ -24,6 +27,7 @@ interface PackedFile {
 let work: string;
 let consumer: string;
 let packedFiles: string[];
+let packStartedAt: number;
 let manifest: {
   main: string;
   module: string;
@@ -32,9 +36,15 @@ let manifest: {
   exports: Record<string, unknown>;
 };
 
+/** Installs packages into the consumer from npm's cache (`npm ci` filled it); the registry only when missing. */
+async function install(specs: string[]): Promise<void> {
+  await run(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--no-package-lock", ...specs], { cwd: consumer, env });
+}
+
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "asr-pack-"));
-  await run(process.execPath, [join(repo, "node_modules", "tsup", "dist", "cli-default.js")], { cwd: repo, env });
+  // File times have a coarser grain than Date.now() on some file systems.
+  packStartedAt = Date.now() - 2_000;
   const { stdout } = await run(npm, ["pack", "--json", "--pack-destination", work], { cwd: repo, env });
   const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: PackedFile[] }>;
   if (packed === undefined) throw new Error("npm pack printed no package");
@@ -44,13 +54,9 @@ beforeAll(async () => {
   consumer = join(work, "consumer");
   await mkdir(consumer);
   await writeFile(join(consumer, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }));
-  // Dependencies and peers come from npm's cache (`npm ci` filled it); the registry only when missing.
-  await run(
-    npm,
-    ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--no-package-lock", join(work, packed.filename)],
-    { cwd: consumer, env },
-  );
-}, 120_000);
+  // The package and its required peers only: the optional ones (@azure/data-tables, azurite) come later.
+  await install([join(work, packed.filename)]);
+}, 180_000);
 
 afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
@@ -89,8 +95,16 @@ console.log(JSON.stringify({
 describe("the packed package", () => {
   it("contains every file its manifest points at, and no generated API docs", () => {
     for (const target of manifestTargets()) expect(packedFiles, `package.json points at ${target}`).toContain(target);
+    expect(manifestTargets()).toContain("dist/esm/testing/index.js");
     expect(packedFiles.filter((f) => f.startsWith("docs/api/"))).toEqual([]);
     expect(packedFiles).toContain("README.md");
+    expect(packedFiles).toContain("docs/testing.md");
+  });
+
+  it("was built by npm pack itself (prepack), not by an earlier build", async () => {
+    for (const file of ["dist/esm/index.js", "dist/cjs/index.cjs", "dist/esm/testing/index.js", "dist/esm/cli/main.js"]) {
+      expect((await stat(join(repo, file))).mtimeMs, `${file} rebuilt by npm pack`).toBeGreaterThanOrEqual(packStartedAt);
+    }
   });
 
   it("is importable as ESM and calls work", async () => {
@@ -123,18 +137,24 @@ describe("the packed package", () => {
   it("type-checks consumer .mts and .cts files against the published types (tsc --noEmit)", async () => {
     const typed = `
 import { installResilience, getRetryInfo, type InstallResilienceOptions, type RetryInfo, type OutcomeClass } from "azure-storage-resilience";
+import { startRebalancingSimulator, type FaultRule, type RebalancingSimulator } from "azure-storage-resilience/testing";
 import { createEmptyPipeline } from "@azure/core-rest-pipeline";
 const options: InstallResilienceOptions = { service: "queue", retry: { strategy: "fixed", delayInMs: 10 }, tryTimeoutInMs: 5000 };
 const handle = installResilience(createEmptyPipeline(), options);
 const info: RetryInfo | undefined = getRetryInfo(new Error("x"));
 const cls: OutcomeClass | undefined = info?.classes[0] === "circuit_open" ? undefined : info?.classes[0];
 handle.dispose();
+const offline: FaultRule = { kind: "serverBusy", match: { partition: "p1" }, durationInMs: 1000 };
+const starting: Promise<RebalancingSimulator> = startRebalancingSimulator({ target: "http://127.0.0.1:1" });
+void starting.then((simulator) => simulator.addFault(offline));
+// @ts-expect-error: an unknown fault kind is a type error for consumers.
+const unknownFault: FaultRule = { kind: "sometimes" };
 // @ts-expect-error: an unknown strategy name is a type error for consumers.
 installResilience(createEmptyPipeline(), { service: "blob", retry: { strategy: "sometimes" } });
-export { cls };
+export { cls, unknownFault };
 `;
     await writeFile(join(consumer, "check.mts"), typed);
-    await writeFile(join(consumer, "check.cts"), typed.replace("export { cls };", "export = cls;"));
+    await writeFile(join(consumer, "check.cts"), typed.replace("export { cls, unknownFault };", "export = [cls, unknownFault];"));
     await writeFile(
       join(consumer, "tsconfig.json"),
       JSON.stringify({
@@ -161,4 +181,87 @@ export { cls };
       expect(existsSync(join(consumer, "node_modules", "azure-storage-resilience", target)), `bin ${target}`).toBe(true);
     }
   });
+});
+
+/** Runs the installed bin; resolves with its exit code and output, never throws. */
+async function runBin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const main = join(consumer, "node_modules", "azure-storage-resilience", manifest.bin?.["azure-storage-resilience"] ?? "");
+  try {
+    const { stdout, stderr } = await run(process.execPath, [main, ...args], { cwd: consumer });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" };
+  }
+}
+
+describe("the installed CLI, without the optional peers", () => {
+  it.each([[["--help"]], [["demo", "--help"]], [["stress", "--help"]]])("%j prints help", async (args) => {
+    const result = await runBin(args);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("Usage: azure-storage-resilience");
+  });
+
+  it("demo says in one line what to install, without a stack trace", async () => {
+    const result = await runBin(["demo", "--duration", "2"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(result.stderr).toContain("demo needs @azure/data-tables and azurite, not installed here: npm install --save-dev @azure/data-tables azurite");
+    expect(result.stderr).not.toMatch(/ERR_MODULE_NOT_FOUND|\n\s+at /);
+  });
+});
+
+describe("azure-storage-resilience/testing, installed", () => {
+  it("is requirable, and startAzurite without azurite rejects with one line saying what to install", async () => {
+    const probe = `
+const { startAzurite, startRebalancingSimulator, DEVSTORE_ACCOUNT_NAME } = require("azure-storage-resilience/testing");
+startAzurite({ services: ["table"] }).then(
+  () => console.log(JSON.stringify({ started: true })),
+  (error) => console.log(JSON.stringify({ message: error.message, kinds: [typeof startRebalancingSimulator, DEVSTORE_ACCOUNT_NAME] })),
+);`;
+    await writeFile(join(consumer, "testing.cjs"), probe);
+    const { stdout } = await run(process.execPath, ["testing.cjs"], { cwd: consumer });
+    expect(JSON.parse(stdout)).toEqual({
+      message: "startAzurite needs the azurite package: npm install --save-dev azurite",
+      kinds: ["function", "devstoreaccount1"],
+    });
+  });
+
+  it("starts the simulator in front of Azurite, and a test puts one partition offline", async () => {
+    const dataTables = JSON.parse(await readFile(join(repo, "node_modules", "@azure", "data-tables", "package.json"), "utf8")) as { version: string };
+    await install([`@azure/data-tables@${dataTables.version}`]);
+    // The consumer has no azurite of its own: the launcher's azuritePath takes this repo's.
+    const script = `
+import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
+import { installResilience } from "azure-storage-resilience";
+import { startAzurite, startRebalancingSimulator } from "azure-storage-resilience/testing";
+
+const azurite = await startAzurite({ services: ["table"], azuritePath: ${JSON.stringify(join(repo, "node_modules", "azurite"))} });
+const simulator = await startRebalancingSimulator({ target: new URL(azurite.tableUrl).origin });
+try {
+  const credential = new AzureNamedKeyCredential(azurite.accountName, azurite.accountKey);
+  const client = new TableClient(\`\${simulator.url}/\${azurite.accountName}\`, "orders", credential, { allowInsecureConnection: true });
+  const resilience = installResilience(client, { metrics: false });
+  await client.createTable();
+  simulator.addFault({ kind: "serverBusy", match: { partition: "p1" }, durationInMs: 1_500 });
+  await client.createEntity({ partitionKey: "p2", rowKey: "a" });
+  await client.createEntity({ partitionKey: "p1", rowKey: "b" });
+  resilience.dispose();
+  // Read around the simulator, straight from Azurite.
+  const direct = new TableClient(azurite.tableUrl, "orders", credential, { allowInsecureConnection: true });
+  const stored = (await direct.getEntity("p1", "b")).rowKey;
+  console.log(JSON.stringify({
+    offline: simulator.count({ partition: "p1", fault: "serverBusy" }) > 0,
+    neighbourFaults: simulator.count({ partition: "p2", fault: "serverBusy" }),
+    stored,
+  }));
+} finally {
+  await simulator.stop();
+  await azurite.stop();
+}
+`;
+    await writeFile(join(consumer, "offline.mjs"), script);
+    const { stdout } = await run(process.execPath, ["offline.mjs"], { cwd: consumer, timeout: 90_000 });
+    expect(JSON.parse(stdout)).toEqual({ offline: true, neighbourFaults: 0, stored: "b" });
+  }, 120_000);
 });

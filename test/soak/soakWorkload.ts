@@ -1,8 +1,8 @@
 import { isRestError, type RestError } from "@azure/core-rest-pipeline";
 import type { TableClient, TableEntityResult, TransactionAction } from "@azure/data-tables";
 import { getRetryInfo, installResilience, type AmbiguousWriteEvent, type InstallResilienceOptions } from "../../src/index.js";
-import { mulberry32 } from "../../src/simulator/mulberry32.js";
-import type { RebalancingSimulator } from "../../src/simulator/rebalancingSimulator.js";
+import { mulberry32 } from "../../src/testing/simulator/mulberry32.js";
+import type { RebalancingSimulator } from "../../src/testing/simulator/rebalancingSimulator.js";
 
 /**
  * The data-safety soak: workers run random Tables writes through the rebalancing simulator

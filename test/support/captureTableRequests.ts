@@ -1,6 +1,6 @@
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { createHttpHeaders, type HttpClient, type PipelineRequest } from "@azure/core-rest-pipeline";
-import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../src/testing/azurite/devstoreAccount.js";
 
 /** A request as the real SDK put it on the wire, seen by a stub HttpClient. */
 export interface CapturedRequest {

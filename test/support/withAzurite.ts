@@ -1,7 +1,7 @@
 import { AzureNamedKeyCredential, TableClient, type TableServiceClientOptions } from "@azure/data-tables";
 import { afterAll, beforeAll } from "vitest";
-import { startAzurite, type RunningAzurite, type StartAzuriteOptions } from "../../src/azurite/startAzurite.js";
-import { startRebalancingSimulator, type RebalancingSimulator, type SimulatorOptions } from "../../src/simulator/rebalancingSimulator.js";
+import { startAzurite, type RunningAzurite, type StartAzuriteOptions } from "../../src/testing/azurite/startAzurite.js";
+import { startRebalancingSimulator, type RebalancingSimulator, type SimulatorOptions } from "../../src/testing/simulator/rebalancingSimulator.js";
 
 /** Azurite for the tests of one file: started in beforeAll, stopped in afterAll. */
 export interface AzuriteFixture {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from "vitest";
-import { startRebalancingSimulator, type RebalancingSimulator, type SimulatorOptions } from "../../src/simulator/rebalancingSimulator.js";
+import { startRebalancingSimulator, type RebalancingSimulator, type SimulatorOptions } from "../../src/testing/simulator/rebalancingSimulator.js";
 import { withAzurite, type AzuriteFixture } from "./withAzurite.js";
 
 /** Azurite's Blob or Queue service behind a rebalancing simulator. */

@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { createHttpHeaders, type HttpClient } from "@azure/core-rest-pipeline";
-import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 import { fixedBackoff, installResilience, isCircuitOpenError } from "../../../src/index.js";
 import { hotPartitionHttpClient } from "../../support/hotPartitionHttpClient.js";
 
@@ -9,6 +9,10 @@ function tableClient(httpClient?: HttpClient): TableClient {
   const credential = new AzureNamedKeyCredential(DEVSTORE_ACCOUNT_NAME, DEVSTORE_ACCOUNT_KEY);
   return new TableClient("https://myaccount.table.core.windows.net", "orders", credential, { httpClient });
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe("installResilience: circuitBreaker", () => {
   it("is on by default and exposed on the handle; dispose() disposes it", () => {
@@ -28,15 +32,19 @@ describe("installResilience: circuitBreaker", () => {
   });
 
   it("gates the client's requests per partition: fail mode surfaces CircuitOpenError with no request sent", async () => {
+    vi.useFakeTimers();
     const http = hotPartitionHttpClient();
     const client = tableClient(http);
+    // Retries 100 ms apart: the 5th failure in a row comes after the partition has served nothing for 250 ms.
     const handle = installResilience(client, {
-      retry: fixedBackoff({ maxRetries: 12, delayInMs: 1 }),
-      circuitBreaker: { mode: "fail", volumeThreshold: 5 },
+      retry: fixedBackoff({ maxRetries: 12, delayInMs: 100 }),
+      circuitBreaker: { mode: "fail", consecutiveFailures: 5 },
     });
     try {
       // The circuit opens during this operation; with a real 503 in hand the policy surfaces that.
-      await expect(client.upsertEntity({ partitionKey: "hot", rowKey: "r" })).rejects.toMatchObject({ statusCode: 503 });
+      const first = expect(client.upsertEntity({ partitionKey: "hot", rowKey: "r" })).rejects.toMatchObject({ statusCode: 503 });
+      await vi.advanceTimersByTimeAsync(1_000);
+      await first;
       expect(http.requests).toHaveLength(5);
       expect(handle.circuitBreaker?.openScopes()).toEqual(["table|myaccount|orders|hot"]);
       const sent = http.requests.length;

@@ -1,16 +1,21 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPipelineRequest, type PipelineRequest } from "@azure/core-rest-pipeline";
-import CircuitBreaker from "opossum";
-import type { OutcomeClass } from "../../../src/classification/outcomeClass.js";
-import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
+import { readRequestAddress, type RequestAddress } from "../../../src/address/requestAddress.js";
+import { QUIET_IN_MS } from "../../../src/breaker/circuit.js";
 import type { CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
+import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
 import { DEFAULT_PARTITION_BREAKER_OPTIONS, type PartitionBreakerOptions } from "../../../src/breaker/partitionBreakerOptions.js";
-import { CircuitOpenError, isCircuitOpenError } from "../../../src/errors/circuitOpenError.js";
+import type { OutcomeClass } from "../../../src/classification/outcomeClass.js";
 import { logger } from "../../../src/logging/logger.js";
-import type { AttemptResult } from "../../../src/policies/attemptGate.js";
+import { SEND_NOW, type Admission } from "../../../src/policies/attemptGate.js";
+import type { AttemptResult } from "../../../src/policies/attemptResult.js";
 
 const HOST = "https://acct.table.core.windows.net";
 const key = (pk: string) => `table|acct|orders|${pk}`;
+/** Failures this far apart open a circuit on the 5th: the partition has served nothing for 400 ms by then. */
+const GAP_IN_MS = 100;
+/** Admitted at once (a scope with a pacer adds its ticket). */
+const SENT = { decision: "send", delayInMs: 0 };
 
 function entityRequest(pk: string): PipelineRequest {
   return createPipelineRequest({ url: `${HOST}/orders(PartitionKey='${pk}',RowKey='r')`, method: "GET" });
@@ -29,20 +34,31 @@ function result(outcomeClass: OutcomeClass, status = STATUS[outcomeClass]): Atte
   return { outcomeClass, status };
 }
 
-/** Runs one attempt for `pk` answering `outcome`; resolves to the result, or to the CircuitOpenError. */
-async function runOnce(breaker: PartitionBreaker, pk: string, outcome: AttemptResult | OutcomeClass) {
-  const answer = typeof outcome === "string" ? result(outcome) : outcome;
-  const attempt = vi.fn(async () => answer);
-  try {
-    const got = await breaker.run(entityRequest(pk), attempt);
-    return { got, attempted: attempt.mock.calls.length };
-  } catch (error) {
-    return { error, attempted: attempt.mock.calls.length };
-  }
+/**
+ * One attempt as the retry loop makes it: admit, and when admitted, record `outcome` (at
+ * once: the answer's time is the clock's). Returns the admission.
+ */
+function attempt(breaker: PartitionBreaker, target: string | RequestAddress, outcome: OutcomeClass | AttemptResult, remainingInMs = Infinity): Admission {
+  const address = typeof target === "string" ? readRequestAddress(entityRequest(target)) : target;
+  const admission = breaker.admit(address, remainingInMs);
+  if (admission.decision === "send") breaker.record(address, admission, typeof outcome === "string" ? result(outcome) : outcome);
+  return admission;
 }
 
-async function runMany(breaker: PartitionBreaker, pk: string, outcome: OutcomeClass, times: number) {
-  for (let i = 0; i < times; i++) await runOnce(breaker, pk, outcome);
+/** `times` attempts for `pk` answering `outcome`, `gapInMs` apart (the first one now). */
+function attempts(breaker: PartitionBreaker, pk: string, outcome: OutcomeClass, times: number, gapInMs = GAP_IN_MS): Admission[] {
+  const admissions: Admission[] = [];
+  for (let i = 0; i < times; i++) {
+    if (i > 0) vi.advanceTimersByTime(gapInMs);
+    admissions.push(attempt(breaker, pk, outcome));
+  }
+  return admissions;
+}
+
+/** Opens `pk`'s circuit: 5 rebalancing failures, 100 ms apart. */
+function open(breaker: PartitionBreaker, pk: string): void {
+  attempts(breaker, pk, "throttled", 5);
+  expect(breaker.stateOf(key(pk))).toBe("open");
 }
 
 const breakers: PartitionBreaker[] = [];
@@ -54,48 +70,49 @@ function make(options: PartitionBreakerOptions = {}): PartitionBreaker {
 
 beforeEach(() => {
   vi.useFakeTimers();
+  vi.spyOn(logger, "warning").mockImplementation(() => undefined);
+  vi.spyOn(logger, "info").mockImplementation(() => undefined);
 });
 afterEach(() => {
   for (const breaker of breakers.splice(0)) breaker.dispose();
   vi.useRealTimers();
 });
 
-describe("createPartitionBreaker: opening", () => {
-  it.each<OutcomeClass>(["throttled", "timeout", "transient"])("opens on the 10th %s attempt (volumeThreshold 10), not before", async (cls) => {
-    const breaker = make({ volumeThreshold: 10, consecutiveFailures: Infinity });
-    await runMany(breaker, "p1", cls, 9);
+describe("createPartitionBreaker: an offline partition", () => {
+  it("by default opens on the 5th rebalancing failure in a row, once it has served nothing for 250 ms", () => {
+    expect(DEFAULT_PARTITION_BREAKER_OPTIONS.consecutiveFailures).toBe(5);
+    expect(QUIET_IN_MS).toBe(250);
+    const breaker = make();
+    attempts(breaker, "p1", "throttled", 4);
     expect(breaker.stateOf(key("p1"))).toBe("closed");
-    await runMany(breaker, "p1", cls, 1);
+    attempts(breaker, "p1", "throttled", 1);
     expect(breaker.stateOf(key("p1"))).toBe("open");
     expect(breaker.openScopes()).toEqual([key("p1")]);
   });
 
-  it("by default opens on the 5th rebalancing failure in the window", async () => {
-    expect(DEFAULT_PARTITION_BREAKER_OPTIONS.volumeThreshold).toBe(5);
+  it.each<OutcomeClass>(["throttled", "timeout", "transient"])("opens on %s answers", (cls) => {
     const breaker = make();
-    await runMany(breaker, "p1", "throttled", 4);
-    expect(breaker.stateOf(key("p1"))).toBe("closed");
-    await runMany(breaker, "p1", "throttled", 1);
+    attempts(breaker, "p1", cls, 5);
     expect(breaker.stateOf(key("p1"))).toBe("open");
   });
 
-  it("returns the real AttemptResult of a rebalancing failure, unchanged", async () => {
-    const breaker = make();
-    const busy = { outcomeClass: "throttled" as const, status: 503, errorCode: "ServerBusy" };
-    const { got } = await runOnce(breaker, "p1", busy);
-    expect(got).toBe(busy);
+  it("consecutiveFailures sets how many", () => {
+    const breaker = make({ consecutiveFailures: 2 });
+    attempts(breaker, "p1", "throttled", 2, QUIET_IN_MS);
+    expect(breaker.stateOf(key("p1"))).toBe("open");
   });
 
-  it("once open, fails locally with CircuitOpenError without calling the attempt", async () => {
+  it("once open, refuses with circuit-open, the scope and the time to the probe", () => {
     const breaker = make({ resetTimeoutInMs: 4000 });
-    await runMany(breaker, "p1", "throttled", 10);
+    open(breaker, "p1");
+    expect(breaker.admit(readRequestAddress(entityRequest("p1")), 60_000)).toEqual({
+      decision: "refuse",
+      reason: "circuit-open",
+      scope: key("p1"),
+      retryAfterInMs: 4000,
+    });
     vi.advanceTimersByTime(1000);
-    const { error, attempted } = await runOnce(breaker, "p1", "success");
-    expect(attempted).toBe(0);
-    expect(isCircuitOpenError(error)).toBe(true);
-    expect(error).toBeInstanceOf(CircuitOpenError);
-    expect((error as CircuitOpenError).scope).toBe(key("p1"));
-    expect((error as CircuitOpenError).retryAfterInMs).toBe(3000);
+    expect(attempt(breaker, "p1", "success")).toMatchObject({ decision: "refuse", reason: "circuit-open", retryAfterInMs: 3000 });
   });
 
   it.each<[string, number]>([
@@ -103,311 +120,424 @@ describe("createPartitionBreaker: opening", () => {
     ["409", 409],
     ["412", 412],
     ["400", 400],
-  ])("hundreds of %s outcomes leave it closed", async (_name, status) => {
+  ])("a %s answer proves the partition answers: four failures and one of them, 60 times over, never open it", (_name, status) => {
     const breaker = make();
-    await runOnce(breaker, "p1", "throttled"); // gives p1 a circuit
-    for (let i = 0; i < 300; i++) await runOnce(breaker, "p1", result("permanent", status));
-    expect(breaker.stateOf(key("p1"))).toBe("closed");
-    expect(breaker.openScopes()).toEqual([]);
-  });
-
-  it("aborted attempts never count as failures", async () => {
-    const breaker = make();
-    await runOnce(breaker, "p1", "throttled");
-    await runMany(breaker, "p1", "aborted", 100);
-    expect(breaker.stateOf(key("p1"))).toBe("closed");
-  });
-
-  it("an attempt that throws (a bug, not an outcome) is rethrown and never counts", async () => {
-    const breaker = make();
-    const bug = new Error("bug");
-    await runOnce(breaker, "p1", "throttled");
-    for (let i = 0; i < 20; i++) {
-      await expect(breaker.run(entityRequest("p1"), async () => Promise.reject(bug))).rejects.toBe(bug);
+    const transitions: CircuitTransition[] = [];
+    breaker.onTransition((t) => transitions.push(t));
+    for (let round = 0; round < 60; round++) {
+      attempts(breaker, "p1", "throttled", 4);
+      vi.advanceTimersByTime(GAP_IN_MS);
+      attempt(breaker, "p1", result("permanent", status));
+      vi.advanceTimersByTime(GAP_IN_MS);
     }
     expect(breaker.stateOf(key("p1"))).toBe("closed");
+    expect(transitions).toEqual([]);
   });
 
-  it("a failure rate at or under the threshold keeps it closed; above it opens", async () => {
-    const breaker = make({ volumeThreshold: 10, consecutiveFailures: Infinity });
-    for (let i = 0; i < 10; i++) await runOnce(breaker, "p1", i % 2 === 0 ? "throttled" : "success");
-    expect(breaker.stateOf(key("p1"))).toBe("closed"); // 50 % is not above 50 %
-    await runMany(breaker, "p1", "throttled", 1);
-    expect(breaker.stateOf(key("p1"))).toBe("open"); // 6/11
-  });
-
-  it("failures age out of the rolling window", async () => {
-    const breaker = make({ volumeThreshold: 10, consecutiveFailures: Infinity });
-    await runMany(breaker, "p1", "throttled", 9);
-    vi.advanceTimersByTime(3_000);
-    await runMany(breaker, "p1", "throttled", 9);
+  it("aborted attempts never count as failures", () => {
+    const breaker = make();
+    attempt(breaker, "p1", "throttled");
+    attempts(breaker, "p1", "aborted", 100);
     expect(breaker.stateOf(key("p1"))).toBe("closed");
   });
 
-  it("scopes are independent: p1 open does not touch p2", async () => {
+  it("scopes are independent: p1 open does not touch p2", () => {
     const breaker = make();
-    await runMany(breaker, "p1", "throttled", 10);
-    await runOnce(breaker, "p2", "throttled");
-    const { got, attempted } = await runOnce(breaker, "p2", "success");
-    expect(attempted).toBe(1);
-    expect(got?.outcomeClass).toBe("success");
+    open(breaker, "p1");
+    attempt(breaker, "p2", "throttled");
+    expect(attempt(breaker, "p2", "success")).toMatchObject(SENT);
     expect(breaker.stateOf(key("p1"))).toBe("open");
     expect(breaker.stateOf(key("p2"))).toBe("closed");
     expect(breaker.stateCounts()).toEqual({ closed: 1, open: 1, half_open: 0 });
   });
 });
 
-describe("createPartitionBreaker: circuits only where failures are", () => {
-  it("a scope with only successes gets no circuit, and no timer runs", async () => {
+describe("createPartitionBreaker: a hot partition", () => {
+  it("a scripted alternation of successes and 503s never opens its circuit; the scope becomes paced", () => {
     const breaker = make();
-    await runMany(breaker, "p1", "success", 50);
-    await runMany(breaker, "p2", "permanent", 50);
+    const transitions: CircuitTransition[] = [];
+    breaker.onTransition((t) => transitions.push(t));
+    const delays: number[] = [];
+    let answered = 0;
+    // 100 attempts/s offered for 5 s; each goes out when its slot comes, and the partition
+    // answers every other one, in the order they reach it, with 503 ServerBusy.
+    for (let i = 0; i < 500; i++) {
+      vi.advanceTimersByTime(10);
+      const address = readRequestAddress(entityRequest("hot"));
+      const admission = breaker.admit(address, Infinity);
+      if (admission.decision !== "send") throw new Error(`refused: ${JSON.stringify(admission)}`);
+      delays.push(admission.delayInMs);
+      setTimeout(() => breaker.record(address, admission, result(answered++ % 2 === 0 ? "success" : "throttled")), admission.delayInMs);
+    }
+    // Cut after cut (half its answers are throttled, whatever the rate), so far fewer than the 500 offered went out.
+    expect(answered).toBeGreaterThan(50);
+    expect(answered).toBeLessThan(250);
+    expect(transitions).toEqual([]);
+    expect(breaker.stateOf(key("hot"))).toBe("closed");
+    const paced = breaker.pacedScopes();
+    expect(paced).toEqual([{ scope: key("hot"), ratePerSecond: expect.any(Number) as number }]);
+    // Cut below what was offered, and never below minRatePerSecond.
+    expect(paced[0]?.ratePerSecond).toBeLessThan(100);
+    expect(paced[0]?.ratePerSecond).toBeGreaterThanOrEqual(1);
+    // Unpaced until the first cut; then its attempts wait for their slots.
+    expect(delays.slice(0, 10)).toEqual(Array.from({ length: 10 }, () => 0));
+    expect(delays.at(-1)).toBeGreaterThan(0);
+  });
+
+  it("refuses with paced, and reserves nothing, when the queue would outlast remainingInMs", () => {
+    const breaker = make();
+    // 100 attempts in 1 s (the first one throttled, which gives the scope state), then a throttle: a cut to about 70/s.
+    for (let i = 0; i < 100; i++) {
+      attempt(breaker, "hot", i === 0 ? "throttled" : "success");
+      vi.advanceTimersByTime(10);
+    }
+    attempt(breaker, "hot", "throttled");
+    const [paced] = breaker.pacedScopes();
+    expect(paced?.scope).toBe(key("hot"));
+    expect(paced?.ratePerSecond).toBeGreaterThan(65);
+    expect(paced?.ratePerSecond).toBeLessThan(75);
+    const spacing = 1000 / paced!.ratePerSecond;
+    const admissions = Array.from({ length: 12 }, () => breaker.admit(readRequestAddress(entityRequest("hot")), 100));
+    const sent = admissions.filter((a) => a.decision === "send");
+    // Slots 1000/rate ms apart, from now, as far as fits in the 100 ms left.
+    const fit = Math.floor(100 / spacing) + 1;
+    expect(sent).toHaveLength(fit);
+    sent.forEach((a, i) => expect(a.decision === "send" && a.delayInMs).toBeCloseTo(i * spacing, 2));
+    for (const refusal of admissions.slice(fit)) {
+      expect(refusal).toMatchObject({ decision: "refuse", reason: "paced", scope: key("hot") });
+      expect(refusal.decision === "refuse" && refusal.retryAfterInMs).toBeCloseTo(fit * spacing, 2);
+    }
+    // A caller with more time left takes the next slot: the refused ones took none.
+    const patient = breaker.admit(readRequestAddress(entityRequest("hot")), 60_000);
+    expect(patient.decision === "send" && patient.delayInMs).toBeCloseTo(fit * spacing, 2);
+  });
+
+  it("pacing: false never paces: throttled attempts are only counted for the circuit", () => {
+    const breaker = make({ pacing: false });
+    for (let i = 0; i < 500; i++) {
+      vi.advanceTimersByTime(10);
+      expect(attempt(breaker, "hot", i % 2 === 0 ? "success" : "throttled")).toEqual(SEND_NOW);
+    }
+    expect(breaker.pacedScopes()).toEqual([]);
+    expect(breaker.stateOf(key("hot"))).toBe("closed");
+    expect(breaker.size).toBe(1);
+  });
+
+  it("transient failures (500, resets) do not pace: they say nothing of the partition's rate", () => {
+    const breaker = make();
+    for (let i = 0; i < 500; i++) {
+      vi.advanceTimersByTime(10);
+      expect(attempt(breaker, "p", i % 2 === 0 ? "success" : "transient")).toEqual(SEND_NOW);
+    }
+    expect(breaker.pacedScopes()).toEqual([]);
+  });
+});
+
+describe("createPartitionBreaker: state only where trouble is", () => {
+  it("a scope with only successes and 404s holds no state, and no timer runs", () => {
+    const breaker = make();
+    attempts(breaker, "p1", "success", 50);
+    attempts(breaker, "p2", "permanent", 50);
     expect(breaker.size).toBe(0);
     expect(breaker.stateOf(key("p1"))).toBeUndefined();
+    expect(breaker.stateCounts()).toEqual({ closed: 0, open: 0, half_open: 0 });
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("the first rebalancing failure gives the scope a closed circuit that counts it", async () => {
+  it("the first rebalancing failure gives the scope a closed circuit that counts it", () => {
     const breaker = make();
-    await runOnce(breaker, "p1", "throttled");
+    attempt(breaker, "p1", "throttled");
+    expect(breaker.size).toBe(1);
     expect(breaker.stateOf(key("p1"))).toBe("closed");
     expect(breaker.stateCounts()).toEqual({ closed: 1, open: 0, half_open: 0 });
-    await runMany(breaker, "p1", "throttled", 4);
-    expect(breaker.stateOf(key("p1"))).toBe("open"); // the first failure counted: 5 of 5
+    vi.advanceTimersByTime(GAP_IN_MS);
+    attempts(breaker, "p1", "throttled", 4);
+    expect(breaker.stateOf(key("p1"))).toBe("open"); // the first failure counted: 5 in a row
   });
 
-  it("a new circuit counts from its first failure: successes before it do not dilute the window", async () => {
-    const breaker = make({ consecutiveFailures: Infinity });
-    await runMany(breaker, "p1", "success", 100);
-    for (const outcome of ["throttled", "success", "timeout", "throttled", "success", "transient", "throttled"] as const) {
-      await runOnce(breaker, "p1", outcome);
-    }
-    expect(breaker.stateOf(key("p1"))).toBe("open"); // 5 of 7 since the circuit came, not 5 of 107
-  });
-
-  it("opens after consecutiveFailures in a row; a success in between resets the run", async () => {
-    const breaker = make({ errorThresholdPercentage: 99 });
-    await runMany(breaker, "p1", "throttled", 4);
-    await runOnce(breaker, "p1", "success");
-    await runMany(breaker, "p1", "throttled", 4);
-    expect(breaker.stateOf(key("p1"))).toBe("closed"); // 8 of 9, never 5 in a row
-    await runOnce(breaker, "p1", "timeout");
-    expect(breaker.stateOf(key("p1"))).toBe("open");
-  });
-
-  it("while no scope has a circuit, a successful attempt does not even read its scope", async () => {
+  it("while no scope has state, attempts do not even read their scope; then each operation's once", () => {
     const getScope = vi.fn((request: PipelineRequest) => (request.url.includes("'p2'") ? key("p2") : key("p1")));
     const breaker = make({ getScope });
-    await runMany(breaker, "p1", "success", 20);
+    attempts(breaker, "p1", "success", 20);
     expect(getScope).not.toHaveBeenCalled();
-    await runOnce(breaker, "p2", "throttled");
+    attempt(breaker, "p2", "throttled");
     expect(breaker.stateOf(key("p2"))).toBe("closed");
-    // With a circuit somewhere, every attempt's scope is read, to find out whether it is that one.
-    await runOnce(breaker, "p1", "success");
+    expect(getScope).toHaveBeenCalledTimes(1);
+    // With state somewhere, an attempt's scope is read, to find out whether it is that one: once per address.
+    const address = readRequestAddress(entityRequest("p1"));
+    for (let i = 0; i < 3; i++) attempt(breaker, address, "throttled");
     expect(getScope).toHaveBeenCalledTimes(2);
   });
 
-  it("a closed circuit goes once its window holds no failure, and the scope is cheap again", async () => {
-    const breaker = make({ idleTtlInMs: 10_000, rollingWindowInMs: 3_000 });
-    await runOnce(breaker, "p1", "throttled");
-    for (let t = 0; t < 4; t++) {
-      vi.advanceTimersByTime(2_000);
-      await runOnce(breaker, "p1", "success"); // in use all along: not idle
+  it("a closed circuit is retired by the sweep once it had no failure for rollingWindowInMs", () => {
+    // Sweeps every 5 s (half the idle TTL); the scope is in use all along, so it is never idle.
+    const breaker = make({ idleTtlInMs: 10_000, rollingWindowInMs: 3_000, pacing: false });
+    attempt(breaker, "p1", "throttled"); // t = 0
+    vi.advanceTimersByTime(3_000);
+    attempt(breaker, "p1", "transient"); // t = 3 s: the window starts again
+    for (let t = 3_000; t < 9_000; t += 1_000) {
+      vi.advanceTimersByTime(1_000);
+      attempt(breaker, "p1", "success");
     }
+    expect(breaker.size).toBe(1); // the sweep at 5 s: 2 s since the failure
+    vi.advanceTimersByTime(1_000); // the sweep at 10 s: 7 s since
     expect(breaker.size).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("a paced scope is retired only after pacing.forgetAfterInMs without a throttled answer", () => {
+    const breaker = make({ idleTtlInMs: 10_000, rollingWindowInMs: 1_000, pacing: { forgetAfterInMs: 7_000 } });
+    for (let i = 0; i < 100; i++) {
+      attempt(breaker, "hot", i % 2 ? "throttled" : "success");
+      vi.advanceTimersByTime(10);
+    }
+    expect(breaker.pacedScopes()).toHaveLength(1);
+    // The sweeps run 5 s and 10 s after the first throttle (at 10 ms); the last came at 990 ms.
+    vi.advanceTimersByTime(4_100);
+    // At 5 s: no failure for 4 s (> rollingWindowInMs), but a throttle less than 7 s ago: kept, still paced.
+    expect(breaker.size).toBe(1);
+    expect(breaker.pacedScopes()).toHaveLength(1);
+    vi.advanceTimersByTime(5_000);
+    // At 10 s: 9 s since the last throttle.
+    expect(breaker.size).toBe(0);
+    expect(breaker.pacedScopes()).toEqual([]);
+    expect(attempt(breaker, "hot", "success")).toEqual(SEND_NOW);
+  });
+
+  it("an open circuit is not retired, however long since its last failure", () => {
+    const breaker = make({ idleTtlInMs: 1_000_000, rollingWindowInMs: 1_000, resetTimeoutInMs: 60_000 });
+    open(breaker, "p1");
+    vi.advanceTimersByTime(50_000);
+    expect(breaker.size).toBe(1);
+    expect(breaker.stateOf(key("p1"))).toBe("open");
   });
 });
 
 describe("createPartitionBreaker: half-open", () => {
-  async function opened(options: PartitionBreakerOptions = {}) {
+  function opened(options: PartitionBreakerOptions = {}) {
     const breaker = make({ resetTimeoutInMs: 3000, ...options });
     const transitions: CircuitTransition[] = [];
     breaker.onTransition((t) => transitions.push(t));
-    await runMany(breaker, "p1", "throttled", 10);
+    open(breaker, "p1");
     return { breaker, transitions };
   }
 
-  it("goes half-open after the reset period; retryAfterInMs counts down to it", async () => {
-    const { breaker } = await opened();
+  it("goes half-open once the reset period passes, without an admit; retryAfterInMs counts down to it", () => {
+    const { breaker, transitions } = opened();
     vi.advanceTimersByTime(2999);
-    expect(breaker.stateOf(key("p1"))).toBe("open");
-    expect(((await runOnce(breaker, "p1", "success")).error as CircuitOpenError).retryAfterInMs).toBe(1);
+    expect(breaker.stateCounts()).toEqual({ closed: 0, open: 1, half_open: 0 });
+    expect(attempt(breaker, "p1", "success")).toMatchObject({ decision: "refuse", retryAfterInMs: 1 });
     vi.advanceTimersByTime(1);
-    expect(breaker.stateOf(key("p1"))).toBe("half_open");
+    expect(breaker.stateCounts()).toEqual({ closed: 0, open: 0, half_open: 1 });
+    expect(transitions.map((t) => `${t.from}>${t.to}`)).toEqual(["closed>open", "open>half_open"]);
     expect(breaker.halfOpenScopes()).toEqual([key("p1")]);
+    expect(breaker.openScopes()).toEqual([]);
+    expect(breaker.stateOf(key("p1"))).toBe("half_open");
   });
 
-  it("a successful probe closes it", async () => {
-    const { breaker, transitions } = await opened();
+  it("a successful probe closes it", () => {
+    const { breaker, transitions } = opened();
     vi.advanceTimersByTime(3000);
-    const { got, attempted } = await runOnce(breaker, "p1", "success");
-    expect(attempted).toBe(1);
-    expect(got?.outcomeClass).toBe("success");
+    expect(attempt(breaker, "p1", "success")).toMatchObject(SENT);
     expect(breaker.stateOf(key("p1"))).toBe("closed");
     expect(transitions.map((t) => `${t.from}>${t.to}`)).toEqual(["closed>open", "open>half_open", "half_open>closed"]);
     expect(transitions[0]).toEqual({ service: "table", scope: key("p1"), from: "closed", to: "open" });
+    expect(breaker.stateCounts()).toEqual({ closed: 1, open: 0, half_open: 0 });
   });
 
-  it("a 404 probe closes it too: the partition answers", async () => {
-    const { breaker } = await opened();
+  it("a 404 probe closes it too: the partition answers", () => {
+    const { breaker } = opened();
     vi.advanceTimersByTime(3000);
-    await runOnce(breaker, "p1", "permanent");
+    attempt(breaker, "p1", "permanent");
     expect(breaker.stateOf(key("p1"))).toBe("closed");
   });
 
-  it.each<OutcomeClass>(["throttled", "timeout", "transient", "aborted"])("a %s probe reopens it for another full period", async (cls) => {
-    const { breaker, transitions } = await opened();
+  it.each<OutcomeClass>(["throttled", "timeout", "transient", "aborted"])("a %s probe reopens it for another full period", (cls) => {
+    const { breaker, transitions } = opened();
     vi.advanceTimersByTime(3000);
-    const { got } = await runOnce(breaker, "p1", cls);
-    expect(got?.outcomeClass).toBe(cls);
+    expect(attempt(breaker, "p1", cls).decision).toBe("send");
     expect(breaker.stateOf(key("p1"))).toBe("open");
     expect(transitions.at(-1)).toMatchObject({ from: "half_open", to: "open" });
-    expect(((await runOnce(breaker, "p1", "success")).error as CircuitOpenError).retryAfterInMs).toBe(3000);
+    expect(attempt(breaker, "p1", "success")).toMatchObject({ decision: "refuse", retryAfterInMs: 3000 });
     vi.advanceTimersByTime(3000);
     expect(breaker.stateOf(key("p1"))).toBe("half_open");
   });
 
-  it("lets exactly one probe through; the others get CircuitOpenError with a short retryAfterInMs", async () => {
-    const { breaker } = await opened();
+  it("lets exactly one probe through; the others are refused with a short retryAfterInMs", () => {
+    const { breaker } = opened();
     vi.advanceTimersByTime(3000);
-    let answer!: (r: AttemptResult) => void;
-    const probeAttempt = vi.fn(() => new Promise<AttemptResult>((resolve) => (answer = resolve)));
-    const probe = breaker.run(entityRequest("p1"), probeAttempt);
-    const others = await Promise.all(Array.from({ length: 5 }, () => runOnce(breaker, "p1", "success")));
-    expect(probeAttempt).toHaveBeenCalledTimes(1);
-    for (const other of others) {
-      expect(other.attempted).toBe(0);
-      expect((other.error as CircuitOpenError).retryAfterInMs).toBe(300);
+    const address = readRequestAddress(entityRequest("p1"));
+    const probe = breaker.admit(address, 60_000);
+    expect(probe).toMatchObject(SENT);
+    for (let i = 0; i < 5; i++) {
+      expect(breaker.admit(readRequestAddress(entityRequest("p1")), 60_000)).toEqual({
+        decision: "refuse",
+        reason: "circuit-open",
+        scope: key("p1"),
+        retryAfterInMs: 300,
+      });
     }
-    answer(result("success"));
-    await expect(probe).resolves.toMatchObject({ outcomeClass: "success" });
+    if (probe.decision === "send") breaker.record(address, probe, result("success"));
     expect(breaker.stateOf(key("p1"))).toBe("closed");
-    expect((await runOnce(breaker, "p1", "success")).attempted).toBe(1);
+    expect(attempt(breaker, "p1", "success")).toMatchObject(SENT);
+  });
+
+  it("a probe admitted but never recorded (its operation ended first) does not hold the circuit half-open for ever", () => {
+    const { breaker } = opened();
+    vi.advanceTimersByTime(3000);
+    expect(breaker.admit(readRequestAddress(entityRequest("p1")), 60_000).decision).toBe("send"); // never sent
+    vi.advanceTimersByTime(2999);
+    expect(breaker.admit(readRequestAddress(entityRequest("p1")), 60_000).decision).toBe("refuse");
+    vi.advanceTimersByTime(1);
+    expect(attempt(breaker, "p1", "success")).toMatchObject(SENT);
+    expect(breaker.stateOf(key("p1"))).toBe("closed");
   });
 });
 
 describe("createPartitionBreaker: scopes", () => {
-  it("requests without a scope bypass the breaker", async () => {
+  it("requests without a scope bypass the breaker", () => {
     const breaker = make();
-    const attempt = vi.fn(async () => result("throttled"));
-    const request = createPipelineRequest({ url: "https://example.com/whatever", method: "GET" });
-    for (let i = 0; i < 20; i++) await breaker.run(request, attempt);
-    expect(attempt).toHaveBeenCalledTimes(20);
+    const address = readRequestAddress(createPipelineRequest({ url: "https://example.com/whatever", method: "GET" }));
+    for (let i = 0; i < 20; i++) {
+      vi.advanceTimersByTime(GAP_IN_MS);
+      expect(attempt(breaker, address, "throttled")).toEqual(SEND_NOW);
+    }
     expect(breaker.size).toBe(0);
   });
 
-  it("scopes Azurite path-style URLs with the configured service", async () => {
-    const breaker = make({ service: "table" });
-    const request = createPipelineRequest({ url: "http://127.0.0.1:10002/devstoreaccount1/orders(PartitionKey='p',RowKey='r')", method: "GET" });
-    await breaker.run(request, async () => result("throttled"));
-    expect(breaker.stateOf("table|devstoreaccount1|orders|p")).toBe("closed");
+  it("scopes Azurite path-style URLs with the breaker's service when the address has none", () => {
+    const breaker = make({ service: "blob" });
+    const transitions: CircuitTransition[] = [];
+    breaker.onTransition((t) => transitions.push(t));
+    // A blob URL on Azurite's IP and port names no service: the policy (made without one) could not scope it.
+    const azurite = () => readRequestAddress(createPipelineRequest({ url: "http://127.0.0.1:10000/devstoreaccount1/photos/cat.jpg", method: "GET" }));
+    expect(azurite().scopeKey).toBeUndefined();
+    for (let i = 0; i < 5; i++) {
+      vi.advanceTimersByTime(GAP_IN_MS);
+      attempt(breaker, azurite(), "throttled");
+    }
+    expect(breaker.stateOf("blob|devstoreaccount1|photos|cat.jpg")).toBe("open");
+    expect(transitions[0]).toMatchObject({ service: "blob", scope: "blob|devstoreaccount1|photos|cat.jpg" });
   });
 
-  it("scopes an insert by the PartitionKey in its body", async () => {
+  it("scopes by the address the policy read, with its service", () => {
+    const breaker = make();
+    const request = createPipelineRequest({ url: "http://127.0.0.1:10000/devstoreaccount1/photos/cat.jpg", method: "GET" });
+    attempt(breaker, readRequestAddress(request, "blob"), "throttled");
+    expect(breaker.stateOf("blob|devstoreaccount1|photos|cat.jpg")).toBe("closed");
+  });
+
+  it("scopes an insert by the PartitionKey in its body", () => {
     const breaker = make();
     const request = createPipelineRequest({ url: `${HOST}/orders`, method: "POST", body: JSON.stringify({ PartitionKey: "b1", RowKey: "r" }) });
-    await breaker.run(request, async () => result("throttled"));
+    attempt(breaker, readRequestAddress(request), "throttled");
     expect(breaker.stateOf(key("b1"))).toBe("closed");
   });
 
-  it("a user getScope overrides; undefined or a throw bypasses", async () => {
+  it("a user getScope overrides; undefined or a throw bypasses", () => {
     const getScope = (r: PipelineRequest): string | undefined => {
       if (r.url.includes("'boom'")) throw new Error("getScope bug");
       return r.url.includes("'mine'") ? "my-scope" : undefined;
     };
     const breaker = make({ getScope });
-    for (const pk of ["mine", "other", "boom"]) await runOnce(breaker, pk, "throttled");
+    for (const pk of ["mine", "other", "boom"]) attempt(breaker, pk, "throttled");
     expect(breaker.size).toBe(1);
     expect(breaker.stateOf("my-scope")).toBe("closed");
   });
 });
 
-describe("createPartitionBreaker: bounded registry", () => {
-  it("keeps at most maxScopes circuits, evicting the least recently used, and shuts each evicted one down", async () => {
-    const shutdown = vi.spyOn(CircuitBreaker.prototype, "shutdown");
+describe("createPartitionBreaker: bounded state", () => {
+  it("keeps at most maxScopes, forgetting the least recently used", () => {
     const breaker = make({ maxScopes: 3 });
-    for (const pk of ["a", "b", "c"]) await runOnce(breaker, pk, "throttled");
-    await runOnce(breaker, "a", "success"); // a is now the most recent
-    await runOnce(breaker, "d", "throttled");
+    for (const pk of ["a", "b", "c"]) attempt(breaker, pk, "throttled");
+    attempt(breaker, "a", "success"); // admitted: a is now the most recent
+    attempt(breaker, "d", "throttled");
     expect(breaker.size).toBe(3);
     expect(breaker.stateOf(key("b"))).toBeUndefined();
     expect(breaker.stateOf(key("a"))).toBe("closed");
-    expect(shutdown).toHaveBeenCalledTimes(1);
-    for (const pk of ["e", "f", "g", "h"]) await runOnce(breaker, pk, "throttled");
+    for (const pk of ["e", "f", "g", "h"]) attempt(breaker, pk, "throttled");
     expect(breaker.size).toBe(3);
-    expect(shutdown).toHaveBeenCalledTimes(5);
+    expect([key("f"), key("g"), key("h")].map((k) => breaker.stateOf(k))).toEqual(["closed", "closed", "closed"]);
   });
 
-  it("an evicted open circuit leaves the open list and the counts", async () => {
+  it("a forgotten open circuit leaves the open list and the counts", () => {
     const breaker = make({ maxScopes: 2 });
-    await runMany(breaker, "a", "throttled", 10);
-    expect(breaker.openScopes()).toEqual([key("a")]);
-    await runOnce(breaker, "b", "throttled");
-    await runOnce(breaker, "c", "throttled");
+    open(breaker, "a");
+    attempt(breaker, "b", "throttled");
+    attempt(breaker, "c", "throttled");
     expect(breaker.openScopes()).toEqual([]);
     expect(breaker.stateCounts()).toEqual({ closed: 2, open: 0, half_open: 0 });
   });
 
-  it("evicts circuits idle for idleTtlInMs and shuts them down", async () => {
-    const shutdown = vi.spyOn(CircuitBreaker.prototype, "shutdown");
-    // Long reset period: "busy" stays open (so never retirable) and is touched every 4 s.
+  it("forgets scopes idle for idleTtlInMs, even open ones", () => {
+    // Long reset period: "busy" stays open (never retirable) and is asked about every 4 s.
     const breaker = make({ idleTtlInMs: 10_000, resetTimeoutInMs: 60_000 });
-    await runMany(breaker, "idle", "throttled", 10);
-    await runMany(breaker, "busy", "throttled", 10);
+    open(breaker, "idle");
+    open(breaker, "busy");
     for (let t = 0; t < 4; t++) {
       vi.advanceTimersByTime(4_000);
-      await runOnce(breaker, "busy", "success");
+      expect(attempt(breaker, "busy", "success").decision).toBe("refuse");
     }
     vi.advanceTimersByTime(5_000);
     expect(breaker.stateOf(key("idle"))).toBeUndefined();
     expect(breaker.stateOf(key("busy"))).toBe("open");
-    expect(shutdown).toHaveBeenCalledTimes(1);
+    expect(breaker.stateCounts()).toEqual({ closed: 0, open: 1, half_open: 0 });
   });
 
-  it("holds two timers for thousands of closed circuits, and none once empty or disposed", async () => {
+  it("holds one timer for thousands of scopes, and none once empty or disposed", () => {
     const breaker = make({ idleTtlInMs: 1_000 });
     expect(vi.getTimerCount()).toBe(0);
-    for (let i = 0; i < 2_000; i++) await runOnce(breaker, `k${i}`, "throttled");
-    expect(vi.getTimerCount()).toBe(2); // bucket rotation + idle sweep
-    vi.advanceTimersByTime(2_000);
+    for (let i = 0; i < 2_000; i++) attempt(breaker, `k${i}`, "throttled");
+    expect(breaker.size).toBe(2_000);
+    expect(vi.getTimerCount()).toBe(1); // the idle sweep
+    vi.advanceTimersByTime(4_000);
     expect(breaker.size).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
-    await runOnce(breaker, "again", "throttled");
-    expect(vi.getTimerCount()).toBe(2);
+    attempt(breaker, "again", "throttled");
+    expect(vi.getTimerCount()).toBe(1);
     breaker.dispose();
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("dispose shuts every circuit down, stops every timer, and lets later attempts straight through", async () => {
-    const shutdown = vi.spyOn(CircuitBreaker.prototype, "shutdown");
+  it("idleTtlInMs Infinity: no sweep timer, bounded by maxScopes alone", () => {
+    const breaker = make({ idleTtlInMs: Infinity, maxScopes: 10 });
+    for (let i = 0; i < 50; i++) attempt(breaker, `k${i}`, "throttled");
+    expect(vi.getTimerCount()).toBe(0);
+    expect(breaker.size).toBe(10);
+  });
+
+  it("dispose forgets every scope, stops the timer, lets later attempts straight through; idempotent", () => {
     const breaker = make();
-    await runMany(breaker, "p1", "throttled", 10);
-    await runOnce(breaker, "p2", "throttled");
-    expect(vi.getTimerCount()).toBe(3); // rotation, sweep, p1's reset timer
+    const seen: string[] = [];
+    breaker.onTransition((t) => seen.push(t.to));
+    open(breaker, "p1");
+    attempt(breaker, "p2", "throttled");
+    expect(vi.getTimerCount()).toBe(1);
     breaker.dispose();
     breaker.dispose();
-    expect(shutdown).toHaveBeenCalledTimes(2);
     expect(breaker.size).toBe(0);
     expect(breaker.openScopes()).toEqual([]);
+    expect(breaker.pacedScopes()).toEqual([]);
+    expect(breaker.stateCounts()).toEqual({ closed: 0, open: 0, half_open: 0 });
     expect(vi.getTimerCount()).toBe(0);
-    expect((await runOnce(breaker, "p1", "success")).attempted).toBe(1);
+    expect(attempts(breaker, "p1", "throttled", 10)).toEqual(Array.from({ length: 10 }, () => SEND_NOW));
+    expect(breaker.size).toBe(0);
+    expect(seen).toEqual(["open"]);
   });
 });
 
 describe("createPartitionBreaker: modes, events, logging", () => {
-  it("mode defaults to wait; fail turns waitWhenOpen off", () => {
-    expect(make().waitWhenOpen).toBe(true);
+  it("mode defaults to wait", () => {
     expect(make().mode).toBe("wait");
-    expect(make({ mode: "fail" }).waitWhenOpen).toBe(false);
+    expect(make({ mode: "fail" }).mode).toBe("fail");
   });
 
-  it("logs each transition at warning with the scope key", async () => {
-    const warning = vi.spyOn(logger, "warning").mockImplementation(() => undefined);
+  it("logs each transition at warning with the scope key", () => {
+    const warning = vi.mocked(logger.warning);
     const breaker = make();
-    await runMany(breaker, "p1", "throttled", 10);
+    open(breaker, "p1");
     vi.advanceTimersByTime(3000);
-    await runOnce(breaker, "p1", "success");
+    attempt(breaker, "p1", "success");
     const lines = warning.mock.calls.map((c) => String(c[0]));
     expect(lines).toHaveLength(3);
     for (const line of lines) expect(line).toContain(`"${key("p1")}"`);
@@ -416,52 +546,69 @@ describe("createPartitionBreaker: modes, events, logging", () => {
     expect(lines[2]).toMatch(/closed/);
   });
 
-  it("a throwing transition listener is ignored; unsubscribe stops delivery", async () => {
-    vi.spyOn(logger, "warning").mockImplementation(() => undefined);
+  it("a throwing transition listener is ignored; unsubscribe stops delivery", () => {
     const breaker = make();
     const seen: string[] = [];
     breaker.onTransition(() => {
       throw new Error("listener bug");
     });
     const off = breaker.onTransition((t) => seen.push(t.to));
-    await runMany(breaker, "p1", "throttled", 10);
+    open(breaker, "p1");
     off();
     vi.advanceTimersByTime(3000);
-    expect(seen).toEqual(["open"]);
     expect(breaker.stateOf(key("p1"))).toBe("half_open");
+    expect(seen).toEqual(["open"]);
+  });
+
+  it("onTransition needs a function", () => {
+    expect(() => make().onTransition(null as never)).toThrow(TypeError);
   });
 });
 
 describe("createPartitionBreaker: options", () => {
   it.each<[string, unknown, typeof TypeError | typeof RangeError, RegExp]>([
     ["mode", "sometimes", TypeError, /mode must be one of "wait", "fail"; got "sometimes"/],
+    ["mode", null, TypeError, /mode must be one of "wait", "fail"; got null/],
     ["service", "files", TypeError, /service must be one of/],
+    ["service", null, TypeError, /service must be one of .*; got null/],
     ["getScope", "key", TypeError, /getScope must be a function/],
+    ["getScope", null, TypeError, /getScope must be a function/],
     ["resetTimeoutInMs", 0, RangeError, /resetTimeoutInMs must be between 1 and .*; got 0/],
     ["resetTimeoutInMs", "3000", TypeError, /resetTimeoutInMs must be a number; got "3000"/],
-    ["errorThresholdPercentage", 100, RangeError, /errorThresholdPercentage must be below 100/],
-    ["errorThresholdPercentage", -1, RangeError, /errorThresholdPercentage must be between 0 and 100; got -1/],
-    ["volumeThreshold", 2.5, RangeError, /volumeThreshold must be an integer; got 2.5/],
+    ["resetTimeoutInMs", null, TypeError, /resetTimeoutInMs must be a number; got null/],
     ["consecutiveFailures", 0, RangeError, /consecutiveFailures must be between 1/],
+    ["consecutiveFailures", 2.5, RangeError, /consecutiveFailures must be an integer; got 2.5/],
     ["consecutiveFailures", "5", TypeError, /consecutiveFailures must be a number; got "5"/],
-    ["rollingWindowInMs", 5, RangeError, /rollingWindowInMs must be between 10/],
+    ["rollingWindowInMs", 0, RangeError, /rollingWindowInMs must be between 1/],
     ["maxScopes", 0, RangeError, /maxScopes must be between 1/],
     ["maxScopes", Infinity, RangeError, /maxScopes must be a finite number/],
     ["idleTtlInMs", Number.NaN, TypeError, /idleTtlInMs must be a number; got NaN/],
-  ])("rejects %s = %j", (name, value, type, message) => {
+    ["pacing", null, TypeError, /circuitBreaker\.pacing must be false or an options object; got null/],
+    ["pacing", true, TypeError, /circuitBreaker\.pacing must be false or an options object; got true/],
+    ["pacing", { decreaseFactor: 1.5 }, RangeError, /circuitBreaker\.pacing\.decreaseFactor must be between 0\.01 and 0\.99; got 1\.5/],
+    ["pacing", { minRatePerSecond: null }, TypeError, /circuitBreaker\.pacing\.minRatePerSecond must be a number; got null/],
+    ["pacing", { forgetAfterInMs: -1 }, RangeError, /circuitBreaker\.pacing\.forgetAfterInMs must be between 1/],
+    ["pacing", { rate: 5 }, TypeError, /circuitBreaker\.pacing\.rate is not a known option/],
+  ])("rejects %s = %j, naming it", (name, value, type, message) => {
     const build = () => createPartitionBreaker({ [name]: value } as PartitionBreakerOptions);
     expect(build).toThrow(type);
     expect(build).toThrow(message);
   });
 
-  it("rejects unknown keys and non-objects", () => {
-    expect(() => createPartitionBreaker({ resetTimeout: 5 } as PartitionBreakerOptions)).toThrow(/circuitBreaker options.resetTimeout is not a known option/);
-    expect(() => createPartitionBreaker(null as unknown as PartitionBreakerOptions)).toThrow(TypeError);
+  it.each(["errorThresholdPercentage", "volumeThreshold"])("rejects the removed option %s as unknown", (name) => {
+    expect(() => createPartitionBreaker({ [name]: 50 } as PartitionBreakerOptions)).toThrow(new RegExp(`circuitBreaker options\\.${name} is not a known option`));
   });
 
-  it("accepts idleTtlInMs Infinity: no sweep timer", async () => {
-    const breaker = make({ idleTtlInMs: Infinity });
-    await runOnce(breaker, "p", "throttled");
-    expect(vi.getTimerCount()).toBe(1);
+  it("rejects unknown keys and non-objects, null included", () => {
+    expect(() => createPartitionBreaker({ resetTimeout: 5 } as PartitionBreakerOptions)).toThrow(/circuitBreaker options.resetTimeout is not a known option/);
+    expect(() => createPartitionBreaker(null as unknown as PartitionBreakerOptions)).toThrow(TypeError);
+    expect(() => createPartitionBreaker(null as unknown as PartitionBreakerOptions)).toThrow(/got null/);
+  });
+
+  it("accepts consecutiveFailures Infinity: an offline partition is then never refused", () => {
+    const breaker = make({ consecutiveFailures: Infinity });
+    const admissions = attempts(breaker, "p1", "throttled", 100);
+    expect(admissions.every((a) => a.decision === "send")).toBe(true);
+    expect(breaker.stateOf(key("p1"))).toBe("closed");
   });
 });

@@ -4,7 +4,7 @@ import nock from "nock";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type SendRequest } from "@azure/core-rest-pipeline";
 import { fixedBackoff, getRetryInfo, installResilience, parseRetryAfterInMs, resilientRetryPolicy, type RetryEvent } from "../../../src/index.js";
-import { DEVSTORE_ACCOUNT_KEY } from "../../../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_KEY } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // Whatever a server sends, the policy neither crashes, nor waits longer than its caps, nor
 // leaves a rejection unhandled. Retry-After values go through a stub `next`; hostile bodies

@@ -1,16 +1,23 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
+import { ContainerClient } from "@azure/storage-blob";
 import { Registry } from "prom-client";
 import {
+  createMetricsObserver,
+  createPartitionBreaker,
   createRetryBudget,
+  createRetryLogObserver,
   createRetryStrategy,
+  createSafetyMetricsObserver,
+  startMetricsServer,
   exponentialBackoff,
   fixedBackoff,
   installResilience,
   resilientRetryPolicy,
+  SEND_NOW,
 } from "../../../src/index.js";
-import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // Every option, fuzzed: a valid value of each given key is accepted; any combination with
 // at least one invalid value is rejected with a TypeError or RangeError naming one of them.
@@ -47,9 +54,9 @@ function number(min: number, max: number, opts: { integer?: boolean; allowInfini
  * Options objects built from `spec`: `valid` uses valid values only; `invalid` has at least
  * one invalid value (or an unknown key) and returns the names an error may use.
  */
-function optionsFrom(spec: Spec) {
+function optionsFrom(spec: Spec, requiredKeys: string[] = []) {
   const keys = Object.keys(spec);
-  const valid = fc.record(Object.fromEntries(keys.map((k) => [k, spec[k]!.valid])), { requiredKeys: [] }) as fc.Arbitrary<Record<string, unknown>>;
+  const valid = fc.record(Object.fromEntries(keys.map((k) => [k, spec[k]!.valid])), { requiredKeys }) as fc.Arbitrary<Record<string, unknown>>;
   const invalid = fc
     .tuple(valid, fc.subarray(keys, { minLength: 1 }), fc.boolean())
     .chain(([base, bad, withUnknown]) =>
@@ -119,7 +126,7 @@ const policySpec: Spec = {
     invalid: fc.constantFrom<unknown>(null, "x", { retriableStatusCodes: [999] }, { retriableErrorCodes: "ServerBusy" }, { classify: 5 }, { foo: 1 }),
   },
   observers: { valid: fc.constantFrom([], [{}], [{ onAttempt() {} }]), invalid: fc.constantFrom<unknown>(null, {}, "x", [null], [5]) },
-  gate: { valid: fc.constant({ waitWhenOpen: true, run: () => Promise.resolve({ outcomeClass: "success" }) }), invalid: fc.constantFrom<unknown>(null, {}, 5) },
+  gate: { valid: fc.constant({ mode: "wait", admit: () => SEND_NOW, record: () => undefined }), invalid: fc.constantFrom<unknown>(null, {}, 5) },
   ambiguousWrites: {
     valid: fc.oneof(fc.boolean(), fc.constant({}), number(1, DAY).valid.map((v) => ({ readBackTimeoutInMs: v }))),
     invalid: fc.oneof(
@@ -203,13 +210,38 @@ describe("options fuzz: installResilience", () => {
     },
     service: { valid: fc.constant("table"), invalid: fc.constantFrom<unknown>("tables", 5, null, "") },
     circuitBreaker: {
-      valid: fc.constantFrom(false, {}, { mode: "wait" }, { resetTimeoutInMs: 2000 }),
-      invalid: fc.constantFrom<unknown>(5, "on", true, null, { mode: "sometimes" }, { resetTimeoutInMs: -1 }),
-      names: ["mode", "resetTimeoutInMs", "circuitBreaker"],
+      valid: fc.constantFrom(false, {}, { mode: "wait" }, { resetTimeoutInMs: 2000 }, { consecutiveFailures: 3 }, { pacing: false }, { pacing: { decreaseFactor: 0.5 } }),
+      invalid: fc.constantFrom<unknown>(
+        5,
+        "on",
+        true,
+        null,
+        10n,
+        { mode: "sometimes" },
+        { mode: null },
+        { mode: 10n },
+        { resetTimeoutInMs: -1 },
+        { consecutiveFailures: 0 },
+        { pacing: null },
+        { pacing: { decreaseFactor: 2 } },
+      ),
+      names: ["mode", "resetTimeoutInMs", "consecutiveFailures", "pacing", "circuitBreaker"],
     },
     metrics: {
       valid: fc.constantFrom(false, { registry }, { registry, prefix: "fuzz_" }),
-      invalid: fc.constantFrom<unknown>(5, "on", null, { registry, prefix: "bad prefix" }, { registry: {} }),
+      invalid: fc.constantFrom<unknown>(
+        5,
+        "on",
+        null,
+        10n,
+        { registry, prefix: "bad prefix" },
+        { registry, prefix: null },
+        { registry, prefix: 10n },
+        { registry: {} },
+        { registry: null },
+        { registry, partitionLabel: { topN: null } },
+        { registry, partitionLabel: { minThrottles: null } },
+      ),
     },
   };
   delete installSpec.gate;
@@ -231,7 +263,100 @@ describe("options fuzz: installResilience", () => {
   });
 
   it("ambiguousWrites is refused for services without entity writes", () => {
-    expectRejected(() => installResilience(client, { service: "blob", ambiguousWrites: true, metrics: false }), ["ambiguousWrites"]);
-    installResilience(client, { service: "blob", ambiguousWrites: false, metrics: false }).dispose();
+    const blob = new ContainerClient(`http://127.0.0.1:10000/${DEVSTORE_ACCOUNT_NAME}/fuzz`);
+    expectRejected(() => installResilience(blob, { service: "blob", ambiguousWrites: true, metrics: false }), ["ambiguousWrites"]);
+    installResilience(blob, { service: "blob", ambiguousWrites: false, metrics: false }).dispose();
+  });
+});
+
+// The option objects beyond the policy and the install: each key with null, a BigInt and
+// other junk is named, never taken as its default (issue 17, item 8).
+
+const breakerSpec: Spec = {
+  mode: { valid: fc.constantFrom("wait", "fail"), invalid: fc.oneof(junk, fc.constantFrom<unknown>("sometimes", "Wait")) },
+  service: { valid: fc.constantFrom("table", "blob", "queue"), invalid: fc.oneof(junk, fc.constantFrom<unknown>("tables", "file")) },
+  getScope: { valid: fc.constant(() => "scope"), invalid: fc.constantFrom<unknown>(null, 10n, "scope", {}, 5) },
+  resetTimeoutInMs: number(1, DAY, { integer: true }),
+  errorThresholdPercentage: { valid: number(0, 99).valid, invalid: number(0, 99.999).invalid },
+  volumeThreshold: number(0, 1_000_000, { integer: true }),
+  consecutiveFailures: number(1, 1_000_000, { integer: true, allowInfinity: true }),
+  rollingWindowInMs: number(10, DAY, { integer: true }),
+  maxScopes: number(1, 10_000_000, { integer: true }),
+  idleTtlInMs: number(1, DAY, { allowInfinity: true }),
+};
+
+const budgetSpec: Spec = {
+  retryRatio: number(0, 10),
+  minRetriesPerSecond: number(0, 1_000_000),
+  windowInMs: number(100, 3_600_000),
+  now: { valid: fc.constant(() => 0), invalid: fc.constantFrom<unknown>(null, 10n, 5, "now", {}) },
+};
+
+const metricsSpec: Spec = {
+  // Always given (a fresh registry per run): the default registry would collect every run's families.
+  registry: {
+    valid: fc.constant(undefined).map(() => new Registry()),
+    invalid: fc.constantFrom<unknown>(null, 10n, {}, "register", 5, { getSingleMetric: () => undefined }),
+  },
+  prefix: { valid: fc.constantFrom("", "fuzz_", "app:storage_"), invalid: fc.constantFrom<unknown>(null, 10n, true, 5, {}, [], () => "x", Symbol.for("x"), "bad prefix", "9x", "a-b") },
+  partitionLabel: {
+    valid: fc.oneof(
+      fc.boolean(),
+      optionsFrom({ topN: number(1, 1000, { integer: true }), minThrottles: number(1, 1_000_000, { integer: true }) }).valid,
+    ),
+    invalid: fc.oneof(
+      fc.constantFrom<unknown>(null, 10n, 5, "on", [], { top: 3 }),
+      optionsFrom({ topN: number(1, 1000, { integer: true }), minThrottles: number(1, 1_000_000, { integer: true }) }).invalid.map((x) => x.options),
+    ),
+    names: ["topN", "minThrottles", "notAnOption", "top"],
+  },
+  bucketsInSeconds: {
+    valid: fc.constantFrom([0.1, 1, 10], [60]),
+    invalid: fc.constantFrom<unknown>(null, 10n, [], [1, 0.5], [-1], [null], [10n], "0.1,1"),
+  },
+};
+
+describe("options fuzz: the other option objects", () => {
+  it.each([
+    ["createPartitionBreaker", breakerSpec, [] as string[], (o: unknown) => createPartitionBreaker(o as never).dispose()],
+    ["createRetryBudget", budgetSpec, [], (o: unknown) => createRetryBudget(o as never)],
+    ["createMetricsObserver", metricsSpec, ["registry"], (o: unknown) => createMetricsObserver("table", o as never)],
+    ["createSafetyMetricsObserver", metricsSpec, ["registry"], (o: unknown) => createSafetyMetricsObserver("table", o as never)],
+  ])("%s: valid accepted, invalid (null and BigInt included) rejected naming the option", (_name, spec, required, create) => {
+    const { valid, invalid } = optionsFrom(spec, required);
+    fc.assert(fc.property(valid, (options) => void create(options)), runs);
+    fc.assert(fc.property(invalid, ({ options, names }) => expectRejected(() => create(options), names)), { numRuns: 500 });
+  });
+
+  it.each([null, 10n, "tables", 5])("services named %o are rejected by every factory that takes one", (service) => {
+    expectRejected(() => createMetricsObserver(service as never, { registry: new Registry() }), ["service"]);
+    expectRejected(() => createSafetyMetricsObserver(service as never, { registry: new Registry() }), ["service"]);
+    expectRejected(() => createRetryLogObserver({ service: service as never }), ["service"]);
+    expectRejected(() => createPartitionBreaker({ service: service as never }), ["service"]);
+  });
+
+  it("createRetryLogObserver: unknown keys and non-objects are named", () => {
+    expectRejected(() => createRetryLogObserver({ servce: "table" } as never), ["servce"]);
+    for (const bad of [null, 10n, "table"]) expectRejected(() => createRetryLogObserver(bad as never), ["createRetryLogObserver options"]);
+  });
+
+  it("startMetricsServer: null, BigInt and junk in any option are rejected naming it, before anything listens", async () => {
+    const badValues: Record<string, unknown[]> = {
+      port: [null, 10n, -1, 65_536, 1.5, "9464", Number.NaN],
+      host: [null, 10n, "", 5, {}],
+      path: [null, 10n, "metrics", 5, {}],
+      registry: [null, 10n, {}, "register"],
+    };
+    for (const [key, values] of Object.entries(badValues)) {
+      for (const value of values) {
+        const error = await startMetricsServer({ [key]: value } as never).then(
+          (server) => server.close().then(() => undefined),
+          (e: unknown) => e,
+        );
+        expect(error, `${key}: ${String(value)} was accepted`).toBeInstanceOf(Error);
+        expect(["TypeError", "RangeError"]).toContain((error as Error).name);
+        expect((error as Error).message).toContain(key);
+      }
+    }
   });
 });

@@ -7,6 +7,8 @@ import {
   type HttpClient,
   type PipelineRequest,
 } from "@azure/core-rest-pipeline";
+import { BlobServiceClient, ContainerClient } from "@azure/storage-blob";
+import { QueueClient } from "@azure/storage-queue";
 import { installResilience, resilientRetryPolicyName, getRetryInfo } from "../../../src/index.js";
 
 // The well-known, public Azurite development key: not a secret.
@@ -115,6 +117,24 @@ describe("installResilience", () => {
     expect(installResilience(target).service).toBe("blob");
     expect(installResilience({ url: "https://acct.table.core.chinacloudapi.cn", pipeline }).service).toBe("table");
     expect(installResilience({ url: "https://acct.table.cosmos.azure.com", pipeline }).service).toBe("table");
+  });
+
+  it.each([
+    ["a TableClient", "blob", "table", () => tableClient()],
+    ["a TableClient on Azurite's path-style URL (told by its class)", "queue", "table",
+      () => new TableClient("http://127.0.0.1:10002/devstoreaccount1", "orders", credential, { allowInsecureConnection: true })],
+    ["a BlobServiceClient", "table", "blob", () => new BlobServiceClient("https://myaccount.blob.core.windows.net")],
+    ["a ContainerClient on Azurite", "queue", "blob", () => new ContainerClient("http://127.0.0.1:10000/devstoreaccount1/photos")],
+    ["a QueueClient", "blob", "queue", () => new QueueClient("https://myaccount.queue.core.windows.net/jobs")],
+  ])("refuses service mismatches: %s installed as %s", (_what, given, actual, make) => {
+    const client = make();
+    const message = new RegExp(`options\\.service is "${given}", but the target is a ${actual} client`);
+    expect(() => installResilience(client, { service: given as never, metrics: false })).toThrow(TypeError);
+    expect(() => installResilience(client, { service: given as never, metrics: false })).toThrow(message);
+    // Nothing was installed by the refused call; the matching service is accepted.
+    const handle = installResilience(client, { service: actual as never, metrics: false });
+    expect(handle.service).toBe(actual);
+    handle.dispose();
   });
 
   it("asks for the service when it cannot tell", () => {

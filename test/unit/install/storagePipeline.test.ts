@@ -13,7 +13,7 @@ import {
 import { QueueClient, QueueServiceClient, StorageSharedKeyCredential as QueueSharedKeyCredential } from "@azure/storage-queue";
 import type { Pipeline } from "@azure/core-rest-pipeline";
 import { getRetryInfo, installResilience, resilientRetryPolicyName, type AttemptEvent } from "../../../src/index.js";
-import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // Blob and Queue clients against a local server that answers every request with one
 // status: proves where installResilience puts its policy and that the SDK's own

@@ -80,4 +80,36 @@ describe("retry log observer", () => {
     await policy.sendRequest(request("https://myacct.queue.core.windows.net/orders/messages?visibilitytimeout=30", "POST"), answers([503], [201]));
     expect(ours().find((l) => l.includes("Retrying: operation="))).toContain('operation=send_message scope="queue|myacct|orders"');
   });
+
+  it.each([
+    ["echoes the request's SAS signature", `Throttled; ${SAS}`],
+    ["is too long to be a code", "E".repeat(65)],
+    ["holds a newline", "ServerBusy\nazure:storage-resilience:info forged line"],
+    ["holds quotes and spaces", 'ServerBusy" stopReason="success'],
+  ])("logs a server error code that %s as <unrecognised>", async (_why, hostileCode) => {
+    const policy = resilientRetryPolicy({
+      retry: { strategy: "fixed", maxRetries: 1, delayInMs: 1 },
+      observers: [createRetryLogObserver({ service: "blob" })],
+    });
+    const hostile: SendRequest = async (req) => {
+      // Headers cannot hold a newline on the wire, but a response object in the pipeline can.
+      const headers = createHttpHeaders();
+      headers.set("x-ms-error-code", hostileCode);
+      return { request: req, status: 503, headers } as PipelineResponse;
+    };
+    await policy.sendRequest(request(`https://myacct.blob.core.windows.net/photos/cat.jpg?${SAS}`), hostile);
+    const retry = ours().find((l) => l.includes("Retrying: operation="));
+    expect(retry).toContain('class=throttled status=503 errorCode="<unrecognised>"');
+    for (const line of lines) {
+      expect(line).not.toMatch(/sig=|c2VjcmV0|forged|stopReason="success/);
+      expect(line).not.toContain(hostileCode);
+    }
+  });
+
+  it("keeps a code of 64 characters from the safe set", async () => {
+    const code = "A".repeat(60) + "-1.x";
+    const policy = resilientRetryPolicy({ retry: { strategy: "fixed", maxRetries: 1, delayInMs: 1 }, observers: [createRetryLogObserver()] });
+    await policy.sendRequest(request("https://myacct.blob.core.windows.net/photos/cat.jpg"), answers([503, code], [201]));
+    expect(ours().find((l) => l.includes("Retrying: operation="))).toContain(`errorCode=${code} `);
+  });
 });

@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { createPipelineFromOptions, createPipelineRequest, type HttpClient } from "@azure/core-rest-pipeline";
 import { Registry, register } from "prom-client";
-import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 import { fixedBackoff, installResilience, isCircuitOpenError, type ResilienceHandle } from "../../../src/index.js";
 import { sampleValue, samplesOf, sumOf } from "./metricsTestKit.js";
 import { hotPartitionHttpClient } from "../../support/hotPartitionHttpClient.js";
@@ -20,6 +20,7 @@ function install(...args: Parameters<typeof installResilience>): ResilienceHandl
 }
 afterEach(() => {
   for (const handle of handles.splice(0)) handle.dispose();
+  vi.useRealTimers();
 });
 
 describe("installResilience: metrics", () => {
@@ -73,15 +74,19 @@ describe("installResilience: metrics", () => {
   });
 
   it("reports the breaker: gauge by state, transitions, rejections; dispose() removes the gauge source", async () => {
+    vi.useFakeTimers();
     const registry = new Registry();
     const http = hotPartitionHttpClient();
     const client = tableClient(http);
+    // Retries 100 ms apart: the 5th failure in a row comes after the partition has served nothing for 250 ms.
     const handle = install(client, {
       metrics: { registry },
-      retry: fixedBackoff({ maxRetries: 12, delayInMs: 1 }),
-      circuitBreaker: { mode: "fail", volumeThreshold: 5 },
+      retry: fixedBackoff({ maxRetries: 12, delayInMs: 100 }),
+      circuitBreaker: { mode: "fail", consecutiveFailures: 5 },
     });
-    await expect(client.upsertEntity({ partitionKey: "hot", rowKey: "r" })).rejects.toMatchObject({ statusCode: 503 });
+    const first = expect(client.upsertEntity({ partitionKey: "hot", rowKey: "r" })).rejects.toMatchObject({ statusCode: 503 });
+    await vi.advanceTimersByTimeAsync(1_000);
+    await first;
     await expect(client.upsertEntity({ partitionKey: "hot", rowKey: "r2" })).rejects.toSatisfy(isCircuitOpenError);
     await client.upsertEntity({ partitionKey: "cool", rowKey: "r" });
 

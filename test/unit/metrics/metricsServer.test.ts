@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
+import { connect, type Socket } from "node:net";
 import { Registry, register, type OpenMetricsContentType } from "prom-client";
 import { createMetricsObserver, metricsHandler, startMetricsServer, type MetricsServer } from "../../../src/index.js";
 
@@ -70,9 +71,48 @@ describe("startMetricsServer", () => {
     [{ host: "" }, /host must be a non-empty string/],
     [{ path: "metrics" }, /path must be a string starting with "\/"/],
     [{ registry: {} }, /registry must be a prom-client Registry/],
+    [{ registry: null }, /registry must be a prom-client Registry/],
+    [{ host: null }, /host must be a non-empty string; got null/],
+    [{ path: null }, /path must be a string starting with "\/"; got null/],
+    [{ path: 10n }, /path must be a string starting with "\/"; got 10n/],
+    [{ port: 10n }, /port must be a number; got 10n/],
     [{ prot: 1 }, /startMetricsServer options.prot is not a known option/],
-  ])("rejects %j", async (options, message) => {
+  ])("rejects %o", async (options, message) => {
     await expect(startMetricsServer(options as never)).rejects.toThrow(message);
+  });
+
+  it.each([
+    ["connects and sends nothing", ""],
+    ["sends half a request line", "GET /met"],
+    ["never finishes its headers", "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"],
+  ])("close() ends although a client %s, and cuts that client off", async (_what, sent) => {
+    const server = await startMetricsServer({ port: 0, registry: new Registry() });
+    const client = await rawClient(server.port, sent);
+    const clientClosed = new Promise<void>((resolve) => client.once("close", () => resolve()));
+    // Before the fix this never settled: vitest's test timeout caught it.
+    await server.close();
+    await clientClosed;
+    expect(client.destroyed).toBe(true);
+  });
+
+  it("close() lets a scrape under way finish before it ends", async () => {
+    const registry = new Registry();
+    let collecting!: () => void;
+    const collected = new Promise<void>((resolve) => (collecting = resolve));
+    let finishCollecting!: (text: string) => void;
+    registry.metrics = () => {
+      collecting();
+      return new Promise<string>((resolve) => (finishCollecting = resolve));
+    };
+    const server = await startMetricsServer({ port: 0, registry });
+    const scrape = fetch(server.url);
+    await collected;
+    const closed = server.close();
+    finishCollecting("# a slow registry\n");
+    const response = await scrape;
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe("# a slow registry\n");
+    await closed;
   });
 
   it("rejects when the port is taken", async () => {
@@ -80,6 +120,15 @@ describe("startMetricsServer", () => {
     await expect(startMetricsServer({ port: first.port, registry: new Registry() })).rejects.toThrow(/EADDRINUSE/);
   });
 });
+
+/** A raw TCP client on loopback that has sent `data` (possibly nothing) and then stays silent. */
+async function rawClient(port: number, data: string): Promise<Socket> {
+  const socket = connect(port, "127.0.0.1");
+  socket.on("error", () => {}); // the server cutting it off may surface as ECONNRESET
+  await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+  if (data !== "") await new Promise<void>((resolve) => socket.write(data, () => resolve()));
+  return socket;
+}
 
 describe("metricsHandler", () => {
   it("plugs into a node:http server", async () => {

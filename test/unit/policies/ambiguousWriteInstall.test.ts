@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AzureNamedKeyCredential, AzureSASCredential, TableClient } from "@azure/data-tables";
 import { ambiguousWriteReadBackPolicyName, installResilience, resilientRetryPolicyName } from "../../../src/index.js";
-import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/azurite/devstoreAccount.js";
+import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 const url = `http://127.0.0.1:10002/${DEVSTORE_ACCOUNT_NAME}`;
 const names = (client: TableClient) => client.pipeline.getOrderedPolicies().map((p) => p.name);

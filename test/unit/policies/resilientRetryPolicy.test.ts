@@ -9,7 +9,6 @@ import {
   type SendRequest,
 } from "@azure/core-rest-pipeline";
 import {
-  CircuitOpenError,
   fixedBackoff,
   getRetryInfo,
   isCircuitOpenError,

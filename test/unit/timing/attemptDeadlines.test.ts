@@ -24,7 +24,7 @@ describe("createAttemptDeadlines", () => {
     expect(armed.map((a) => a.timedOut)).toEqual([true, true, false]);
     vi.advanceTimersByTime(100); // 500
     expect(armed.map((a) => a.controller?.signal.aborted)).toEqual([true, true, true]);
-    expect(deadlines.queued).toBe(0);
+    expect(deadlines.queued()).toBe(0);
   });
 
   it("a released deadline never aborts, and the timer left behind stops at its firing", () => {
@@ -32,7 +32,7 @@ describe("createAttemptDeadlines", () => {
     const controller = new AbortController();
     const armed = deadlines.arm(controller, performance.now(), 300);
     deadlines.release(armed);
-    expect(deadlines.queued).toBe(0);
+    expect(deadlines.queued()).toBe(0);
     vi.advanceTimersByTime(1_000);
     expect(controller.signal.aborted).toBe(false);
     expect(armed.timedOut).toBe(false);
@@ -47,7 +47,7 @@ describe("createAttemptDeadlines", () => {
       vi.advanceTimersByTime(1);
     }
     expect(setTimeoutSpy).toHaveBeenCalledTimes(1);
-    expect(deadlines.queued).toBe(0);
+    expect(deadlines.queued()).toBe(0);
   });
 
   it("an earlier deadline than the newest queued one gets a timer of its own", () => {
@@ -61,21 +61,47 @@ describe("createAttemptDeadlines", () => {
     expect(long.timedOut).toBe(true);
   });
 
-  it("releases out of order: the queue holds a hung attempt's followers until it expires, then empties", () => {
+  it("releases out of order: behind a hung attempt, released deadlines are dropped in bulk, not held until it expires", () => {
     const deadlines = createAttemptDeadlines();
     const hung = deadlines.arm(new AbortController(), performance.now(), 30_000);
     const released = [];
-    for (let i = 0; i < 5_000; i++) {
+    let mostQueued = 0;
+    for (let i = 0; i < 100_000; i++) {
       const armed = deadlines.arm(new AbortController(), performance.now(), 30_000);
       deadlines.release(armed);
       released.push(armed);
+      mostQueued = Math.max(mostQueued, deadlines.queued());
     }
-    expect(deadlines.queued).toBe(5_001);
+    // Bounded by the live attempts (one) plus the compaction threshold (1024), not by the request count.
+    expect(mostQueued).toBeLessThanOrEqual(1 + 1024);
     // Waiting in the queue, they no longer hold their attempts' controllers.
     expect(released.every((armed) => armed.controller === undefined)).toBe(true);
     expect(hung.controller).toBeDefined();
     vi.advanceTimersByTime(30_000);
     expect(hung.timedOut).toBe(true);
-    expect(deadlines.queued).toBe(0);
+    expect(released.some((armed) => armed.timedOut)).toBe(false);
+    expect(deadlines.queued()).toBe(0);
+  });
+
+  it("with many attempts in flight and one hung, live ones still time out in order and released ones never do", () => {
+    const deadlines = createAttemptDeadlines();
+    const hung = deadlines.arm(new AbortController(), performance.now(), 1_000);
+    const live = [];
+    const released = [];
+    for (let i = 0; i < 5_000; i++) {
+      vi.advanceTimersByTime(i % 100 === 0 ? 1 : 0);
+      const armed = deadlines.arm(new AbortController(), performance.now(), 1_000);
+      if (i % 3 === 0) live.push(armed);
+      else {
+        deadlines.release(armed);
+        released.push(armed);
+      }
+    }
+    expect(deadlines.queued()).toBeLessThanOrEqual(2 * (live.length + 1) + 1024);
+    vi.advanceTimersByTime(1_000);
+    expect(hung.timedOut).toBe(true);
+    expect(live.every((armed) => armed.timedOut && armed.controller?.signal.aborted)).toBe(true);
+    expect(released.some((armed) => armed.timedOut)).toBe(false);
+    expect(deadlines.queued()).toBe(0);
   });
 });

@@ -1,0 +1,55 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { Registry } from "prom-client";
+import {
+  DEFAULT_METRICS_PREFIX,
+  METRIC_LABELS,
+  METRIC_NAMES,
+  SAFETY_METRIC_NAMES,
+  createMetricsObserver,
+  createSafetyMetricsObserver,
+} from "../../../src/index.js";
+
+// docs/metrics.md says its names and label sets are public API: every metric the package
+// can register has a row there, with its type and labels in order.
+
+const doc = readFileSync(new URL("../../../docs/metrics.md", import.meta.url), "utf8");
+
+/** The "## The metrics" table: name -> { type, labels }. */
+function documentedMetrics(): Map<string, { type: string; labels: string[] }> {
+  const rows = new Map<string, { type: string; labels: string[] }>();
+  for (const line of doc.split("\n")) {
+    const match = /^\| `([a-z_:]+)` \| (counter|gauge|histogram) \| ([^|]*) \|/.exec(line);
+    if (match === null) continue;
+    const labels = [...(match[3] ?? "").matchAll(/`([a-z_]+)`/g)].map((m) => m[1] ?? "");
+    rows.set(match[1] ?? "", { type: match[2] ?? "", labels });
+  }
+  return rows;
+}
+
+describe("docs/metrics.md", () => {
+  it("names every metric name constant", () => {
+    const names = [...Object.values(METRIC_NAMES), ...Object.values(SAFETY_METRIC_NAMES)];
+    const documented = documentedMetrics();
+    for (const name of names) expect([...documented.keys()], `${DEFAULT_METRICS_PREFIX}${name} is not in the table`).toContain(DEFAULT_METRICS_PREFIX + name);
+  });
+
+  it("gives every registered family its type and labels, in order, and documents nothing that does not exist", () => {
+    const registry = new Registry();
+    createMetricsObserver("table", { registry, partitionLabel: true });
+    createSafetyMetricsObserver("table", { registry });
+    const registered = registry.getMetricsAsArray() as unknown as Array<{ name: string; type: string; labelNames: string[] }>;
+    const documented = documentedMetrics();
+    for (const family of registered) {
+      expect(documented.get(family.name), `${family.name} is not documented`).toEqual({ type: family.type, labels: family.labelNames });
+    }
+    expect([...documented.keys()].sort()).toEqual(registered.map((f) => f.name).sort());
+  });
+
+  it("labels match METRIC_LABELS", () => {
+    const documented = documentedMetrics();
+    for (const [key, name] of Object.entries(METRIC_NAMES)) {
+      expect(documented.get(DEFAULT_METRICS_PREFIX + name)?.labels).toEqual(METRIC_LABELS[key as keyof typeof METRIC_NAMES]);
+    }
+  });
+});
