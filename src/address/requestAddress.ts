@@ -1,9 +1,10 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { storageOperationName, type StorageOperation } from "../metrics/storageOperation.js";
-import { detectServiceFromUrl } from "../partition/detectServiceFromUrl.js";
-import { extractScope } from "../partition/extractScope.js";
+import { scopeOfParsedUrl, serviceOfParsedUrl } from "../partition/extractScope.js";
+import { parseAccountAndPath, type AccountAndPath } from "../partition/parseAccountAndPath.js";
 import type { PartitionScope, StorageService } from "../partition/partitionScope.js";
+import { parseTableSegment } from "../partition/parseTableSegment.js";
 import { scopeKey } from "../partition/scopeKey.js";
+import { operationOfParsedUrl, type StorageOperation } from "./storageOperation.js";
 
 /**
  * What one request addresses in Azure Storage, read once per operation and asked by
@@ -15,64 +16,136 @@ import { scopeKey } from "../partition/scopeKey.js";
 export interface RequestAddress {
   /** The request this address was read from. */
   readonly request: PipelineRequest;
-  /** The storage service: the install's hint when given, else read from the URL. */
+  /** The storage service: the install's hint when given, else read from the URL (its host, or a path only Tables uses). */
   readonly service: StorageService | undefined;
   /** The partition scope (service, account, table/container/queue, partition), or undefined. */
   readonly scope: PartitionScope | undefined;
   /** `scopeKey(scope)`, e.g. `"table|acct|orders|pk-1"`: the key circuits and pacing are kept under. */
   readonly scopeKey: string | undefined;
-  /** The `operation` metric label. */
+  /** The `operation` metric label; `"other"` when the service is unknown. */
   readonly operation: StorageOperation;
+  /**
+   * The keys of a Tables entity address (`/orders(PartitionKey='p',RowKey='r')`, the whole
+   * account-relative path), or undefined. The ambiguous-write description and its read-back
+   * need the RowKey, which the scope does not carry.
+   */
+  readonly entityKeys: EntityKeys | undefined;
+}
+
+/** A Tables entity's keys, as its address names them (unescaped and percent-decoded). */
+export interface EntityKeys {
+  /** The entity's PartitionKey (`""` is a valid key). */
+  readonly partitionKey: string;
+  /** The entity's RowKey. */
+  readonly rowKey: string;
 }
 
 /** Reads a request's address lazily (see {@link RequestAddress}). */
 export type ReadRequestAddress = (request: PipelineRequest, service?: StorageService) => RequestAddress;
 
 /**
- * Reads a request's address lazily: each field is computed on first use and kept on the
- * object. The loop makes one per operation and hands it to the gate, the observers and
- * the write description.
+ * Reads what `request` addresses (see {@link RequestAddress}): nothing now, each field on
+ * first access, the URL parsed at most once for all of them. The answers are those of the
+ * pure functions: `scope` is `extractScope(request, service)`, `scopeKey` is
+ * `scopeKey(scope)`, `operation` is `storageOperationName(address.service, request)`.
+ * Make one per operation and pass it along: the address keeps what it read, nothing else does.
  */
 export function readRequestAddress(request: PipelineRequest, service?: StorageService): RequestAddress {
   return new LazyRequestAddress(request, service);
 }
 
+/** A field not read yet (`undefined` is a valid answer for most). */
+const UNREAD: unique symbol = Symbol("unread");
+type Lazy<T> = T | typeof UNREAD;
+
 class LazyRequestAddress implements RequestAddress {
   readonly request: PipelineRequest;
-  readonly #serviceHint: StorageService | undefined;
-  #service: StorageService | undefined | null = null;
-  #scope: PartitionScope | undefined | null = null;
-  #scopeKey: string | undefined | null = null;
-  #operation: StorageOperation | undefined;
+  readonly #hint: StorageService | undefined;
+  #parsed: Lazy<AccountAndPath | undefined> = UNREAD;
+  #service: Lazy<StorageService | undefined> = UNREAD;
+  #scope: Lazy<PartitionScope | undefined> = UNREAD;
+  #scopeKey: Lazy<string | undefined> = UNREAD;
+  #operation: Lazy<StorageOperation> = UNREAD;
+  #entityKeys: Lazy<EntityKeys | undefined> = UNREAD;
 
-  constructor(request: PipelineRequest, service: StorageService | undefined) {
+  constructor(request: PipelineRequest, hint: StorageService | undefined) {
     this.request = request;
-    this.#serviceHint = service;
+    this.#hint = hint;
   }
 
   get service(): StorageService | undefined {
-    if (this.#service === null) this.#service = this.#serviceHint ?? this.scope?.service ?? detectServiceFromUrl(this.request.url);
+    if (this.#service === UNREAD) {
+      const parsed = this.#hint === undefined ? this.#parsedUrl() : undefined;
+      this.#service = this.#hint ?? (parsed === undefined ? undefined : serviceOfParsedUrl(parsed));
+    }
     return this.#service;
   }
 
   get scope(): PartitionScope | undefined {
-    if (this.#scope === null) {
-      const { method, url, body } = this.request;
-      this.#scope = extractScope({ method, url, body: typeof body === "string" ? body : undefined }, this.#serviceHint);
+    if (this.#scope === UNREAD) {
+      const parsed = this.#parsedUrl();
+      this.#scope = parsed === undefined ? undefined : guarded(() => scopeOfParsedUrl(textRequest(this.request), parsed, this.service), undefined);
     }
     return this.#scope;
   }
 
   get scopeKey(): string | undefined {
-    if (this.#scopeKey === null) this.#scopeKey = this.scope === undefined ? undefined : scopeKey(this.scope);
+    if (this.#scopeKey === UNREAD) {
+      const scope = this.scope;
+      this.#scopeKey = scope === undefined ? undefined : scopeKey(scope);
+    }
     return this.#scopeKey;
   }
 
   get operation(): StorageOperation {
-    if (this.#operation === undefined) {
+    if (this.#operation === UNREAD) {
+      const parsed = this.#parsedUrl();
       const service = this.service;
-      this.#operation = service === undefined ? "other" : storageOperationName(service, this.request);
+      this.#operation =
+        parsed === undefined || service === undefined ? "other" : guarded(() => operationOfParsedUrl(service, this.request, parsed), "other");
     }
     return this.#operation;
   }
+
+  get entityKeys(): EntityKeys | undefined {
+    if (this.#entityKeys === UNREAD) {
+      const parsed = this.#parsedUrl();
+      this.#entityKeys = parsed === undefined || this.service !== "table" ? undefined : entityKeysOf(parsed);
+    }
+    return this.#entityKeys;
+  }
+
+  /** The one URL parse every field shares. */
+  #parsedUrl(): AccountAndPath | undefined {
+    if (this.#parsed === UNREAD) {
+      const url = guarded(() => this.request.url, undefined);
+      this.#parsed = typeof url === "string" ? parseAccountAndPath(url) : undefined;
+    }
+    return this.#parsed;
+  }
+}
+
+/** Reads sit in every request's path: a bug (or a hostile request object) costs the answer, not the request. */
+function guarded<T>(read: () => T, fallback: T): T {
+  try {
+    return read();
+  } catch {
+    return fallback;
+  }
+}
+
+/** The request as scope extraction reads it: the body only when it is text (Tables inserts and `$batch`). */
+function textRequest(request: PipelineRequest): { method: string; url: string; body?: string } {
+  const body = typeof request.body === "string" ? request.body : undefined;
+  return { method: request.method, url: request.url, body };
+}
+
+/** The keys of an account-relative path that is exactly one entity address. */
+function entityKeysOf(parsed: AccountAndPath): EntityKeys | undefined {
+  if (parsed.pathSegments.length !== 1) return undefined;
+  const segment = parseTableSegment(parsed.pathSegments[0] as string);
+  if (segment === undefined || segment.name === "" || segment.name === "Tables" || segment.name === "$batch") return undefined;
+  const partitionKey = segment.keys.get("PartitionKey");
+  const rowKey = segment.keys.get("RowKey");
+  return partitionKey === undefined || rowKey === undefined ? undefined : { partitionKey, rowKey };
 }

@@ -5,10 +5,7 @@
  * idle sweep that stops at the first fresh entry, and a Map gives both in a few lines.)
  */
 export interface ScopeRegistry<T> {
-  /**
-   * Live entries. A method, not a getter: an object literal with an accessor is made in
-   * dictionary mode, and the breaker reads this on every request.
-   */
+  /** Live entries. */
   size(): number;
   /** The value for `key`, marked as just used; undefined when absent. */
   touch(key: string): T | undefined;

@@ -1,9 +1,6 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { storageOperationName } from "../metrics/storageOperation.js";
-import { detectServiceFromUrl } from "../partition/detectServiceFromUrl.js";
-import { requestScopeKey } from "../partition/requestScopeKey.js";
+import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
-import { recordFirstTrySuccess, type FirstTrySuccessRecorder } from "../policies/firstTrySuccess.js";
 import type { RetryObserver } from "../policies/retryEvents.js";
 import { formatLogFields } from "./formatLogFields.js";
 import { logger } from "./logger.js";
@@ -37,16 +34,12 @@ export function createRetryLogObserver(options: RetryLogObserverOptions = {}): R
   validateObjectOption("createRetryLogObserver options", options);
   rejectUnknownKeys("createRetryLogObserver options", options, ["service"]);
   const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
-  const observer: RetryObserver & FirstTrySuccessRecorder = {
-    // An operation that succeeded on its first attempt is not logged: saying so spares the
-    // retry policy building an end event for it.
-    [recordFirstTrySuccess]() {},
+  return {
     onRetry(event) {
       if (!logger.info.enabled) return;
-      const fields = describeRequest(event.request, service);
       logger.info(
         `Retrying: ${formatLogFields({
-          ...fields,
+          ...describe(addressOf(event, service)),
           attempt: event.attempt,
           class: event.reason,
           status: event.status,
@@ -57,10 +50,11 @@ export function createRetryLogObserver(options: RetryLogObserverOptions = {}): R
       );
     },
     onOperationEnd(event) {
+      // An operation that succeeded at once is not worth a line.
       if (!logger.info.enabled || (event.attempts <= 1 && event.stopReason === "success")) return;
       logger.info(
         `Operation ended: ${formatLogFields({
-          ...describeRequest(event.request, service),
+          ...describe(addressOf(event, service)),
           attempts: event.attempts,
           stopReason: event.stopReason,
           finalClass: event.finalClass,
@@ -69,14 +63,15 @@ export function createRetryLogObserver(options: RetryLogObserverOptions = {}): R
       );
     },
   };
-  return observer;
+}
+
+/** The event's address, as read under the observer's service when it was given one. */
+function addressOf(event: { request: PipelineRequest; address: RequestAddress }, service: StorageService | undefined): RequestAddress {
+  const address = event.address;
+  return service === undefined || address.service === service ? address : readRequestAddress(event.request, service);
 }
 
 /** The operation's fixed name and the partition scope, from method and path only. */
-function describeRequest(request: PipelineRequest, service: StorageService | undefined): { operation: string; scope: string | undefined } {
-  const resolved = service ?? detectServiceFromUrl(request.url);
-  return {
-    operation: resolved === undefined ? "other" : storageOperationName(resolved, request),
-    scope: requestScopeKey(request, resolved)?.key,
-  };
+function describe(address: RequestAddress): { operation: string; scope: string | undefined } {
+  return { operation: address.operation, scope: address.scopeKey };
 }

@@ -1,18 +1,15 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import type { CircuitState, CircuitStateSource, CircuitTransition } from "../breaker/circuitStateSource.js";
-import { logger } from "../logging/logger.js";
-import { safeErrorCode } from "../logging/safeErrorCode.js";
-import { requestScopeKey } from "../partition/requestScopeKey.js";
+import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
+import type { StorageOperation } from "../address/storageOperation.js";
+import type { CircuitStateSource } from "../breaker/circuitStateSource.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
-import { recordFirstTrySuccess, type FirstTrySuccessRecorder } from "../policies/firstTrySuccess.js";
 import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver, StopReason } from "../policies/retryEvents.js";
-import type { CounterChild, CounterFamily, GaugeCollector, HistogramChild } from "./metricFamily.js";
+import { createCircuitMetrics, type CircuitMetrics } from "./circuitMetrics.js";
+import type { CounterChild, CounterFamily, HistogramChild } from "./metricFamily.js";
 import { OPERATION_OUTCOMES, THROTTLE_ERROR_CODES, THROTTLE_STATUSES, type OperationOutcome } from "./metricNames.js";
 import { resolveMetricsOptions, type MetricsOptions } from "./metricsOptions.js";
-import { OperationNamer } from "./operationNamer.js";
-import { describeValue } from "../validation/describeValue.js";
 import { storageMetricFamilies, type StorageMetricFamilies } from "./storageMetricFamilies.js";
-import type { StorageOperation } from "./storageOperation.js";
+import { describeValue } from "../validation/describeValue.js";
 import { OTHER_PARTITION_LABEL, TopScopeLabels } from "./topScopeLabels.js";
 
 /** A {@link RetryObserver} that records the package's Prometheus metrics for one service. */
@@ -47,7 +44,6 @@ const EXHAUSTED_STOP_REASONS: ReadonlySet<StopReason> = new Set<StopReason>(["re
 
 /** Classes pre-initialised at 0 in `retries_exhausted_total`, so `increase()` sees the first one. */
 const RETRIABLE_CLASSES: readonly AttemptClass[] = ["throttled", "transient", "timeout"];
-const CIRCUIT_STATES: readonly CircuitState[] = ["closed", "open", "half_open"];
 const STATUS_LABELS = new Map(THROTTLE_STATUSES.map((status) => [status, String(status)]));
 const ERROR_CODE_LABELS = new Set(THROTTLE_ERROR_CODES);
 
@@ -109,66 +105,41 @@ function partitionState(
   return state;
 }
 
-class MetricsRecorder implements MetricsObserver, FirstTrySuccessRecorder {
+class MetricsRecorder implements MetricsObserver {
   readonly service: StorageService;
   readonly #families: StorageMetricFamilies;
   readonly #partition: PartitionLabelState | undefined;
-  readonly #namer: OperationNamer;
+  readonly #circuits: CircuitMetrics;
   readonly #byOperation = new Map<StorageOperation, OperationSeries>();
-  /**
-   * The last request named and its series: one operation's hooks (attempt, then end) follow
-   * each other unless operations interleave, and naming is a pure function of the request, so
-   * a miss only costs a recomputation. Cleared at the operation's end, so no request is kept.
-   */
-  #lastRequest: PipelineRequest | undefined;
-  #lastSeries: OperationSeries | undefined;
   readonly #delays: Partial<Record<AttemptClass, HistogramChild>> = {};
-  readonly #transitions = new Map<StorageService, Partial<Record<CircuitState, CounterChild>>>();
-  readonly #subscriptions = new Set<() => void>();
 
   constructor(service: StorageService, families: StorageMetricFamilies, partition: PartitionLabelState | undefined) {
     this.service = service;
     this.#families = families;
     this.#partition = partition;
-    this.#namer = new OperationNamer(service);
+    this.#circuits = createCircuitMetrics(families, service);
   }
 
   onAttempt(event: AttemptEvent): void {
-    const series = this.#seriesFor(event.request);
+    const address = this.#addressOf(event);
+    const series = this.#seriesFor(address);
     const cls = event.attemptClass;
     (series.attempts[cls] ??= this.#families.attempts.child({ service: this.service, operation: series.operation, class: cls })).inc();
-    if (cls === "throttled") this.#recordThrottle(series, event);
+    if (cls === "throttled") this.#recordThrottle(series, event, address);
     else if (cls === "circuit_open") {
       (series.rejections ??= this.#families.circuitRejections.child({ service: this.service, operation: series.operation })).inc();
     }
   }
 
-  /** An operation that succeeded on its first attempt: what `onAttempt` and `onOperationEnd` would record, in one call. */
-  [recordFirstTrySuccess](request: PipelineRequest, elapsedInMs: number): void {
-    const series = this.#seriesNamed(request); // no other hook follows: nothing to remember
-    (series.attempts.success ??= this.#families.attempts.child({ service: this.service, operation: series.operation, class: "success" })).inc();
-    series.outcomes.success.inc();
-    (series.durations.success ??= this.#families.operationDuration.child({
-      service: this.service,
-      operation: series.operation,
-      outcome: "success",
-    })).observe(elapsedInMs / 1000);
-  }
-
   onRetry(event: RetryEvent): void {
-    const series = this.#seriesFor(event.request);
+    const series = this.#seriesFor(this.#addressOf(event));
     const reason = event.reason;
     (series.retries[reason] ??= this.#families.retries.child({ service: this.service, operation: series.operation, reason })).inc();
     (this.#delays[reason] ??= this.#families.retryDelay.child({ service: this.service, reason })).observe(event.delayInMs / 1000);
   }
 
   onOperationEnd(event: OperationEvent): void {
-    const request = event.request;
-    const series = this.#seriesFor(request);
-    if (request === this.#lastRequest) {
-      this.#lastRequest = undefined;
-      this.#lastSeries = undefined;
-    }
+    const series = this.#seriesFor(this.#addressOf(event));
     const outcome = OUTCOME_BY_STOP_REASON[event.stopReason] ?? "failure";
     series.outcomes[outcome].inc();
     (series.durations[outcome] ??= this.#families.operationDuration.child({
@@ -183,49 +154,21 @@ class MetricsRecorder implements MetricsObserver, FirstTrySuccessRecorder {
   }
 
   observeCircuits(source: CircuitStateSource): () => void {
-    if (typeof source?.stateCounts !== "function" || typeof source.onTransition !== "function") {
-      throw new TypeError("observeCircuits needs a CircuitStateSource (stateCounts() and onTransition()).");
-    }
-    const service = this.service;
-    const collector: GaugeCollector = (emit) => {
-      let counts: Record<CircuitState, number>;
-      try {
-        counts = source.stateCounts();
-      } catch (error) {
-        logger.warning(`A circuit state source threw during a metrics scrape and was skipped: ${safeErrorCode((error as Error | undefined)?.name) ?? "error"}`);
-        return;
-      }
-      for (const state of CIRCUIT_STATES) emit({ service, state }, counts[state] ?? 0);
-    };
-    const gauge = this.#families.circuitBreakers;
-    gauge.collectors.add(collector);
-    const stopListening = source.onTransition((transition) => this.#recordTransition(transition));
-    let active = true;
-    const unsubscribe = (): void => {
-      if (!active) return;
-      active = false;
-      gauge.collectors.delete(collector);
-      stopListening();
-      this.#subscriptions.delete(unsubscribe);
-    };
-    this.#subscriptions.add(unsubscribe);
-    return unsubscribe;
+    return this.#circuits.observe(source);
   }
 
   dispose(): void {
-    for (const unsubscribe of [...this.#subscriptions]) unsubscribe();
+    this.#circuits.dispose();
   }
 
-  #seriesFor(request: PipelineRequest): OperationSeries {
-    if (request === this.#lastRequest) return this.#lastSeries as OperationSeries;
-    const series = this.#seriesNamed(request);
-    this.#lastRequest = request;
-    this.#lastSeries = series;
-    return series;
+  /** The event's address, as read under this observer's service (its labels' service). */
+  #addressOf(event: { request: PipelineRequest; address: RequestAddress }): RequestAddress {
+    // An address read without this service (a policy given none) is read again under it.
+    return event.address.service === this.service ? event.address : readRequestAddress(event.request, this.service);
   }
 
-  #seriesNamed(request: PipelineRequest): OperationSeries {
-    const operation = this.#namer.name(request);
+  #seriesFor(address: RequestAddress): OperationSeries {
+    const operation = address.operation;
     return this.#byOperation.get(operation) ?? this.#createSeries(operation);
   }
 
@@ -250,34 +193,25 @@ class MetricsRecorder implements MetricsObserver, FirstTrySuccessRecorder {
     return series;
   }
 
-  #recordThrottle(series: OperationSeries, event: AttemptEvent): void {
+  #recordThrottle(series: OperationSeries, event: AttemptEvent, address: RequestAddress): void {
     const status = event.status === undefined ? "none" : (STATUS_LABELS.get(event.status) ?? "other");
     const code = event.errorCode === undefined ? "none" : ERROR_CODE_LABELS.has(event.errorCode) ? event.errorCode : "other";
     const byCode = (series.throttles[status] ??= {});
     (byCode[code] ??= this.#families.throttles.child({ service: this.service, operation: series.operation, status, error_code: code })).inc();
-    if (this.#partition !== undefined) this.#recordPartitionThrottle(this.#partition, event.request);
+    if (this.#partition !== undefined) this.#recordPartitionThrottle(this.#partition, address);
   }
 
   /** Off the common path: only throttled attempts, and only with the opt-in label. */
-  #recordPartitionThrottle(state: PartitionLabelState, request: PipelineRequest): void {
+  #recordPartitionThrottle(state: PartitionLabelState, address: RequestAddress): void {
     const family = this.#families.partitionThrottles;
     if (family === undefined) return;
-    const scope = requestScopeKey(request, this.service);
-    const label = scope === undefined ? OTHER_PARTITION_LABEL : state.labels.label(scope.key);
+    const key = address.scopeKey;
+    const label = key === undefined ? OTHER_PARTITION_LABEL : state.labels.label(key);
     let child = state.children.get(label);
     if (child === undefined) {
       child = family.child({ service: this.service, partition: label });
       state.children.set(label, child);
     }
     child.inc();
-  }
-
-  #recordTransition(transition: CircuitTransition): void {
-    const service = STORAGE_SERVICES.includes(transition.service) ? transition.service : this.service;
-    const to = transition.to;
-    if (!CIRCUIT_STATES.includes(to)) return;
-    let byState = this.#transitions.get(service);
-    if (byState === undefined) this.#transitions.set(service, (byState = {}));
-    (byState[to] ??= this.#families.circuitTransitions.child({ service, to })).inc();
   }
 }

@@ -1,6 +1,5 @@
 import { blobScope } from "./blobScope.js";
-import { detectServiceFromUrl } from "./detectServiceFromUrl.js";
-import { parseAccountAndPath } from "./parseAccountAndPath.js";
+import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
 import type { PartitionScope, ScopeRequest, StorageService } from "./partitionScope.js";
 import { queueScope } from "./queueScope.js";
 import { tableBatchScope } from "./tableBatchScope.js";
@@ -15,21 +14,29 @@ import { tableScope } from "./tableScope.js";
  */
 export function extractScope(request: ScopeRequest, service?: StorageService): PartitionScope | undefined {
   try {
-    return extractScopeUnchecked(request, service);
+    if (typeof request !== "object" || request === null || typeof request.url !== "string") return undefined;
+    const parsed = parseAccountAndPath(request.url);
+    if (parsed === undefined) return undefined;
+    return scopeOfParsedUrl(request, parsed, service ?? serviceOfParsedUrl(parsed));
   } catch {
     // Scope extraction sits in every request's path: a bug here must cost a scope, not a request.
     return undefined;
   }
 }
 
-function extractScopeUnchecked(request: ScopeRequest, service: StorageService | undefined): PartitionScope | undefined {
-  if (typeof request !== "object" || request === null || typeof request.url !== "string") return undefined;
-  const parsed = parseAccountAndPath(request.url);
-  if (parsed === undefined) return undefined;
+/** The service a parsed URL addresses: the one its host names, else Tables for a path only Tables uses. */
+export function serviceOfParsedUrl(parsed: AccountAndPath): StorageService | undefined {
+  return parsed.hostService ?? tableByShape(parsed.pathSegments);
+}
+
+/**
+ * {@link extractScope} of a request whose URL `parsed` already holds and whose service is
+ * resolved (the request address parses once). May throw on hostile input: callers guard.
+ */
+export function scopeOfParsedUrl(request: ScopeRequest, parsed: AccountAndPath, service: StorageService | undefined): PartitionScope | undefined {
   const method = typeof request.method === "string" ? request.method : "";
   const body = typeof request.body === "string" ? request.body : undefined;
-  const resolved = service ?? detectServiceFromUrl(request.url) ?? tableByShape(parsed.pathSegments);
-  switch (resolved) {
+  switch (service) {
     case "table":
       if (parsed.pathSegments[0] === "$batch") {
         return tableBatchScope(parsed.account, body ?? "") ?? { service: "table", account: parsed.account, resource: "" };

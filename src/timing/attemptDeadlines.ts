@@ -27,8 +27,7 @@ export interface AttemptDeadlines {
   release(deadline: ArmedDeadline): void;
   /**
    * Deadlines armed and not yet released or passed, plus released ones still queued behind
-   * a live one (at most about as many as are live, plus 1024). A method, not a getter: an object literal with an accessor is made in
-   * dictionary mode, and `arm`/`release` are looked up on every attempt.
+   * a live one (at most about as many as are live, plus 1024).
    */
   queued(): number;
 }

@@ -6,6 +6,7 @@ describe("parseAccountAndPath", () => {
     expect(parseAccountAndPath("https://myacct.table.core.windows.net/orders()?$top=1")).toEqual({
       account: "myacct",
       pathSegments: ["orders()"],
+      hostService: "table",
     });
   });
 
@@ -14,6 +15,7 @@ describe("parseAccountAndPath", () => {
       expect(parseAccountAndPath(`${origin}/devstoreaccount1/orders`)).toEqual({
         account: "devstoreaccount1",
         pathSegments: ["orders"],
+        hostService: undefined,
       });
     }
   });
@@ -36,12 +38,19 @@ describe("parseAccountAndPath", () => {
   });
 
   it("gives the account root no segments", () => {
-    expect(parseAccountAndPath("https://a.blob.core.windows.net/?comp=list")).toEqual({ account: "a", pathSegments: [] });
-    expect(parseAccountAndPath("https://a.blob.core.windows.net")).toEqual({ account: "a", pathSegments: [] });
+    expect(parseAccountAndPath("https://a.blob.core.windows.net/?comp=list")).toEqual({ account: "a", pathSegments: [], hostService: "blob" });
+    expect(parseAccountAndPath("https://a.blob.core.windows.net")).toEqual({ account: "a", pathSegments: [], hostService: "blob" });
+  });
+
+  it("names the service a host names, and none for path-style or custom-domain hosts", () => {
+    expect(parseAccountAndPath("https://a.z12.queue.storage.azure.net/q")?.hostService).toBe("queue");
+    expect(parseAccountAndPath("http://a.table.localhost:10002/t")?.hostService).toBe("table");
+    expect(parseAccountAndPath("http://127.0.0.1:10002/devstoreaccount1/t")?.hostService).toBeUndefined();
+    expect(parseAccountAndPath("https://files.example.com/c")?.hostService).toBeUndefined();
   });
 
   it("uses the whole hostname of a custom domain as the account", () => {
-    expect(parseAccountAndPath("https://files.example.com/c/b")).toEqual({ account: "files.example.com", pathSegments: ["c", "b"] });
+    expect(parseAccountAndPath("https://files.example.com/c/b")).toEqual({ account: "files.example.com", pathSegments: ["c", "b"], hostService: undefined });
   });
 
   it.each(["", "nonsense", "ftp://127.0.0.1/acct/x", "http://127.0.0.1:10002/", "http://127.0.0.1:10002"])(

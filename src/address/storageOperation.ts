@@ -1,4 +1,4 @@
-import { parseAccountAndPath } from "../partition/parseAccountAndPath.js";
+import { parseAccountAndPath, type AccountAndPath } from "../partition/parseAccountAndPath.js";
 import type { StorageService } from "../partition/partitionScope.js";
 import { queryParameter } from "../partition/tableScope.js";
 
@@ -95,17 +95,6 @@ export interface OperationRequest {
   headers?: { get(name: string): string | undefined };
 }
 
-/** A request taken apart for naming: what {@link operationFromParts} reads. */
-export interface OperationParts {
-  /** The HTTP method, upper-case. */
-  method: string;
-  /** Percent-decoded path segments after the account. */
-  segments: string[];
-  /** The raw query string without its `?`. */
-  search: string;
-  headers: OperationRequest["headers"];
-}
-
 /**
  * Names the operation a request performs (see {@link StorageOperation}). Pure and total:
  * a URL it cannot read gives `"other"`. Tables updates: a PUT or PATCH/MERGE on an entity
@@ -115,17 +104,17 @@ export interface OperationParts {
  */
 export function storageOperationName(service: StorageService, request: OperationRequest): StorageOperation {
   const parsed = parseAccountAndPath(request.url);
-  if (parsed === undefined) return "other";
-  return operationFromParts(service, {
+  return parsed === undefined ? "other" : operationOfParsedUrl(service, request, parsed);
+}
+
+/** {@link storageOperationName} of a request whose URL `parsed` already holds (the request address parses it once). */
+export function operationOfParsedUrl(service: StorageService, request: OperationRequest, parsed: AccountAndPath): StorageOperation {
+  const parts: OperationParts = {
     method: request.method.toUpperCase(),
     segments: parsed.pathSegments,
     search: searchOf(request.url),
     headers: request.headers,
-  });
-}
-
-/** The operation of a request already split into account-relative parts. */
-export function operationFromParts(service: StorageService, parts: OperationParts): StorageOperation {
+  };
   switch (service) {
     case "table":
       return tableOperation(parts);
@@ -138,59 +127,44 @@ export function operationFromParts(service: StorageService, parts: OperationPart
   }
 }
 
+/** A request taken apart for naming. */
+interface OperationParts {
+  /** The HTTP method, upper-case. */
+  method: string;
+  /** Percent-decoded path segments after the account. */
+  segments: string[];
+  /** The raw query string without its `?`. */
+  search: string;
+  headers: OperationRequest["headers"];
+}
+
 /** The query string of a URL, without `?` and without any `#fragment`. */
-export function searchOf(url: string): string {
+function searchOf(url: string): string {
   const question = url.indexOf("?");
   if (question === -1) return "";
   const hash = url.indexOf("#", question);
   return hash === -1 ? url.slice(question + 1) : url.slice(question + 1, hash);
 }
 
-function tableOperation({ method, segments, search, headers }: OperationParts): StorageOperation {
-  return tableOperationOf(method, segments[0], search, headers);
-}
-
 /**
- * A Tables operation from its only inputs: the method (upper-case), the first
- * account-relative path segment (percent-decoded), the raw query string and the headers.
- * Later segments never matter.
+ * A Tables operation reads only the method, the first account-relative path segment, the
+ * query and the headers; later segments never matter. The segment's parentheses are
+ * checked by shape, not parsed: none (`orders`), empty (`orders()`, a query) or holding a
+ * key (`orders(PartitionKey='p',RowKey='r')`, an entity address).
  */
-export function tableOperationOf(method: string, first: string | undefined, search: string, headers: OperationRequest["headers"]): StorageOperation {
+function tableOperation({ method, segments, search, headers }: OperationParts): StorageOperation {
+  const first = segments[0];
   if (first === undefined || first === "") return "other";
   if (first === "$batch") return method === "POST" ? "batch" : "other";
   const open = first.indexOf("(");
   if (open !== -1 && !first.endsWith(")")) return "other"; // malformed parentheses
-  const isTables = first.startsWith("Tables") && (first.length === 6 || open === 6);
-  const parentheses = open === -1 ? "none" : first.length - open > 2 ? "key" : "empty";
-  return tableOperationOfShape(method, isTables, parentheses, search, headers);
-}
-
-/**
- * Where a Tables segment's parentheses stand: none (`orders`), empty (`orders()`, a query)
- * or holding a key (`orders(PartitionKey='p',RowKey='r')`, an entity address). Checked by
- * shape, not parsed: the keys' values do not matter here.
- */
-export type TableParentheses = "none" | "empty" | "key";
-
-/**
- * The Tables decision itself, from a segment's shape: whether its name part is `Tables`
- * (the service's table list), its {@link TableParentheses} (well formed: the segment ends
- * with the `)` of its first `(`), the raw query and the headers. `$batch` and malformed
- * segments are the caller's. The namer's fast path reads the shape straight from the URL.
- */
-export function tableOperationOfShape(
-  method: string,
-  isTables: boolean,
-  parentheses: TableParentheses,
-  search: string,
-  headers: OperationRequest["headers"],
-): StorageOperation {
-  if (isTables) {
+  if (first.startsWith("Tables") && (first.length === 6 || open === 6)) {
     if (method === "GET") return "query_tables";
     if (method === "POST") return "create_table";
     return method === "DELETE" ? "delete_table" : "other";
   }
   if (search !== "" && queryParameter(search, "comp") !== undefined) return "other"; // table ACLs
+  const parentheses = open === -1 ? "none" : first.length - open > 2 ? "key" : "empty";
   if (parentheses === "key") {
     switch (method) {
       case "GET":
