@@ -102,6 +102,7 @@ class Operation {
       if (this.request.abortSignal?.aborted) return this.finish(this.#last, "aborted", "aborted", new AbortError("The operation was aborted."));
       // Gate: a paced slot is waited for, then confirmed (the partition may have stopped serving meanwhile).
       let admission = this.admit();
+      const pacedDelayInMs = admission.decision === "send" ? admission.delayInMs : 0;
       if (admission.decision === "send" && admission.delayInMs > 0) {
         const slotInMs = admission.delayInMs;
         if (!(await this.load.sleeping(true, () => this.sleep(slotInMs)))) return this.finish(this.#last, "aborted", "aborted", this.#abortError);
@@ -120,7 +121,7 @@ class Operation {
       const attemptStarted = performance.now();
       const result = await runAttempt(this.request, next, this.attemptTimeout(attemptStarted), this.s.rules);
       this.s.gate?.record(this.address, admission, result);
-      this.recordAttempt(result.outcomeClass, performance.now() - attemptStarted, result);
+      this.recordAttempt(result.outcomeClass, performance.now() - attemptStarted, result, pacedDelayInMs);
       if (this.write && (isUnknownOutcome(result) || this.abortedInFlight(result))) this.info.unknownOutcomes += 1;
       this.#last = result;
       // Decide, act.
@@ -269,7 +270,7 @@ class Operation {
     }
   }
 
-  private recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined): void {
+  private recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined, pacedDelayInMs = 0): void {
     this.info.attempts += 1;
     this.info.classes.push(attemptClass);
     this.hooks.notify("onAttempt", {
@@ -280,6 +281,7 @@ class Operation {
       status: result?.status,
       errorCode: result?.errorCode,
       durationInMs,
+      pacedDelayInMs,
     });
   }
 

@@ -35,6 +35,8 @@ export interface AttemptEvent {
   status?: number;
   errorCode?: string;
   durationInMs: number;
+  /** How long the attempt waited for its paced send slot (0 when its partition is not paced). */
+  pacedDelayInMs: number;
 }
 
 /** Reported before the policy sleeps ahead of another attempt. */

@@ -346,17 +346,17 @@ describe("createMetricsObserver: interleaved operations", () => {
     // The loop reads one address per operation and hands the same one to every hook.
     const getOp = readRequestAddress(get);
     const putOp = readRequestAddress(put);
-    observer.onAttempt?.({ request: get, address: getOp, attempt: 1, attemptClass: "throttled", status: 503, errorCode: "ServerBusy", durationInMs: 1 });
-    observer.onAttempt?.({ request: put, address: putOp, attempt: 1, attemptClass: "transient", status: 500, durationInMs: 1 });
+    observer.onAttempt?.({ request: get, address: getOp, attempt: 1, attemptClass: "throttled", status: 503, errorCode: "ServerBusy", durationInMs: 1, pacedDelayInMs: 0 });
+    observer.onAttempt?.({ request: put, address: putOp, attempt: 1, attemptClass: "transient", status: 500, durationInMs: 1, pacedDelayInMs: 0 });
     observer.onRetry?.({ request: get, address: getOp, attempt: 1, reason: "throttled", delayInMs: 100, delaySource: "backoff" });
     observer.onRetry?.({ request: put, address: putOp, attempt: 1, reason: "transient", delayInMs: 100, delaySource: "backoff" });
-    observer.onAttempt?.({ request: put, address: putOp, attempt: 2, attemptClass: "success", status: 200, durationInMs: 1 });
-    observer.onAttempt?.({ request: get, address: getOp, attempt: 2, attemptClass: "success", status: 200, durationInMs: 1 });
+    observer.onAttempt?.({ request: put, address: putOp, attempt: 2, attemptClass: "success", status: 200, durationInMs: 1, pacedDelayInMs: 0 });
+    observer.onAttempt?.({ request: get, address: getOp, attempt: 2, attemptClass: "success", status: 200, durationInMs: 1, pacedDelayInMs: 0 });
     observer.onOperationEnd?.({ request: put, address: putOp, attempts: 2, finalClass: "success", stopReason: "success", elapsedInMs: 200 });
     observer.onOperationEnd?.({ request: get, address: getOp, attempts: 2, finalClass: "success", stopReason: "success", elapsedInMs: 300 });
     // The same request object again, after its end: named afresh, still the same operation.
     const getAgain = readRequestAddress(get);
-    observer.onAttempt?.({ request: get, address: getAgain, attempt: 1, attemptClass: "success", status: 200, durationInMs: 1 });
+    observer.onAttempt?.({ request: get, address: getAgain, attempt: 1, attemptClass: "success", status: 200, durationInMs: 1, pacedDelayInMs: 0 });
     observer.onOperationEnd?.({ request: get, address: getAgain, attempts: 1, finalClass: "success", stopReason: "success", elapsedInMs: 1 });
 
     expect(await sampleValue(registry, "azure_storage_attempts_total", { ...table, class: "throttled" })).toBe(1);
@@ -386,7 +386,7 @@ describe("createMetricsObserver: stop reasons", () => {
     const observer = createMetricsObserver("table", { registry });
     const req = request();
     const address = readRequestAddress(req);
-    observer.onAttempt?.({ request: req, address, attempt: 1, attemptClass: "throttled", status: 503, durationInMs: 1 });
+    observer.onAttempt?.({ request: req, address, attempt: 1, attemptClass: "throttled", status: 503, durationInMs: 1, pacedDelayInMs: 0 });
     observer.onOperationEnd?.({ request: req, address, attempts: 1, finalClass: "throttled", stopReason, elapsedInMs: 5 });
     expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome })).toBe(1);
     expect(await sampleValue(registry, "azure_storage_retries_exhausted_total", { ...table, class: "throttled" })).toBe(exhausted);
