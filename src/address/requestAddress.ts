@@ -101,8 +101,7 @@ class LazyRequestAddress implements RequestAddress {
     if (this.#operation === UNREAD) {
       const parsed = this.#parsedUrl();
       const service = this.service;
-      this.#operation =
-        parsed === undefined || service === undefined ? "other" : guarded(() => operationOfParsedUrl(service, this.request, parsed), "other");
+      this.#operation = parsed === undefined || service === undefined ? "other" : operationOf(service, this.request, parsed);
     }
     return this.#operation;
   }
@@ -118,14 +117,22 @@ class LazyRequestAddress implements RequestAddress {
   /** The one URL parse every field shares. */
   #parsedUrl(): AccountAndPath | undefined {
     if (this.#parsed === UNREAD) {
-      const url = guarded(() => this.request.url, undefined);
-      this.#parsed = typeof url === "string" ? parseAccountAndPath(url) : undefined;
+      this.#parsed = parseAccountAndPath(guarded(() => this.request.url, undefined) as string);
     }
     return this.#parsed;
   }
 }
 
 /** Reads sit in every request's path: a bug (or a hostile request object) costs the answer, not the request. */
+/** Naming never fails a request: a bug there costs the label, not the operation. */
+function operationOf(service: StorageService, request: PipelineRequest, parsed: AccountAndPath): StorageOperation {
+  try {
+    return operationOfParsedUrl(service, request, parsed);
+  } catch {
+    return "other";
+  }
+}
+
 function guarded<T>(read: () => T, fallback: T): T {
   try {
     return read();

@@ -45,11 +45,23 @@ export class CallerLoad {
     this.#inFlight -= 1;
   }
 
-  /** Whether one more operation may wait on a partition at `now` without starving the caller's other work. */
-  mayWait(now: number): boolean {
+  readonly #now: () => number;
+
+  /** `now` is the clock (ms); tests pass their own. */
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
+
+  /**
+   * Whether one more operation may wait on a partition now without starving the caller's
+   * other work. The first waiter always may: one is never a fifth of a pool worth guarding,
+   * and the common case (nobody waits) then costs one comparison.
+   */
+  mayWait(): boolean {
+    if (this.#waitingOnPartition === 0) return true;
     const growing = this.#inFlight > Math.max(this.#busyPeak, this.#previousBusyPeak);
     if (growing || this.#waitingOnPartition + 1 <= MAX_WAITING_SHARE * this.#inFlight) return true;
-    return !this.#arrivalsSlowed(now);
+    return !this.#arrivalsSlowed(this.#now());
   }
 
   /** New operations arrived less often in the last full quarter second than, on average, in the two seconds before it. */

@@ -8,6 +8,8 @@ type Listener<K extends HookName> = (event: HookEvent<K>) => void;
 
 /** The observers' hooks, found and bound once when the policy is made. */
 export interface ObserverHooks {
+  /** Whether any observer listens to `hook`: an event nobody hears is not built. */
+  listens(hook: HookName): boolean;
   /** Calls every listener of `hook`; a listener that throws is logged and ignored. */
   notify<K extends HookName>(hook: K, event: HookEvent<K>): void;
 }
@@ -23,6 +25,7 @@ export function createObserverHooks(observers: readonly RetryObserver[]): Observ
     onAmbiguousWrite: listeners("onAmbiguousWrite"),
   };
   return {
+    listens: (hook) => byHook[hook].length > 0,
     notify(hook, event) {
       for (const listener of byHook[hook] as Listener<typeof hook>[]) {
         try {

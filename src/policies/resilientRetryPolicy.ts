@@ -73,6 +73,8 @@ class Operation {
   /** The last attempt that reached the network: what the caller gets if we give up. */
   #last: AttemptResult | undefined;
   #retriesDone = 0;
+  /** The clock (performance.now()) when the last attempt ended. */
+  #clock = 0;
   /** The abort error a sleep ended with. */
   #abortError: unknown;
 
@@ -88,56 +90,55 @@ class Operation {
     s.budget?.recordRequest(this.started);
   }
 
+  /** gate → send → record → decide → act, until an answer to return or throw. */
   async run(next: SendRequest): Promise<PipelineResponse> {
     this.load.started(this.started);
     try {
-      return await this.loop(next);
+      for (;;) {
+        if (this.request.abortSignal?.aborted) return this.finish(this.#last, "aborted", "aborted", new AbortError("The operation was aborted."));
+        // Gate: a paced slot is waited for, then confirmed (the partition may have stopped serving meanwhile).
+        let admission = this.admit();
+        const pacedDelayInMs = admission.decision === "send" ? admission.delayInMs : 0;
+        if (admission.decision === "send" && admission.delayInMs > 0) {
+          const slotInMs = admission.delayInMs;
+          if (!(await this.load.sleeping(true, () => this.sleep(slotInMs)))) return this.finish(this.#last, "aborted", "aborted", this.#abortError);
+          admission = this.s.gate?.admit(this.address, this.deadline - performance.now(), admission) ?? admission;
+        }
+        if (admission.decision === "refuse") {
+          const ended = await this.afterRefusal(admission);
+          if (ended === ASK_AGAIN) continue;
+          return ended;
+        }
+        // The budget counts a retry when it is sent, not while it waits.
+        if (this.#last !== undefined && this.s.budget !== undefined && !this.s.budget.tryRetry()) {
+          return this.finish(this.#last, this.#last.outcomeClass, "budget-exhausted");
+        }
+        // Send, record.
+        // One clock read before and one after: the first attempt starts when the operation does.
+        const attemptStarted = this.info.attempts === 0 && pacedDelayInMs === 0 ? this.started : performance.now();
+        const result = await runAttempt(this.request, next, this.attemptTimeout(attemptStarted), this.s.rules);
+        this.#clock = performance.now();
+        this.s.gate?.record(this.address, admission, result);
+        this.recordAttempt(result.outcomeClass, this.#clock - attemptStarted, result, pacedDelayInMs);
+        if (this.write && (isUnknownOutcome(result) || this.abortedInFlight(result))) this.info.unknownOutcomes += 1;
+        this.#last = result;
+        // Decide, act.
+        const step = this.decide(result);
+        if (step.action === "stop") {
+          if (step.reason === "body-not-replayable") logger.warning(NOT_REPLAYABLE_WARNING);
+          return this.finish(result, result.outcomeClass, step.reason, undefined, undefined, this.#clock);
+        }
+        if (step.action === "read-back") return this.settleAmbiguousWrite(result);
+        // An empty budget stops us now rather than after the wait; the retry is counted when sent.
+        if (this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
+        this.#retriesDone += 1;
+        releaseBody(result);
+        if (!(await this.wait(step.delayInMs, result.outcomeClass, step.source, result))) {
+          return this.finish(result, "aborted", "aborted", this.#abortError);
+        }
+      }
     } finally {
       this.load.ended();
-    }
-  }
-
-  private async loop(next: SendRequest): Promise<PipelineResponse> {
-    for (;;) {
-      if (this.request.abortSignal?.aborted) return this.finish(this.#last, "aborted", "aborted", new AbortError("The operation was aborted."));
-      // Gate: a paced slot is waited for, then confirmed (the partition may have stopped serving meanwhile).
-      let admission = this.admit();
-      const pacedDelayInMs = admission.decision === "send" ? admission.delayInMs : 0;
-      if (admission.decision === "send" && admission.delayInMs > 0) {
-        const slotInMs = admission.delayInMs;
-        if (!(await this.load.sleeping(true, () => this.sleep(slotInMs)))) return this.finish(this.#last, "aborted", "aborted", this.#abortError);
-        admission = this.s.gate?.admit(this.address, this.deadline - performance.now(), admission) ?? admission;
-      }
-      if (admission.decision === "refuse") {
-        const ended = await this.afterRefusal(admission);
-        if (ended === ASK_AGAIN) continue;
-        return ended;
-      }
-      // The budget counts a retry when it is sent, not while it waits.
-      if (this.#last !== undefined && this.s.budget !== undefined && !this.s.budget.tryRetry()) {
-        return this.finish(this.#last, this.#last.outcomeClass, "budget-exhausted");
-      }
-      // Send, record.
-      const attemptStarted = performance.now();
-      const result = await runAttempt(this.request, next, this.attemptTimeout(attemptStarted), this.s.rules);
-      this.s.gate?.record(this.address, admission, result);
-      this.recordAttempt(result.outcomeClass, performance.now() - attemptStarted, result, pacedDelayInMs);
-      if (this.write && (isUnknownOutcome(result) || this.abortedInFlight(result))) this.info.unknownOutcomes += 1;
-      this.#last = result;
-      // Decide, act.
-      const step = this.decide(result);
-      if (step.action === "stop") {
-        if (step.reason === "body-not-replayable") logger.warning(NOT_REPLAYABLE_WARNING);
-        return this.finish(result, result.outcomeClass, step.reason);
-      }
-      if (step.action === "read-back") return this.settleAmbiguousWrite(result);
-      // An empty budget stops us now rather than after the wait; the retry is counted when sent.
-      if (this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
-      this.#retriesDone += 1;
-      releaseBody(result);
-      if (!(await this.wait(step.delayInMs, result.outcomeClass, step.source, result))) {
-        return this.finish(result, "aborted", "aborted", this.#abortError);
-      }
     }
   }
 
@@ -151,7 +152,7 @@ class Operation {
   /** `"wait"`: always; `"fail"`: never; `"auto"`: unless this would starve a bounded caller's other work. */
   private mayWaitOnPartition(): boolean {
     const mode = this.s.gate?.mode;
-    return mode === "wait" || (mode === "auto" && this.load.mayWait(performance.now()));
+    return mode === "wait" || (mode === "auto" && this.load.mayWait());
   }
 
   /** Waits as the refusal and the mode allow, then asks again; or ends the operation. */
@@ -247,16 +248,18 @@ class Operation {
     const attempt = this.info.attempts;
     // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
     if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(delayInMs)} ms (${source}).`);
-    this.hooks.notify("onRetry", {
-      request: this.request,
-      address: this.address,
-      attempt,
-      reason,
-      status: failed?.status,
-      errorCode: failed?.errorCode,
-      delayInMs,
-      delaySource: source,
-    });
+    if (this.hooks.listens("onRetry")) {
+      this.hooks.notify("onRetry", {
+        request: this.request,
+        address: this.address,
+        attempt,
+        reason,
+        status: failed?.status,
+        errorCode: failed?.errorCode,
+        delayInMs,
+        delaySource: source,
+      });
+    }
     return this.load.sleeping(onPartition, () => this.sleep(delayInMs));
   }
 
@@ -273,16 +276,18 @@ class Operation {
   private recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined, pacedDelayInMs = 0): void {
     this.info.attempts += 1;
     this.info.classes.push(attemptClass);
-    this.hooks.notify("onAttempt", {
-      request: this.request,
-      address: this.address,
-      attempt: this.info.attempts,
-      attemptClass,
-      status: result?.status,
-      errorCode: result?.errorCode,
-      durationInMs,
-      pacedDelayInMs,
-    });
+    if (this.hooks.listens("onAttempt")) {
+      this.hooks.notify("onAttempt", {
+        request: this.request,
+        address: this.address,
+        attempt: this.info.attempts,
+        attemptClass,
+        status: result?.status,
+        errorCode: result?.errorCode,
+        durationInMs,
+        pacedDelayInMs,
+      });
+    }
   }
 
   /**
@@ -310,12 +315,15 @@ class Operation {
     stopReason: StopReason,
     error?: unknown,
     resolution?: AmbiguousWriteResult,
+    /** When the operation ended, when the caller has just read the clock. */
+    endedAt?: number,
   ): PipelineResponse {
     const { info, request } = this;
     info.stopReason = stopReason;
-    info.elapsedInMs = performance.now() - this.started;
-    // Blob's and Queue's results carry a copy of the request (`_response.request`): the response itself is marked too.
-    if (result?.response !== undefined) attachRetryInfo(result.response, info);
+    info.elapsedInMs = (endedAt ?? performance.now()) - this.started;
+    // Blob's and Queue's results carry a copy of the request (`_response.request`): their response is marked too.
+    // Not a Tables one (the SDK hands back the request itself): a property added to the response costs about 150 ns.
+    if (result?.response !== undefined && this.s.service !== "table") attachRetryInfo(result.response, info);
     // With a real failure in hand, surface that rather than our own error: callers keep their statusCode checks.
     const surfaced = error !== undefined && result !== undefined && stopReason !== "aborted" ? undefined : error;
     if (this.write && info.unknownOutcomes > 0) this.noteAmbiguity(stopReason, resolution);
@@ -325,16 +333,18 @@ class Operation {
           `${stopReason} (last: ${finalClass}).`,
       );
     }
-    this.hooks.notify("onOperationEnd", {
-      request,
-      address: this.address,
-      response: result?.response,
-      error: surfaced ?? result?.error,
-      attempts: info.attempts,
-      finalClass,
-      stopReason,
-      elapsedInMs: info.elapsedInMs,
-    });
+    if (this.hooks.listens("onOperationEnd")) {
+      this.hooks.notify("onOperationEnd", {
+        request,
+        address: this.address,
+        response: result?.response,
+        error: surfaced ?? result?.error,
+        attempts: info.attempts,
+        finalClass,
+        stopReason,
+        elapsedInMs: info.elapsedInMs,
+      });
+    }
     return surface(request, result, surfaced);
   }
 

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseAccountAndPath } from "../../../src/partition/parseAccountAndPath.js";
 
@@ -59,4 +60,54 @@ describe("parseAccountAndPath", () => {
       expect(parseAccountAndPath(url)).toBeUndefined();
     },
   );
+});
+
+// The parser splits plain paths by hand after the first look at an origin (a speed-up kept
+// inside it): whatever the path holds, the answer is the one the WHATWG URL parser gives.
+
+/** The answer read through `new URL`, as the function documents it. */
+function throughUrlParser(url: string): { account: string; pathSegments: string[] } | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const decode = (t: string): string => {
+    try {
+      return decodeURIComponent(t);
+    } catch {
+      return t;
+    }
+  };
+  const segments = parsed.pathname === "/" || parsed.pathname === "" ? [] : parsed.pathname.slice(1).split("/").map(decode);
+  const host = parsed.hostname;
+  if (host === "127.0.0.1" || host === "localhost") {
+    const first = segments[0];
+    if (first === undefined || first === "") return undefined;
+    return { account: first.endsWith("-secondary") ? first.slice(0, -10) : first, pathSegments: segments.slice(1) };
+  }
+  return { account: host.split(".")[0] as string, pathSegments: segments };
+}
+
+describe("parseAccountAndPath against the URL parser", () => {
+  const origins = fc.constantFrom("http://127.0.0.1:10002", "http://localhost:10000", "https://acct.table.core.windows.net", "https://acct.blob.core.windows.net");
+  const pieces = fc.oneof(
+    fc.constantFrom("devstoreaccount1", "orders", "orders(PartitionKey='p1',RowKey='r1')", ".", "..", "%2e", "%2E%2e", "a b", "%zz", "%41", "%2F", "ä", "\\", "`", "{x}", "a|b", "\t", "", "Tables", "$batch", "-secondary"),
+    fc.string({ maxLength: 4 }),
+  );
+  const tails = fc.constantFrom("", "?comp=list", "#frag", "?$filter=PartitionKey%20eq%20'x'", "?a=b#c");
+  it("gives the parser's account and segments for any path, repeated origins included", () => {
+    fc.assert(
+      fc.property(origins, fc.array(pieces, { maxLength: 5 }), tails, (origin, segments, tail) => {
+        const url = `${origin}/${segments.join("/")}${tail}`;
+        // Twice: the first look at an origin goes through the parser, the second is split by hand.
+        parseAccountAndPath(url);
+        const got = parseAccountAndPath(url);
+        const expected = throughUrlParser(url);
+        expect(got === undefined ? undefined : { account: got.account, pathSegments: got.pathSegments }).toEqual(expected);
+      }),
+      { numRuns: 3000 },
+    );
+  });
 });
