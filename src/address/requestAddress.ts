@@ -59,7 +59,9 @@ const UNREAD: unique symbol = Symbol("unread");
 type Lazy<T> = T | typeof UNREAD;
 
 class LazyRequestAddress implements RequestAddress {
-  readonly request: PipelineRequest;
+  // Private, behind a getter: an address in a logged or serialized event must not carry the
+  // request's URL (a SAS) and headers (Authorization) along.
+  readonly #request: PipelineRequest;
   readonly #hint: StorageService | undefined;
   #parsed: Lazy<AccountAndPath | undefined> = UNREAD;
   #service: Lazy<StorageService | undefined> = UNREAD;
@@ -69,8 +71,12 @@ class LazyRequestAddress implements RequestAddress {
   #entityKeys: Lazy<EntityKeys | undefined> = UNREAD;
 
   constructor(request: PipelineRequest, hint: StorageService | undefined) {
-    this.request = request;
+    this.#request = request;
     this.#hint = hint;
+  }
+
+  get request(): PipelineRequest {
+    return this.#request;
   }
 
   get service(): StorageService | undefined {

@@ -345,7 +345,7 @@ class Operation {
         elapsedInMs: info.elapsedInMs,
       });
     }
-    return surface(request, result, surfaced);
+    return surface(info, result, surfaced);
   }
 
   /** Marks a write that ended after an unknown outcome, and tells the observers. */
@@ -398,18 +398,18 @@ function releaseBody(result: AttemptResult): void {
 
 /**
  * Returns or throws exactly what the SDK would have seen from the last attempt. An error
- * of ours (or an abort) gets the request, non-enumerable as on `RestError`, so that
- * `getRetryInfo(error)` and `isPossiblyApplied(error)` answer for the error the caller catches.
+ * that does not lead back to the request (our own, an abort) gets the operation's record
+ * itself, so that `getRetryInfo(error)` and `isPossiblyApplied(error)` answer for the error
+ * the caller catches. The record, not the request: the request's URL and headers would
+ * carry a SAS or an Authorization header into whatever logs the error.
  */
-function surface(request: PipelineRequest, result: AttemptResult | undefined, error?: unknown): PipelineResponse {
-  if (error !== undefined) throw withRequest(error, request);
+function surface(info: RetryInfo, result: AttemptResult | undefined, error?: unknown): PipelineResponse {
+  if (error !== undefined) throw withRecord(error, info);
   if (result?.response) return result.response;
-  throw withRequest(result?.error, request);
+  throw withRecord(result?.error, info);
 }
 
-function withRequest(error: unknown, request: PipelineRequest): unknown {
-  if (typeof error === "object" && error !== null && !("request" in error) && Object.isExtensible(error)) {
-    Object.defineProperty(error, "request", { value: request, enumerable: false, configurable: true, writable: true });
-  }
+function withRecord(error: unknown, info: RetryInfo): unknown {
+  if (typeof error === "object" && error !== null && !("request" in error) && Object.isExtensible(error)) attachRetryInfo(error, info);
   return error;
 }

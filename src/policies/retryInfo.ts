@@ -55,8 +55,8 @@ export function startRetryInfo(request: PipelineRequest): RetryInfo {
  * the request is lost; an own enumerable property of the response survives that copy's
  * object spread, as a symbol invisible to JSON, `Object.keys` and for-in.
  */
-export function attachRetryInfo(response: PipelineResponse, info: RetryInfo): void {
-  (response as PipelineResponse & WithRetryInfo)[RETRY_INFO] = info;
+export function attachRetryInfo(target: PipelineResponse | object, info: RetryInfo): void {
+  (target as WithRetryInfo)[RETRY_INFO] = info;
 }
 
 /**

@@ -67,7 +67,7 @@ const refusedAtHot = (r: RequestRecord) => r.scope?.partition === "hot" && r.fau
 
 describe("partition circuit breaker on a real TableClient", () => {
   it('"wait": the offline partition sees one probe per reset period, every write to it succeeds, the others are untouched', async () => {
-    handle = installResilience(client);
+    handle = installResilience(client, { circuitBreaker: { mode: "wait" } });
     const transitions = track(handle);
     const faultFrom = Date.now();
     env.simulator.addFault({ name: "rebalancing", kind: "serverBusy", match: { partition: "hot" }, durationInMs: OFFLINE_IN_MS });
