@@ -84,7 +84,7 @@ function resolvePartitionLabel(value: MetricsOptions["partitionLabel"]): Resolve
     "metrics.partitionLabel.minThrottles",
     given.minThrottles,
     DEFAULT_METRICS_OPTIONS.partitionMinThrottles,
-    { min: 1, integer: true },
+    { min: 1, max: 1_000_000, integer: true },
   );
   return { topN, minThrottles };
 }
