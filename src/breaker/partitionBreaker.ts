@@ -237,6 +237,9 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     }
   };
 
+  /** Calm for `forgetAfterInMs`: no longer paced, whether or not the sweep has come by yet. */
+  const forgotten = (state: ScopeState, at: number): boolean => o.pacing === undefined || at - state.lastThrottleAt >= o.pacing.forgetAfterInMs;
+
   const addState = (key: string, address: RequestAddress): ScopeState => {
     const at = now();
     const state: ScopeState = {
@@ -281,7 +284,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
         return { state: circuit.state, available: false, retryAfterInMs: circuit.retryAfterInMs(at, o.resetTimeoutInMs, halfOpenPollInMs) };
       }
       if (circuit.state === "half_open") return { state: "half_open", available: true, retryAfterInMs: 0 };
-      if (pacer === undefined || !pacer.rate.paced) return HEALTHY_PARTITION;
+      if (pacer === undefined || !pacer.rate.paced || forgotten(state, at)) return HEALTHY_PARTITION;
       const queueInMs = pacer.queueInMs(at);
       return { state: "paced", available: queueInMs === 0, retryAfterInMs: queueInMs, ratePerSecond: pacer.rate.rateAt(at) };
     },
@@ -289,7 +292,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       const at = now();
       const paced: { scope: string; ratePerSecond: number }[] = [];
       for (const state of registry.values()) {
-        if (state.pacer?.rate.paced) paced.push({ scope: state.key, ratePerSecond: state.pacer.rate.rateAt(at) });
+        if (state.pacer?.rate.paced && !forgotten(state, at)) paced.push({ scope: state.key, ratePerSecond: state.pacer.rate.rateAt(at) });
       }
       return paced;
     },

@@ -19,6 +19,8 @@ export class CallerLoad {
   #sleeping = 0;
   /** Of those, waiting on a partition's state (circuit or pacing). */
   #waitingOnPartition = 0;
+  /** Operations waiting on a partition, in the order they began. */
+  readonly #waiters = new Set<object>();
   /** The most operations busy at once (in flight and not sleeping), over the last one to two windows. */
   #busyPeak = 0;
   #previousBusyPeak = 0;
@@ -54,15 +56,21 @@ export class CallerLoad {
 
   /**
    * Whether one more operation may wait on a partition now without starving the caller's
-   * other work. The first waiter always may: one is never a fifth of a pool worth guarding,
-   * and the common case (nobody waits) then costs one comparison.
+   * other work. The first waiter always may: one is never a share of a pool worth guarding,
+   * and the common case (nobody waits) then costs one comparison. Beyond it: while the
+   * caller grows (open loop), or within {@link MAX_WAITING_SHARE} of its operations. A
+   * paced queue (the partition serves, at its rate) is also waited for while new work keeps
+   * arriving as often as before: an open-loop caller's operations pile up in a paced queue
+   * before they outnumber its busy peak, and failing them then would fail a hot partition's
+   * callers for nothing; a waiter is let go later if the caller turns out to starve.
    */
-  mayWait(): boolean {
+  mayWait(on: "circuit" | "paced"): boolean {
     if (this.#waitingOnPartition === 0) return true;
     const growing = this.#inFlight > Math.max(this.#busyPeak, this.#previousBusyPeak);
     if (growing || this.#waitingOnPartition + 1 <= MAX_WAITING_SHARE * this.#inFlight) return true;
-    return !this.#arrivalsSlowed(this.#now());
+    return on === "paced" && !this.#arrivalsSlowed(this.#now());
   }
+
 
   /** New operations arrived less often in the last full quarter second than, on average, in the two seconds before it. */
   #arrivalsSlowed(now: number): boolean {
@@ -83,17 +91,56 @@ export class CallerLoad {
     this.#startBucket = bucket;
   }
 
-  /** Brackets a sleep; `onPartition` for a circuit wait or a paced slot, not a backoff. */
-  async sleeping<T>(onPartition: boolean, sleep: () => Promise<T>): Promise<T> {
+  /** Brackets a backoff's sleep: the operation holds its caller but does no work. */
+  async sleeping<T>(sleep: () => Promise<T>): Promise<T> {
     this.#sleeping += 1;
-    if (onPartition) this.#waitingOnPartition += 1;
     try {
       return await sleep();
     } finally {
       this.#sleeping -= 1;
-      if (onPartition) this.#waitingOnPartition -= 1;
     }
   }
+
+  /**
+   * Waits `delayInMs` on a partition (an open circuit, a paced slot) in slices of
+   * {@link CHECK_EVERY_IN_MS}. With `releasable` (mode "auto"), a waiter is let go early
+   * (`"released"`) when the caller turns out bounded and starving: the signal that it is
+   * (arrivals slowing) comes after the waiters have piled up, so it is checked while they
+   * wait, not only when they start. The earliest waiters, up to the share, keep their place.
+   */
+  async waitOnPartition(delayInMs: number, sleep: (ms: number) => Promise<boolean>, releasable: boolean): Promise<"waited" | "aborted" | "released"> {
+    const waiter = {};
+    this.#waiters.add(waiter);
+    this.#sleeping += 1;
+    this.#waitingOnPartition += 1;
+    try {
+      for (let left = delayInMs; left > 0; ) {
+        const slice = releasable ? Math.min(left, CHECK_EVERY_IN_MS) : left;
+        if (!(await sleep(slice))) return "aborted";
+        left -= slice;
+        if (left > 0 && releasable && this.#starving(waiter)) return "released";
+      }
+      return "waited";
+    } finally {
+      this.#waiters.delete(waiter);
+      this.#sleeping -= 1;
+      this.#waitingOnPartition -= 1;
+    }
+  }
+
+  /** Bounded, starving, and `waiter` is not among the earliest that the share lets wait. */
+  #starving(waiter: object): boolean {
+    const growing = this.#inFlight > Math.max(this.#busyPeak, this.#previousBusyPeak);
+    const allowed = Math.max(1, Math.floor(MAX_WAITING_SHARE * this.#inFlight));
+    if (growing || this.#waiters.size <= allowed || !this.#arrivalsSlowed(this.#now())) return false;
+    let rank = 0;
+    for (const other of this.#waiters) {
+      if (other === waiter) return rank >= allowed;
+      rank += 1;
+    }
+    return false;
+  }
+
 }
 
 /**
@@ -101,8 +148,10 @@ export class CallerLoad {
  * least four fifths of its workers on other work (issue 16's bar: 80 % of the healthy work
  * done during an outage), and lets a few wait, so a short outage still costs few failures.
  */
-export const MAX_WAITING_SHARE = 0.2;
+export const MAX_WAITING_SHARE = 0.1;
 const START_BUCKET_IN_MS = 250;
+/** How often a releasable waiter looks again: a quarter second of a worker lost at most. */
+const CHECK_EVERY_IN_MS = 250;
 /** The current quarter second, the last full one, and eight before them (two seconds). */
 const START_BUCKETS = 10;
 /** How long a peak of busy operations is remembered: long enough to span an outage's start. */

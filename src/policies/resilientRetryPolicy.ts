@@ -15,7 +15,7 @@ import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
 import { bodyText } from "../ambiguousWrites/requestBodyText.js";
 import { describeTableWrite, type TableWrite } from "../ambiguousWrites/tableWrite.js";
 import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
-import { SEND_NOW, type Admission, type Refusal } from "./attemptGate.js";
+import { SEND_NOW, type Admission, type Refusal, type RefusalReason } from "./attemptGate.js";
 import type { AttemptResult } from "./attemptResult.js";
 import { decideNext, type NextStep } from "./decideNext.js";
 import { CallerLoad } from "./callerLoad.js";
@@ -101,7 +101,9 @@ class Operation {
         const pacedDelayInMs = admission.decision === "send" ? admission.delayInMs : 0;
         if (admission.decision === "send" && admission.delayInMs > 0) {
           const slotInMs = admission.delayInMs;
-          if (!(await this.load.sleeping(true, () => this.sleep(slotInMs)))) return this.finish(this.#last, "aborted", "aborted", this.#abortError);
+          const waited = await this.load.waitOnPartition(slotInMs, (ms) => this.sleep(ms), this.s.gate?.mode === "auto");
+          if (waited === "aborted") return this.finish(this.#last, "aborted", "aborted", this.#abortError);
+          if (waited === "released") return this.release("paced", slotInMs);
           admission = this.s.gate?.admit(this.address, this.deadline - performance.now(), admission) ?? admission;
         }
         if (admission.decision === "refuse") {
@@ -133,7 +135,7 @@ class Operation {
         if (this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
         this.#retriesDone += 1;
         releaseBody(result);
-        if (!(await this.wait(step.delayInMs, result.outcomeClass, step.source, result))) {
+        if ((await this.wait(step.delayInMs, result.outcomeClass, step.source, result)) !== "waited") {
           return this.finish(result, "aborted", "aborted", this.#abortError);
         }
       }
@@ -146,13 +148,13 @@ class Operation {
     const gate = this.s.gate;
     if (gate === undefined) return SEND_NOW;
     const remaining = this.deadline - performance.now();
-    return gate.admit(this.address, this.mayWaitOnPartition() ? remaining : Math.min(remaining, SHORT_PACED_WAIT_IN_MS));
+    return gate.admit(this.address, this.mayWaitOnPartition("paced") ? remaining : Math.min(remaining, SHORT_PACED_WAIT_IN_MS));
   }
 
   /** `"wait"`: always; `"fail"`: never; `"auto"`: unless this would starve a bounded caller's other work. */
-  private mayWaitOnPartition(): boolean {
+  private mayWaitOnPartition(on: "circuit" | "paced"): boolean {
     const mode = this.s.gate?.mode;
-    return mode === "wait" || (mode === "auto" && this.load.mayWait());
+    return mode === "wait" || (mode === "auto" && this.load.mayWait(on));
   }
 
   /** Waits as the refusal and the mode allow, then asks again; or ends the operation. */
@@ -163,7 +165,19 @@ class Operation {
       return this.finish(this.#last, this.#last?.outcomeClass ?? "circuit_open", reason, this.refusalError(refusal));
     }
     const waited = await this.wait(step.delayInMs, "circuit_open", "circuit", undefined, true);
-    return waited ? ASK_AGAIN : this.finish(this.#last, "aborted", "aborted", this.#abortError);
+    if (waited === "released") return this.release("circuit-open", refusal.retryAfterInMs, refusal.scope);
+    return waited === "waited" ? ASK_AGAIN : this.finish(this.#last, "aborted", "aborted", this.#abortError);
+  }
+
+  /**
+   * Mode "auto" let go of a waiting operation: its caller is bounded and starving. It ends
+   * at once, as if the gate had refused it in mode "fail", with the wait it had left.
+   */
+  private release(reason: RefusalReason, retryAfterInMs: number, scope = this.address.scopeKey ?? "unknown"): PipelineResponse {
+    this.info.retryAfterInMs = retryAfterInMs;
+    const refusal: Refusal = { decision: "refuse", reason, scope, retryAfterInMs };
+    const stopReason = reason === "paced" ? "partition-busy" : "circuit-open";
+    return this.finish(this.#last, this.#last?.outcomeClass ?? "circuit_open", stopReason, this.refusalError(refusal));
   }
 
   /** A refused attempt is counted as one (class `circuit_open`) when its circuit is open; a paced refusal sent nothing to count. */
@@ -176,7 +190,7 @@ class Operation {
       ...NOTHING_SENT,
       attemptClass: "circuit_open",
       remainingInMs: this.deadline - performance.now(),
-      gateWaits: this.mayWaitOnPartition(),
+      gateWaits: this.mayWaitOnPartition("circuit"),
       gateWaitInMs: wait,
     });
   }
@@ -244,7 +258,7 @@ class Operation {
     source: DelaySource,
     failed: AttemptResult | undefined,
     onPartition = false,
-  ): Promise<boolean> {
+  ): Promise<"waited" | "aborted" | "released"> {
     const attempt = this.info.attempts;
     // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
     if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(delayInMs)} ms (${source}).`);
@@ -260,7 +274,8 @@ class Operation {
         delaySource: source,
       });
     }
-    return this.load.sleeping(onPartition, () => this.sleep(delayInMs));
+    if (onPartition) return this.load.waitOnPartition(delayInMs, (ms) => this.sleep(ms), this.s.gate?.mode === "auto");
+    return (await this.load.sleeping(() => this.sleep(delayInMs))) ? "waited" : "aborted";
   }
 
   private async sleep(delayInMs: number): Promise<boolean> {

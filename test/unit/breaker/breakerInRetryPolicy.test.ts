@@ -68,7 +68,7 @@ describe("partition breaker inside resilientRetryPolicy", () => {
 
   it("fail mode: callers get CircuitOpenError at once, without an attempt", async () => {
     breaker = createPartitionBreaker({ mode: "fail" });
-    const policy = resilientRetryPolicy({ gate: breaker, retry: fixedBackoff({ maxRetries: 20, delayInMs: 10 }) });
+    const policy = resilientRetryPolicy({ gate: breaker, retry: fixedBackoff({ maxRetries: 40, delayInMs: 10 }) });
     const calls: Array<{ pk: string; at: number }> = [];
     const next = partitionService(calls, Date.now());
     // The circuit opens once the partition has served nothing for a quarter second; with a real 503 in hand, the first caller gets that.

@@ -66,21 +66,30 @@ describe("SendRate: the cut", () => {
   it("a later cut never raises the plateau above the allowed rate, whatever the meter says", () => {
     const rate = sentEvenly(100, 1000);
     rate.throttled(1000, 1000);
-    const allowed = rate.rateAt(1100);
-    // A burst of sends the pacer did not space (admitted before the cut) reads as 150/s, above the 72/s allowed.
-    for (let i = 0; i < 40; i++) rate.sent(1000 + i * 2.5);
-    rate.throttled(1050, 1100);
-    expect(rate.rateAt(1100)).toBeCloseTo(0.7 * allowed, 6);
+    const allowed = rate.rateAt(1600);
+    // A burst of sends the pacer did not space (admitted before the cut) reads as more than the ~75/s allowed.
+    for (let i = 0; i < 150; i++) rate.sent(1500 + i * 0.5);
+    rate.throttled(1550, 1600);
+    expect(rate.rateAt(1600)).toBeCloseTo(0.7 * allowed, 6);
   });
 
-  it("never below minRatePerSecond", () => {
+  it("cuts at most once per half second", () => {
+    const rate = sentEvenly(100, 1000);
+    expect(rate.throttled(1000, 1000)).toBe(true);
+    expect(rate.throttled(1200, 1200)).toBe(false);
+    expect(rate.throttled(1400, 1499)).toBe(false);
+    for (let i = 0; i < 40; i++) rate.sent(1400 + i * 2.5);
+    expect(rate.throttled(1450, 1500)).toBe(true);
+  });
+
+  it("never below minRatePerSecond, and no cut on an answer when nothing was sent lately", () => {
     const settings = { decreaseFactor: 0.7, minRatePerSecond: 5 };
     const rate = new SendRate(0, settings);
     rate.sent(0);
     expect(rate.throttled(0, 600)).toBe(true); // 1 send in 600 ms: 1.7/s measured
     expect(rate.rateAt(600)).toBe(5);
-    expect(rate.throttled(700, 700)).toBe(true); // nothing sent since: 1.4/s measured
-    for (const at of [700, 800, 1000, 1500]) expect(rate.rateAt(at)).toBeGreaterThanOrEqual(5);
+    expect(rate.throttled(2_000, 2_500)).toBe(false); // nothing sent for two seconds: no rate to cut from
+    for (const at of [700, 800, 1000, 1500, 2_500]) expect(rate.rateAt(at)).toBeGreaterThanOrEqual(5);
   });
 });
 
