@@ -103,7 +103,7 @@ export class CallerLoad {
 
   /**
    * Waits `delayInMs` on a partition (an open circuit, a paced slot) in slices of
-   * {@link CHECK_EVERY_IN_MS}. With `releasable` (mode "auto"), a waiter is let go early
+   * {@link CHECK_EVERY_IN_MS}. With `releasable` (mode "auto", an open circuit), a waiter is let go early
    * (`"released"`) when the caller turns out bounded and starving: the signal that it is
    * (arrivals slowing) comes after the waiters have piled up, so it is checked while they
    * wait, not only when they start. The earliest waiters, up to the share, keep their place.

@@ -101,7 +101,8 @@ class Operation {
         const pacedDelayInMs = admission.decision === "send" ? admission.delayInMs : 0;
         if (admission.decision === "send" && admission.delayInMs > 0) {
           const slotInMs = admission.delayInMs;
-          const waited = await this.load.waitOnPartition(slotInMs, (ms) => this.sleep(ms), this.s.gate?.mode === "auto");
+          // Not let go early: a paced queue moves at the partition's own rate (see CallerLoad.mayWait).
+          const waited = await this.load.waitOnPartition(slotInMs, (ms) => this.sleep(ms), false);
           if (waited === "aborted") return this.finish(this.#last, "aborted", "aborted", this.#abortError);
           if (waited === "released") return this.release("paced", slotInMs);
           admission = this.s.gate?.admit(this.address, this.deadline - performance.now(), admission) ?? admission;
