@@ -64,6 +64,7 @@ export type { MetricKey, OperationOutcome } from "./metrics/metricNames.js";
 export type { MetricsOptions, PartitionLabelOptions } from "./metrics/metricsOptions.js";
 export { DEFAULT_METRICS_OPTIONS } from "./metrics/metricsOptions.js";
 export type { MetricsObserver } from "./metrics/metricsObserver.js";
+export type { PacedScope, PacedScopeSource } from "./metrics/pacingMetrics.js";
 export { createMetricsObserver } from "./metrics/metricsObserver.js";
 export type { OperationRequest, StorageOperation } from "./address/storageOperation.js";
 export { STORAGE_OPERATIONS, storageOperationName } from "./address/storageOperation.js";

@@ -28,6 +28,12 @@ export const METRIC_NAMES = Object.freeze({
   circuitRejections: "circuit_rejections_total",
   /** Counter (opt-in): throttled attempts by bounded partition label. */
   partitionThrottles: "partition_throttles_total",
+  /** Histogram: how long each attempt that waited for its paced send slot waited, in seconds. */
+  pacingDelay: "pacing_delay_seconds",
+  /** Gauge: partition scopes whose attempts are paced (hot partitions), read from the breaker at scrape time. */
+  pacedPartitions: "paced_partitions",
+  /** Gauge (opt-in): the send rate (attempts/s) each paced partition is held to, by bounded partition label. */
+  partitionSendRate: "partition_send_rate",
 } as const);
 
 /** A key of {@link METRIC_NAMES}. */
@@ -46,13 +52,20 @@ export const METRIC_LABELS: Readonly<Record<MetricKey, readonly string[]>> = Obj
   circuitTransitions: ["service", "to"],
   circuitRejections: ["service", "operation"],
   partitionThrottles: ["service", "partition"],
+  pacingDelay: ["service", "operation"],
+  pacedPartitions: ["service"],
+  partitionSendRate: ["service", "partition"],
 });
 
-/** The `outcome` label of operations: how a logical operation ended. */
-export type OperationOutcome = "success" | "failure" | "circuit_open" | "aborted";
+/**
+ * The `outcome` label of operations: how a logical operation ended. `partition_busy`: refused
+ * without a request because its partition is paced and the queue for it would outlast the
+ * operation's deadline (a `PartitionBusyError`, to be rescheduled after `retryAfterInMs`).
+ */
+export type OperationOutcome = "success" | "failure" | "circuit_open" | "partition_busy" | "aborted";
 
 /** Every {@link OperationOutcome}. */
-export const OPERATION_OUTCOMES: readonly OperationOutcome[] = ["success", "failure", "circuit_open", "aborted"];
+export const OPERATION_OUTCOMES: readonly OperationOutcome[] = ["success", "failure", "circuit_open", "partition_busy", "aborted"];
 
 /**
  * `x-ms-error-code` values that keep their own `error_code` label on throttles; any other
@@ -69,7 +82,7 @@ export const THROTTLE_ERROR_CODES: readonly string[] = [
 export const THROTTLE_STATUSES: readonly number[] = [429, 503, 500];
 
 /**
- * Histogram buckets (seconds) for operation durations and retry delays: 5 ms to 60 s,
+ * Histogram buckets (seconds) for operation durations, retry delays and pacing delays: 5 ms to 60 s,
  * wider than prom-client's default 10 s, because a throttled operation can wait that long.
  */
 export const DEFAULT_SECONDS_BUCKETS: readonly number[] = [

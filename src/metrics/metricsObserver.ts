@@ -5,6 +5,7 @@ import type { CircuitStateSource } from "../breaker/circuitStateSource.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver, StopReason } from "../policies/retryEvents.js";
 import { createCircuitMetrics, type CircuitMetrics } from "./circuitMetrics.js";
+import { createPacingMetrics, isPacedScopeSource, type PacedScopeSource, type PacingMetrics } from "./pacingMetrics.js";
 import type { CounterChild, CounterFamily, HistogramChild } from "./metricFamily.js";
 import { OPERATION_OUTCOMES, THROTTLE_ERROR_CODES, THROTTLE_STATUSES, type OperationOutcome } from "./metricNames.js";
 import { resolveMetricsOptions, type MetricsOptions } from "./metricsOptions.js";
@@ -18,11 +19,14 @@ export interface MetricsObserver extends RetryObserver {
   readonly service: StorageService;
   /**
    * Reports a breaker's circuits: `circuit_breakers{service,state}` reads `stateCounts()` at
-   * every scrape, and each transition counts in `circuit_transitions_total{service,to}`.
-   * Returns a function that stops both (also done by `dispose()`).
+   * every scrape, and each transition counts in `circuit_transitions_total{service,to}`. A
+   * source that also has `pacedScopes()` (a `PartitionBreaker` does) reports its pacing too:
+   * `paced_partitions{service}`, and with the partition label on,
+   * `partition_send_rate{service,partition}`, both read at scrape time.
+   * Returns a function that stops all of them (also done by `dispose()`).
    */
-  observeCircuits(source: CircuitStateSource): () => void;
-  /** Stops reporting circuits. Counters keep their values; recording hooks keep working. Idempotent. */
+  observeCircuits(source: CircuitStateSource & Partial<PacedScopeSource>): () => void;
+  /** Stops reporting circuits and pacing. Counters keep their values; recording hooks keep working. Idempotent. */
   dispose(): void;
 }
 
@@ -36,7 +40,7 @@ const OUTCOME_BY_STOP_REASON: Readonly<Record<StopReason, OperationOutcome>> = {
   deadline: "failure",
   "body-not-replayable": "failure",
   "budget-exhausted": "failure",
-  "partition-busy": "failure",
+  "partition-busy": "partition_busy",
 };
 
 /** Stop reasons that mean "gave up on a retriable failure": retries, deadline or retry budget spent. */
@@ -58,6 +62,7 @@ interface OperationSeries {
   /** By status label, then error-code label. */
   readonly throttles: Record<string, Record<string, CounterChild>>;
   rejections: CounterChild | undefined;
+  pacingDelay: HistogramChild | undefined;
 }
 
 /** The bounded partition label's state, shared by every observer of one service on one family. */
@@ -110,6 +115,7 @@ class MetricsRecorder implements MetricsObserver {
   readonly #families: StorageMetricFamilies;
   readonly #partition: PartitionLabelState | undefined;
   readonly #circuits: CircuitMetrics;
+  readonly #pacing: PacingMetrics;
   readonly #byOperation = new Map<StorageOperation, OperationSeries>();
   readonly #delays: Partial<Record<AttemptClass, HistogramChild>> = {};
 
@@ -118,6 +124,7 @@ class MetricsRecorder implements MetricsObserver {
     this.#families = families;
     this.#partition = partition;
     this.#circuits = createCircuitMetrics(families, service);
+    this.#pacing = createPacingMetrics(families, service, partition?.labels);
   }
 
   onAttempt(event: AttemptEvent): void {
@@ -125,6 +132,10 @@ class MetricsRecorder implements MetricsObserver {
     const series = this.#seriesFor(address);
     const cls = event.attemptClass;
     (series.attempts[cls] ??= this.#families.attempts.child({ service: this.service, operation: series.operation, class: cls })).inc();
+    // Only attempts that waited: zeros from every unpaced attempt would bury the waits (and cost the success path).
+    if (event.pacedDelayInMs > 0) {
+      (series.pacingDelay ??= this.#families.pacingDelay.child({ service: this.service, operation: series.operation })).observe(event.pacedDelayInMs / 1000);
+    }
     if (cls === "throttled") this.#recordThrottle(series, event, address);
     else if (cls === "circuit_open") {
       (series.rejections ??= this.#families.circuitRejections.child({ service: this.service, operation: series.operation })).inc();
@@ -153,12 +164,19 @@ class MetricsRecorder implements MetricsObserver {
     }
   }
 
-  observeCircuits(source: CircuitStateSource): () => void {
-    return this.#circuits.observe(source);
+  observeCircuits(source: CircuitStateSource & Partial<PacedScopeSource>): () => void {
+    const stopCircuits = this.#circuits.observe(source);
+    if (!isPacedScopeSource(source)) return stopCircuits;
+    const stopPacing = this.#pacing.observe(source);
+    return () => {
+      stopCircuits();
+      stopPacing();
+    };
   }
 
   dispose(): void {
     this.#circuits.dispose();
+    this.#pacing.dispose();
   }
 
   /** The event's address, as read under this observer's service (its labels' service). */
@@ -188,6 +206,7 @@ class MetricsRecorder implements MetricsObserver {
       exhausted,
       throttles: {},
       rejections: undefined,
+      pacingDelay: undefined,
     };
     this.#byOperation.set(operation, series);
     return series;

@@ -14,8 +14,12 @@ export interface StorageMetricFamilies {
   circuitBreakers: CollectedGaugeFamily;
   circuitTransitions: CounterFamily;
   circuitRejections: CounterFamily;
+  pacingDelay: HistogramFamily;
+  pacedPartitions: CollectedGaugeFamily;
   /** Only when the bounded partition label is enabled. */
   partitionThrottles?: CounterFamily;
+  /** Only when the bounded partition label is enabled. */
+  partitionSendRate?: CollectedGaugeFamily;
 }
 
 /** HELP texts; they show in `/metrics` output and Grafana's metric browser. */
@@ -31,6 +35,9 @@ const HELP: Readonly<Record<MetricKey, string>> = {
   circuitTransitions: "Per-partition circuit state changes, by the state entered.",
   circuitRejections: "Attempts refused without a request because the partition's circuit was open.",
   partitionThrottles: "Throttled attempts by partition scope; only the top N scopes get their own label, the rest count as other.",
+  pacingDelay: "Wait of each attempt that waited for its paced send slot (its partition answered throttled lately), in seconds.",
+  pacedPartitions: "Partition scopes whose attempts are paced because they answered throttled lately (hot partitions).",
+  partitionSendRate: "Send rate (attempts per second) each paced partition is held to; only scopes with their own partition label, the rest summed as other.",
 };
 
 /**
@@ -88,7 +95,12 @@ export function storageMetricFamilies(
     circuitBreakers: gauge("circuitBreakers"),
     circuitTransitions: counter("circuitTransitions"),
     circuitRejections: counter("circuitRejections"),
+    pacingDelay: histogram("pacingDelay"),
+    pacedPartitions: gauge("pacedPartitions"),
   };
-  if (withPartitionLabel) families.partitionThrottles = counter("partitionThrottles");
+  if (withPartitionLabel) {
+    families.partitionThrottles = counter("partitionThrottles");
+    families.partitionSendRate = gauge("partitionSendRate");
+  }
   return families;
 }

@@ -35,6 +35,11 @@ export class TopScopeLabels {
     return scope;
   }
 
+  /** Whether `scope` has its own label; records nothing (for gauges read at scrape time). */
+  has(scope: string): boolean {
+    return this.#labelled.has(scope);
+  }
+
   /** The scopes that have their own label, in the order they earned it. */
   labelledScopes(): string[] {
     return [...this.#labelled];

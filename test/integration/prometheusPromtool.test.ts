@@ -8,6 +8,7 @@ import {
   fixedBackoff,
   resilientRetryPolicy,
   type AttemptGate,
+  type PacedScopeSource,
 } from "../../src/index.js";
 import type { CircuitStateSource, CircuitTransition } from "../../src/breaker/circuitStateSource.js";
 import { internal, notFound, ok, reply, request, scripted, serverBusy, timedOut, type Step } from "../unit/metrics/metricsTestKit.js";
@@ -33,8 +34,9 @@ async function populatedRegistry(): Promise<Registry> {
   const table = createMetricsObserver("table", { registry, partitionLabel: { topN: 2, minThrottles: 1 } });
   const blob = createMetricsObserver("blob", { registry });
   const transitions = new Set<(t: CircuitTransition) => void>();
-  const circuits: CircuitStateSource = {
+  const circuits: CircuitStateSource & PacedScopeSource = {
     stateCounts: () => ({ closed: 4, open: 1, half_open: 0 }),
+    pacedScopes: () => [{ scope: "table|acct|orders|p1", ratePerSecond: 42.5 }, { scope: "table|acct|orders|p2", ratePerSecond: 3 }],
     onTransition: (listener) => {
       transitions.add(listener);
       return () => transitions.delete(listener);
@@ -60,6 +62,11 @@ async function populatedRegistry(): Promise<Registry> {
     record: () => undefined,
   };
   await resilientRetryPolicy({ observers: [table], gate }).sendRequest(request(), scripted()).catch(() => undefined);
+  // A paced attempt (waits 20 ms for its slot), and a paced refusal (outcome partition_busy).
+  const paced: AttemptGate = { mode: "wait", admit: (_a, _r, reserved) => reserved ?? { decision: "send", delayInMs: 20 }, record: () => undefined };
+  await resilientRetryPolicy({ observers: [table], gate: paced }).sendRequest(request(), scripted(ok));
+  const busy: AttemptGate = { mode: "wait", admit: () => ({ decision: "refuse", reason: "paced", scope: "table|acct|orders|p1", retryAfterInMs: 900 }), record: () => undefined };
+  await resilientRetryPolicy({ observers: [table], gate: busy }).sendRequest(request(), scripted()).catch(() => undefined);
   return registry;
 }
 
@@ -68,7 +75,8 @@ describe("promtool", () => {
     const exposition = await (await populatedRegistry()).metrics();
     for (const family of ["operations_total", "attempts_total", "retries_total", "throttles_total", "retry_delay_seconds_bucket",
       "operation_duration_seconds_bucket", "retries_exhausted_total", "circuit_breakers", "circuit_transitions_total",
-      "circuit_rejections_total", "partition_throttles_total"]) {
+      "circuit_rejections_total", "partition_throttles_total", "pacing_delay_seconds_bucket", "paced_partitions",
+      "partition_send_rate"]) {
       expect(exposition).toMatch(new RegExp(`^azure_storage_${family}\\{`, "m"));
     }
     const result = promtool(["check", "metrics"], exposition);
@@ -87,7 +95,7 @@ describe("promtool", () => {
   it("check rules: docs/prometheus/alerts.yml", () => {
     const result = promtool(["check", "rules", "alerts.yml"]);
     console.log(`promtool check rules: ${result.stdout.trim()}`);
-    expect(result.stdout).toContain("SUCCESS: 3 rules found");
+    expect(result.stdout).toContain("SUCCESS: 4 rules found");
     expect(result.status).toBe(0);
   });
 

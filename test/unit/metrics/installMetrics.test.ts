@@ -101,7 +101,11 @@ describe("installResilience: metrics", () => {
     expect(await sampleValue(registry, "azure_storage_operations_total", { ...upsert, outcome: "circuit_open" })).toBe(2);
     expect(await sampleValue(registry, "azure_storage_operations_total", { ...upsert, outcome: "success" })).toBe(1);
 
+    // The breaker's pacing is reported through the same subscription, read from it at scrape time.
+    expect(await sampleValue(registry, "azure_storage_paced_partitions", { service: "table" })).toBe(handle.circuitBreaker?.pacedScopes().length);
+
     handle.dispose();
     expect(await samplesOf(registry, "azure_storage_circuit_breakers")).toEqual([]);
+    expect(await samplesOf(registry, "azure_storage_paced_partitions")).toEqual([]);
   });
 });

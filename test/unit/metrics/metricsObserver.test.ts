@@ -65,7 +65,7 @@ describe("createMetricsObserver: counters for scripted outcomes", () => {
     expect(await sampleValue(registry, "azure_storage_throttles_total", { ...table, status: "503", error_code: "ServerBusy" })).toBe(2);
     expect(await sumOf(registry, "azure_storage_throttles_total")).toBe(2);
     expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome: "success" })).toBe(1);
-    for (const outcome of ["failure", "circuit_open", "aborted"]) {
+    for (const outcome of ["failure", "circuit_open", "partition_busy", "aborted"]) {
       expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome })).toBe(0);
     }
     expect(await sumOf(registry, "azure_storage_retries_exhausted_total")).toBe(0);
@@ -143,7 +143,7 @@ describe("createMetricsObserver: counters for scripted outcomes", () => {
     expect(await sumOf(registry, "azure_storage_retries_total")).toBe(0);
   });
 
-  it("a paced refusal (partition busy): a failed operation, no attempt, nothing refused by a circuit", async () => {
+  it("a paced refusal (partition busy): operations{partition_busy}, no attempt, nothing refused by a circuit", async () => {
     const observer = createMetricsObserver("table", { registry });
     const gate: AttemptGate = {
       mode: "wait",
@@ -152,7 +152,8 @@ describe("createMetricsObserver: counters for scripted outcomes", () => {
     };
     const error = await run(observer, [], { gate });
     expect(error).toBeInstanceOf(PartitionBusyError);
-    expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome: "failure" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome: "partition_busy" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome: "failure" })).toBe(0);
     expect(await sumOf(registry, "azure_storage_attempts_total")).toBe(0);
     expect(await sumOf(registry, "azure_storage_circuit_rejections_total")).toBe(0);
     expect(await sumOf(registry, "azure_storage_retries_exhausted_total")).toBe(0);
@@ -381,7 +382,7 @@ describe("createMetricsObserver: stop reasons", () => {
     ["budget-exhausted", "failure", 1],
     ["body-not-replayable", "failure", 0],
     ["permanent", "failure", 0],
-    ["partition-busy", "failure", 0],
+    ["partition-busy", "partition_busy", 0],
   ] as const)("%s -> outcome %s, exhausted %i", async (stopReason, outcome, exhausted) => {
     const observer = createMetricsObserver("table", { registry });
     const req = request();
