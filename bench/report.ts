@@ -132,7 +132,7 @@ function overheadSection(o: OverheadResult): string {
     "",
     "The same comparison on a mock transport that also answers at once, after reading each character of the request URL once " +
       "(the least any real transport does; the SDK's Node client parses it with `new URL()`). On the transport above nothing but our " +
-      "operation naming reads the URL, so the naming pays for bringing it into the cache; here the transport does, as in a real pipeline. " +
+      "address reader (the metrics' operation label) reads the URL, so it pays for bringing it into the cache; here the transport does, as in a real pipeline. " +
       "No target is set for this table; the one above is the one the issue names.",
     "",
     comparisonTable(o.mockPipelineUrlRead, "ns"),
