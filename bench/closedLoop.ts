@@ -3,7 +3,7 @@
 // worker the healthy partitions do not get (head-of-line blocking).
 import { DEVSTORE_ACCOUNT_NAME } from "azure-storage-resilience/testing";
 import { binCounts, round } from "../tools/report/stats.js";
-import { CONFIGURATION_IDS, CONFIGURATION_LABELS, createConfiguration, type ConfigurationId } from "./tableConfigurations.js";
+import { CLOSED_LOOP_CONFIGURATION_IDS, CONFIGURATION_LABELS, createConfiguration, type ConfigurationId } from "./tableConfigurations.js";
 import {
   addFaults,
   benchTableName,
@@ -13,6 +13,7 @@ import {
   outagePartitions,
   outageWindow,
   perform,
+  REFUSING_PARTITIONS,
   RULES,
   startSimulator,
   warmUp,
@@ -73,6 +74,14 @@ export interface ClosedLoopFigures {
   label: string;
   operations: number;
   succeeded: number;
+  /** Operations not on the partitions that always refuse (403, 501): every one can succeed if retried long enough. */
+  couldSucceed: number;
+  /** Of those, how many succeeded. */
+  succeededOfCould: number;
+  /** Healthy partitions' operations that succeeded inside the outage window. */
+  healthyDoneDuring: number;
+  /** What the "before" rate would have done in the outage window: the healthy work due during it. */
+  healthyDueDuring: number;
   /** Successful operations per second on healthy partitions, before, during and after the outage. */
   healthyPerSecondBefore: number;
   healthyPerSecondDuring: number;
@@ -102,15 +111,16 @@ interface Done {
 export async function runClosedLoop(
   accountUrl: string,
   settings: ClosedLoopSettings,
-  ids: readonly ConfigurationId[] = CONFIGURATION_IDS,
+  ids: readonly ConfigurationId[] = CLOSED_LOOP_CONFIGURATION_IDS,
   log: (line: string) => void = () => undefined,
 ): Promise<ClosedLoopResult> {
   const configurations: ClosedLoopFigures[] = [];
   for (const id of ids) {
     const figures = await runOne(accountUrl, settings, id);
     log(
-      `closed loop ${id}: healthy ${figures.healthyPerSecondBefore}/s before, ${figures.healthyPerSecondDuring}/s during, ` +
-        `${Math.round(figures.workerTimeOnOutagePartitions * 100)}% of worker time on outage partitions`,
+      `closed loop ${id}: healthy ${figures.healthyPerSecondBefore}/s before, ${figures.healthyPerSecondDuring}/s during ` +
+        `(${figures.healthyDoneDuring}/${figures.healthyDueDuring} of the work due), ${Math.round(figures.workerTimeOnOutagePartitions * 100)}% of worker time on outage partitions, ` +
+        `${figures.succeededOfCould}/${figures.couldSucceed} retriable operations succeeded`,
     );
     configurations.push(figures);
   }
@@ -171,6 +181,7 @@ function summarize(id: ConfigurationId, settings: ClosedLoopSettings, done: Done
   const healthy = healthyPartitions(settings);
   const down = outagePartitions(settings);
   const healthyOk = done.filter((d) => d.ok && healthy.includes(d.op.partition));
+  const could = done.filter((d) => !REFUSING_PARTITIONS.includes(d.op.partition));
   const rate = (from: number, to: number): number =>
     to > from ? round((healthyOk.filter((d) => d.endedAt >= from && d.endedAt < to).length * 1000) / (to - from), 1) : Number.NaN;
   const before = rate(settings.warmupInMs, window.startInMs);
@@ -187,6 +198,10 @@ function summarize(id: ConfigurationId, settings: ClosedLoopSettings, done: Done
     label: CONFIGURATION_LABELS[id],
     operations: done.length,
     succeeded: done.filter((d) => d.ok).length,
+    couldSucceed: could.length,
+    succeededOfCould: could.filter((d) => d.ok).length,
+    healthyDoneDuring: healthyOk.filter((d) => d.endedAt >= window.startInMs && d.endedAt < window.endInMs).length,
+    healthyDueDuring: Math.round((before * (window.endInMs - window.startInMs)) / 1000),
     healthyPerSecondBefore: before,
     healthyPerSecondDuring: during,
     healthyPerSecondAfter: after,

@@ -16,7 +16,7 @@ export interface MachineInfo {
   uncommittedSourceFiles: number;
 }
 
-const PACKAGES = ["@azure/core-rest-pipeline", "@azure/data-tables", "cockatiel", "opossum", "prom-client", "azurite"];
+const PACKAGES = ["@azure/core-rest-pipeline", "@azure/data-tables", "@azure/storage-queue", "cockatiel", "prom-client", "azurite"];
 
 /** The CPU model (from /proc/cpuinfo where there is one), core count, Node and package versions. */
 export function machineInfo(): MachineInfo {

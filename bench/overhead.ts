@@ -114,7 +114,7 @@ const emptyOk: HttpClient = {
  * Answers 200 at once too, after reading each character of the request URL once (one
  * native scan for a character no URL holds): the least any real transport does (the SDK's
  * Node client parses it with `new URL()`). Without it, nothing in the bare pipeline reads
- * the URL but our operation naming, so the naming pays for bringing the URL's memory into
+ * the URL but our address reader, so it pays for bringing the URL's memory into
  * the cache, which in a real pipeline the transport and the signing policy do anyway.
  */
 let urlReadSink = 0;

@@ -3,8 +3,10 @@
 // `<!-- bench:NAME:end -->` is replaced; the prose around it is written by hand.
 import type { ClosedLoopResult } from "./closedLoop.js";
 import type { MachineInfo } from "./machine.js";
+import type { HotPartitionResult } from "./hotPartition.js";
 import type { ManyPartitionsResult } from "./manyPartitions.js";
 import type { Comparison, OverheadResult } from "./overhead.js";
+import type { QueueConsumerResult } from "./queueConsumer.js";
 import type { RebalancingFigures, RebalancingResult } from "./rebalancing.js";
 import { panelChart, type Band } from "../tools/report/panelChart.js";
 import { CONFIGURATION_LABELS, type ConfigurationId } from "./tableConfigurations.js";
@@ -22,6 +24,8 @@ export interface BenchResults {
   rebalancing?: RebalancingResult;
   manyPartitions?: ManyPartitionsResult;
   closedLoop?: ClosedLoopResult;
+  hotPartition?: HotPartitionResult;
+  queueConsumer?: QueueConsumerResult;
   /** Promises rejected with no handler during the run, with the phase they surfaced in. */
   unhandledRejections?: string[];
 }
@@ -29,7 +33,7 @@ export interface BenchResults {
 /** The chart files, relative to docs/. */
 export const CHART_FILES = { rebalancing: "bench-rebalancing.svg", closedLoop: "bench-closed-loop.svg" } as const;
 
-type SectionName = "machine" | "overhead" | "rebalancing" | "many-partitions" | "closed-loop";
+type SectionName = "machine" | "overhead" | "rebalancing" | "many-partitions" | "closed-loop" | "hot-partition" | "queue-consumer";
 
 /** The generated markdown, by section. A section with no results says how to produce them. */
 export function renderSections(results: BenchResults): Record<SectionName, string> {
@@ -39,6 +43,8 @@ export function renderSections(results: BenchResults): Record<SectionName, strin
     rebalancing: results.rebalancing ? rebalancingSection(results.rebalancing) : notRun("rebalancing"),
     "many-partitions": results.manyPartitions ? manyPartitionsSection(results.manyPartitions) : notRun("many-partitions"),
     "closed-loop": results.closedLoop ? closedLoopSection(results.closedLoop) : notRun("closed-loop"),
+    "hot-partition": results.hotPartition ? hotPartitionSection(results.hotPartition) : notRun("hot-partition"),
+    "queue-consumer": results.queueConsumer ? queueConsumerSection(results.queueConsumer) : notRun("queue-consumer"),
   };
 }
 
@@ -126,7 +132,7 @@ function overheadSection(o: OverheadResult): string {
     "",
     "The same comparison on a mock transport that also answers at once, after reading each character of the request URL once " +
       "(the least any real transport does; the SDK's Node client parses it with `new URL()`). On the transport above nothing but our " +
-      "operation naming reads the URL, so the naming pays for bringing it into the cache; here the transport does, as in a real pipeline. " +
+      "address reader (the metrics' operation label) reads the URL, so it pays for bringing it into the cache; here the transport does, as in a real pipeline. " +
       "No target is set for this table; the one above is the one the issue names.",
     "",
     comparisonTable(o.mockPipelineUrlRead, "ns"),
@@ -245,18 +251,53 @@ function closedLoopSection(c: ClosedLoopResult): string {
   const s = c.settings;
   const rows = c.configurations.map(
     (f) =>
-      `| ${f.label} | ${f.healthyPerSecondBefore} | ${f.healthyPerSecondDuring} | ${f.healthyPerSecondAfter} | ${fixed(f.healthyDuringRatio, 2)} | ` +
-      `${Math.round(f.workerTimeOnOutagePartitions * 100)} % | ${f.outageAttempts} | ${f.operations} (${f.succeeded}) |`,
+      `| ${f.label} | ${f.healthyDoneDuring} / ${f.healthyDueDuring} | ${f.succeededOfCould} / ${f.couldSucceed} | ` +
+      `${f.healthyPerSecondBefore} | ${f.healthyPerSecondDuring} | ${f.healthyPerSecondAfter} | ${fixed(f.healthyDuringRatio, 2)} | ` +
+      `${Math.round(f.workerTimeOnOutagePartitions * 100)} % | ${f.outageAttempts} |`,
   );
   return [
     `${s.workers} workers for ${s.durationInMs / 1000} s, each running one operation at a time, the same operation mix as above; ` +
       `"before" leaves out the first ${s.warmupInMs / 1000} s. Faults: ${faultLine(s)}`,
     "",
-    "| configuration | healthy successes/s before | during outage | after | during / before | worker time on the offline partition (during) | attempts into the outage | operations (succeeded) |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| configuration | healthy work done in the outage / due at the rate before | retriable operations succeeded | healthy successes/s before | during outage | after | during / before | worker time on the offline partition (during) | attempts into the outage |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows,
     "",
     `![Healthy partitions' successes over time per configuration](${CHART_FILES.closedLoop})`,
+  ].join("\n");
+}
+
+function hotPartitionSection(h: HotPartitionResult): string {
+  const s = h.settings;
+  const hotOps = h.configurations[0]?.hotOperations ?? 0;
+  const rows = h.configurations.map(
+    (f) =>
+      `| ${f.label} | ${f.hotSucceeded} / ${f.hotOperations} | ${f.hotAttempts} | ${f.hotThrottled} | ${f.hotGoodputPerSecond} (${fixed(f.hotGoodputShare, 2)}x) | ` +
+      `${f.hotP50InMs} | ${f.hotP99InMs} | ${(f.lastHotDoneInMs / 1000).toFixed(1)} | ${f.coolSucceeded} / ${f.coolOperations} | ${f.coolP99InMs} | ${failuresText(f.hotFailures)} |`,
+  );
+  return [
+    `Open loop: ${s.opsPerSecond} upserts/s for ${s.durationInMs / 1000} s over ${s.coolPartitions + 1} partitions; the hot one receives every other ` +
+      `operation (${s.opsPerSecond / 2}/s, ${hotOps} in all) and serves ${s.capacityPerSecond}/s (a token bucket with a second's burst, 503 ServerBusy beyond), ` +
+      `so serving them all at its capacity takes about ${(hotOps / s.capacityPerSecond).toFixed(0)} s.`,
+    "",
+    "| configuration | hot partition: succeeded | attempts | throttled answers | goodput/s (of capacity) | p50 ms | p99 ms | last one done, s | other partitions: succeeded | their p99 ms | hot partition's failures |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ...rows,
+  ].join("\n");
+}
+
+function queueConsumerSection(q: QueueConsumerResult): string {
+  const s = q.settings;
+  const rows = q.runs.map(
+    (r) => `| ${r.label} | ${(r.drainInMs / 1000).toFixed(1)} | ${r.processed} / ${s.messages} | ${r.sentBack} (${r.sentBackBeforeSending}) | ${r.leftInQueue} | ${r.lost} |`,
+  );
+  return [
+    `${s.workers} workers drain ${s.messages} messages (inserts spread over ${s.partitions} partitions) from a real queue into a real table through the simulator; ` +
+      `in the second run p0 answers 503 ServerBusy from ${s.offlineStartInMs / 1000} s to ${(s.offlineStartInMs + s.offlineDurationInMs) / 1000} s.`,
+    "",
+    "| run | drain time, s | processed | sent back (of which before sending) | left in the queue | lost |",
+    "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ...rows,
   ].join("\n");
 }
 
@@ -265,6 +306,7 @@ const COLORS: Record<ConfigurationId, string> = {
   "sdk-default": "#d62728",
   cockatiel: "#ff7f0e",
   package: "#1f77b4",
+  "package-wait": "#9467bd",
   "package-fail": "#17becf",
 };
 

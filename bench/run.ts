@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark, writes bench/results/latest.json, and regenerates
 // the tables in docs/benchmarks.md and the docs/bench-*.svg charts from it.
-//   npm run bench                         full run (about 5 minutes), writes results and docs
+//   npm run bench                         full run (about 6 minutes), writes results and docs
 //   npm run bench -- --report-only        regenerates docs from bench/results/latest.json
 //   npm run bench -- --only=overhead      runs some benchmarks, prints JSON, writes nothing
 //   npm run bench -- --smoke              tiny settings, prints JSON, writes nothing

@@ -2,15 +2,17 @@
 import { startAzurite } from "azure-storage-resilience/testing";
 import { FULL_CLOSED_LOOP_SETTINGS, runClosedLoop, SMOKE_CLOSED_LOOP_SETTINGS } from "./closedLoop.js";
 import { machineInfo } from "./machine.js";
+import { FULL_HOT_PARTITION_SETTINGS, runHotPartition, SMOKE_HOT_PARTITION_SETTINGS } from "./hotPartition.js";
 import { FULL_MANY_PARTITIONS_SETTINGS, runManyPartitions, SMOKE_MANY_PARTITIONS_SETTINGS } from "./manyPartitions.js";
 import { FULL_OVERHEAD_SETTINGS, runOverhead, SMOKE_OVERHEAD_SETTINGS } from "./overhead.js";
 import { FULL_REBALANCING_SETTINGS, runRebalancing, SMOKE_REBALANCING_SETTINGS } from "./rebalancing.js";
+import { FULL_QUEUE_CONSUMER_SETTINGS, runQueueConsumer, SMOKE_QUEUE_CONSUMER_SETTINGS } from "./queueConsumer.js";
 import type { BenchResults } from "./report.js";
 import { tableClient } from "./tableConfigurations.js";
 import { benchTableName } from "./workload.js";
 
 /** The benchmarks by name, in the order they run. */
-export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "many-partitions"] as const;
+export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "hot-partition", "queue-consumer", "many-partitions"] as const;
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 export interface RunOptions {
@@ -41,7 +43,7 @@ function describeRejection(reason: unknown): string {
   return parts.filter((p) => p !== "").join(" ");
 }
 
-/** Runs the chosen benchmarks; Azurite (Tables only) is started once and stopped at the end. */
+/** Runs the chosen benchmarks; Azurite (Tables, and Queues for the queue consumer) is started once and stopped at the end. */
 export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResults> {
   const smoke = options.smoke ?? false;
   const only = new Set(options.only ?? BENCHMARKS);
@@ -65,8 +67,8 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     log(`unhandled rejection during ${line}`);
   };
   process.on("unhandledRejection", onUnhandled);
-  const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop");
-  const azurite = needsAzurite ? await startAzurite({ services: ["table"] }) : undefined;
+  const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop") || only.has("hot-partition") || only.has("queue-consumer");
+  const azurite = needsAzurite ? await startAzurite({ services: only.has("queue-consumer") ? ["table", "queue"] : ["table"] }) : undefined;
   const progress = (line: string) => {
     phase = line;
     log(line);
@@ -90,6 +92,14 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     if (only.has("closed-loop") && azurite !== undefined) {
       progress("rebalancing, closed loop");
       results.closedLoop = await runClosedLoop(azurite.tableUrl, smoke ? SMOKE_CLOSED_LOOP_SETTINGS : FULL_CLOSED_LOOP_SETTINGS, undefined, progress);
+    }
+    if (only.has("hot-partition") && azurite !== undefined) {
+      progress("hot partition, open loop");
+      results.hotPartition = await runHotPartition(azurite.tableUrl, smoke ? SMOKE_HOT_PARTITION_SETTINGS : FULL_HOT_PARTITION_SETTINGS, undefined, progress);
+    }
+    if (only.has("queue-consumer") && azurite !== undefined) {
+      progress("queue consumer");
+      results.queueConsumer = await runQueueConsumer(azurite.tableUrl, azurite.queueUrl, smoke ? SMOKE_QUEUE_CONSUMER_SETTINGS : FULL_QUEUE_CONSUMER_SETTINGS, progress);
     }
     // Last: its million-request loops hold the event loop for seconds at a time, long enough for
     // Azurite to close idle keep-alive sockets under any client that comes after.

@@ -5,15 +5,18 @@ import { installResilience } from "../src/index.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "azure-storage-resilience/testing";
 import { createCockatielWiring } from "./cockatielWiring.js";
 
-/** The configurations, in the order the tables list them. */
+/** The configurations of the open-loop rebalancing scenario, in the order the tables list them. */
 export const CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package", "package-fail"] as const;
-export type ConfigurationId = (typeof CONFIGURATION_IDS)[number];
+/** The closed loop's: the defaults (mode "auto") next to both explicit modes. */
+export const CLOSED_LOOP_CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package", "package-wait", "package-fail"] as const;
+export type ConfigurationId = (typeof CLOSED_LOOP_CONFIGURATION_IDS)[number];
 
 export const CONFIGURATION_LABELS: Readonly<Record<ConfigurationId, string>> = {
   "no-retry": "no retry",
   "sdk-default": "SDK default retry",
   cockatiel: "cockatiel retry + per-partition breaker",
-  package: "this package (defaults)",
+  package: 'this package (defaults: mode "auto")',
+  "package-wait": 'this package, breaker mode "wait"',
   "package-fail": 'this package, breaker mode "fail"',
 };
 
@@ -58,10 +61,12 @@ export function createConfiguration(id: ConfigurationId, endpoint: string, table
       const handle = installResilience(client, { metrics: { registry: new Registry() } });
       return { id, label, client, run: (_pk, fn, signal) => fn(client, signal), dispose: () => handle.dispose() };
     }
+    case "package-wait":
     case "package-fail": {
-      // Not one of the four: the defaults but an open circuit fails at once instead of waiting for its probe.
+      // The defaults but an explicit mode: "wait" always waits for the probe or the paced slot, "fail" never does.
       const client = tableClient(endpoint, table);
-      const handle = installResilience(client, { circuitBreaker: { mode: "fail" }, metrics: { registry: new Registry() } });
+      const mode = id === "package-wait" ? "wait" : "fail";
+      const handle = installResilience(client, { circuitBreaker: { mode }, metrics: { registry: new Registry() } });
       return { id, label, client, run: (_pk, fn, signal) => fn(client, signal), dispose: () => handle.dispose() };
     }
   }

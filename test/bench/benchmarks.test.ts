@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CONFIGURATION_IDS, CONFIGURATION_LABELS } from "../../bench/tableConfigurations.js";
+import { HOT_PARTITION_CONFIGURATION_IDS } from "../../bench/hotPartition.js";
+import { CLOSED_LOOP_CONFIGURATION_IDS, CONFIGURATION_IDS, CONFIGURATION_LABELS } from "../../bench/tableConfigurations.js";
 import { applySections, renderCharts, renderSections, type BenchResults } from "../../bench/report.js";
 import { runBenchmarks } from "../../bench/runBenchmarks.js";
 import { DEFAULT_PARTITION_BREAKER_OPTIONS } from "../../src/breaker/partitionBreakerOptions.js";
@@ -21,7 +22,7 @@ describe("benchmarks (smoke configuration)", () => {
     expect(results.smoke).toBe(true);
     expect(results.machine.cores).toBeGreaterThan(0);
     expect(results.machine.node).toMatch(/^v\d+/);
-  }, 60_000);
+  }, 120_000);
 
   it("overhead: every variant of every comparison has a cost and a ratio", () => {
     const overhead = results.overhead!;
@@ -61,13 +62,54 @@ describe("benchmarks (smoke configuration)", () => {
     expect(rows.find((r) => r.id === "cockatiel")!.circuits).toBe(results.manyPartitions!.settings.scopes);
   });
 
-  it("closed loop: every configuration has throughput figures", () => {
+  it("closed loop: every configuration, the defaults next to both modes, has throughput figures", () => {
     const configs = results.closedLoop!.configurations;
-    expect(configs.map((c) => c.id)).toEqual([...CONFIGURATION_IDS]);
+    expect(configs.map((c) => c.id)).toEqual([...CLOSED_LOOP_CONFIGURATION_IDS]);
     for (const c of configs) {
-      expectFigures(c, ["operations", "succeeded", "healthyPerSecondBefore", "healthyPerSecondDuring", "workerTimeOnOutagePartitions", "outageAttempts"]);
+      expectFigures(c, [
+        "operations",
+        "succeeded",
+        "couldSucceed",
+        "succeededOfCould",
+        "healthyDoneDuring",
+        "healthyDueDuring",
+        "healthyPerSecondBefore",
+        "healthyPerSecondDuring",
+        "workerTimeOnOutagePartitions",
+        "outageAttempts",
+      ]);
+      expect(c.succeededOfCould).toBeLessThanOrEqual(c.couldSucceed);
       expect(c.series.healthySuccesses.length).toBeGreaterThan(0);
     }
+  });
+
+  it("hot partition: issue 15's four configurations, every figure; the partition was throttled", () => {
+    const { configurations, settings } = results.hotPartition!;
+    expect(configurations.map((c) => c.id)).toEqual([...HOT_PARTITION_CONFIGURATION_IDS]);
+    for (const c of configurations) {
+      expectFigures(c, ["hotOperations", "hotSucceeded", "hotAttempts", "hotThrottled", "hotGoodputPerSecond", "hotGoodputShare", "hotP50InMs", "hotP99InMs", "lastHotDoneInMs", "coolOperations", "coolSucceeded", "coolAttempts", "coolP99InMs"]);
+      // Half of the operations go to the hot partition.
+      expect(c.hotOperations).toBe((settings.opsPerSecond * settings.durationInMs) / 2000);
+      expect(c.hotAttempts).toBeGreaterThan(0);
+      expect(c.hotSucceeded).toBeLessThanOrEqual(c.hotOperations);
+      expect(c.series.hotAttempts.length).toBeGreaterThan(0);
+    }
+    // Sent twice its capacity with no retry (one attempt per operation), the partition answers some of it throttled.
+    const noRetry = configurations.find((c) => c.id === "no-retry")!;
+    expect(noRetry.hotAttempts).toBe(noRetry.hotOperations);
+    expect(noRetry.hotThrottled).toBeGreaterThan(0);
+  });
+
+  it("queue consumer: a drain with no fault and one with p0 offline; every message processed, none lost", () => {
+    const { runs, settings } = results.queueConsumer!;
+    expect(runs.map((r) => r.id)).toEqual(["no-fault", "offline"]);
+    for (const r of runs) {
+      expectFigures(r, ["drainInMs", "processed", "sentBack", "sentBackBeforeSending", "leftInQueue", "lost"]);
+      expect(r.processed).toBe(settings.messages);
+      expect(r.leftInQueue).toBe(0);
+      expect(r.lost).toBe(0);
+    }
+    expect(runs[0]!.sentBack).toBe(0);
   });
 
   it("the report renders every section and both charts from the results", () => {
@@ -75,7 +117,7 @@ describe("benchmarks (smoke configuration)", () => {
     const doc = applySections("# Benchmarks\n\n<!-- bench:overhead:start -->\nold\n<!-- bench:overhead:end -->\n\nprose\n", sections);
     expect(doc).not.toContain("\nold\n");
     expect(doc).toContain("prose");
-    for (const name of ["machine", "overhead", "rebalancing", "many-partitions", "closed-loop"]) {
+    for (const name of ["machine", "overhead", "rebalancing", "many-partitions", "closed-loop", "hot-partition", "queue-consumer"]) {
       expect(doc.split(`<!-- bench:${name}:start -->`).length).toBe(2);
     }
     for (const id of CONFIGURATION_IDS) expect(sections.rebalancing).toContain(CONFIGURATION_LABELS[id]);
