@@ -1,3 +1,5 @@
+// The `operation` label: the fixed set of names and the one function that reads them from a request.
+// Over 250 lines: the set itself, listed twice (type and array), is a third of it.
 import { parseAccountAndPath, type AccountAndPath } from "../partition/parseAccountAndPath.js";
 import type { StorageService } from "../partition/partitionScope.js";
 import { queryParameter } from "../partition/tableScope.js";

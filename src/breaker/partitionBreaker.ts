@@ -1,3 +1,6 @@
+// The per-partition gate: admit, record and the status queries over one registry of troubled scopes.
+// Over 250 lines because they share that registry and its transitions; the circuit (circuit.ts) and
+// the pacing (flow/) are in their own files.
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { logger } from "../logging/logger.js";
 import type { StorageService } from "../partition/partitionScope.js";

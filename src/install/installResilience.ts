@@ -1,3 +1,5 @@
+// installResilience: options, wiring of every policy and observer on a client, and the handle.
+// Over 250 lines: the options interface and its doc comments are half of it.
 import type { Pipeline, PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";

@@ -1,3 +1,6 @@
+// The retry loop (gate → send → record → decide → act) and the helpers that end an operation. Over
+// 250 lines: they share one operation's state (the Operation class); split, that state would travel
+// between modules. The decisions themselves are elsewhere and pure (decideNext, backoff, classify).
 import type { PipelinePolicy, PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import { AbortError } from "@azure/abort-controller";
 import { delay } from "@azure/core-util";

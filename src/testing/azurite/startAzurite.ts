@@ -1,3 +1,5 @@
+// Test tooling (the `/testing` entry): starts Azurite on a free loopback port and stops it. Over 250
+// lines: finding the binary, waiting for readiness and cleaning up on every path.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";

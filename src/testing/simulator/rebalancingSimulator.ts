@@ -1,3 +1,5 @@
+// Test tooling (the `/testing` entry): the fault-injecting proxy in front of Azurite. Over 250 lines:
+// the HTTP server, forwarding and each fault's wire behaviour belong together.
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
