@@ -27,7 +27,7 @@ import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, DelaySource, StopReason } from "./retryEvents.js";
 import { attachRetryInfo, startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import { resolveRetryPolicyOptions, type AmbiguousWriteOptions, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
-import { runAttempt } from "./runAttempt.js";
+import { answered, endAttempt, failed, startAttempt } from "./runAttempt.js";
 
 /** The policy's name; unique in a pipeline, so users can find and remove it. */
 export const resilientRetryPolicyName = "resilientRetryPolicy";
@@ -122,7 +122,19 @@ class Operation {
         // Send, record.
         // One clock read before and one after: the first attempt starts when the operation does.
         const attemptStarted = this.info.attempts === 0 && pacedDelayInMs === 0 ? this.started : performance.now();
-        const result = await runAttempt(this.request, next, this.attemptTimeout(attemptStarted), this.s.rules);
+        const { request, s: settings } = this;
+        const callerSignal = request.abortSignal;
+        const armed = startAttempt(request, this.attemptTimeout(attemptStarted));
+        let result: AttemptResult;
+        let response: PipelineResponse | undefined;
+        try {
+          response = await next(request);
+          result = answered(response, settings.rules);
+        } catch (thrown) {
+          result = failed(request, thrown, callerSignal, armed, settings.rules);
+        } finally {
+          if (armed !== undefined) endAttempt(request, armed, response?.readableStreamBody);
+        }
         this.#clock = performance.now();
         this.s.gate?.record(this.address, admission, result);
         this.recordAttempt(result.outcomeClass, this.#clock - attemptStarted, result, pacedDelayInMs);

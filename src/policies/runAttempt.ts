@@ -1,3 +1,10 @@
+// One attempt, in four steps the retry loop takes in order (startAttempt, await next,
+// answered or failed, endAttempt): written out in the loop rather than wrapped in an async
+// function of its own, which cost the success path a promise and a microtask per request.
+// With a finite timeout the attempt gets its own abort signal, linked to the caller's; when
+// it passes, the attempt is reported as a RestError ETIMEDOUT (class `timeout`, retried),
+// unlike the SDK's `request.timeout`, whose AbortError is not retried (and whose timer the
+// SDK's Node client leaves running when a request fails).
 import { isRestError, RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import type { AbortSignalLike } from "@azure/abort-controller";
 import { classify } from "../classification/classify.js";
@@ -26,34 +33,9 @@ export interface ArmedAttempt {
   readonly forwardAbort: (() => void) | undefined;
 }
 
-/**
- * Sends one attempt and classifies it. With a finite timeout the attempt gets its own
- * abort signal, linked to the caller's; when the timeout passes, the attempt is reported
- * as a `RestError` with code `ETIMEDOUT` (class `timeout`, retried), unlike the SDK's
- * `request.timeout`, whose AbortError is not retried (and whose timer the SDK's Node
- * client leaves running when a request fails, holding the process open until it fires).
- */
-export async function runAttempt(
-  request: PipelineRequest,
-  next: SendRequest,
-  timeout: AttemptTimeout,
-  rules: ClassificationRules | undefined,
-): Promise<AttemptResult> {
-  const callerSignal = request.abortSignal;
-  const armed = startAttempt(request, timeout);
-  let response: PipelineResponse | undefined;
-  try {
-    response = await next(request);
-    return answered(response, rules);
-  } catch (thrown) {
-    return failed(request, thrown, callerSignal, armed, rules);
-  } finally {
-    if (armed !== undefined) endAttempt(request, armed, response?.readableStreamBody);
-  }
-}
 
 /** Arms the attempt's timeout, when finite, by giving the request a signal of its own; undefined otherwise. */
-function startAttempt(request: PipelineRequest, timeout: AttemptTimeout): ArmedAttempt | undefined {
+export function startAttempt(request: PipelineRequest, timeout: AttemptTimeout): ArmedAttempt | undefined {
   if (!Number.isFinite(timeout.inMs)) return undefined;
   const callerSignal = request.abortSignal;
   const controller = new AbortController();
@@ -68,7 +50,7 @@ function startAttempt(request: PipelineRequest, timeout: AttemptTimeout): ArmedA
 }
 
 /** The attempt is over: its deadline no longer matters, and the request has the caller's signal back. */
-function endAttempt(request: PipelineRequest, armed: ArmedAttempt, body: NodeJS.ReadableStream | undefined): void {
+export function endAttempt(request: PipelineRequest, armed: ArmedAttempt, body: NodeJS.ReadableStream | undefined): void {
   armed.timeout.deadlines.release(armed.deadline);
   request.abortSignal = armed.callerSignal;
   const { forwardAbort, callerSignal } = armed;
@@ -82,7 +64,7 @@ function endAttempt(request: PipelineRequest, armed: ArmedAttempt, body: NodeJS.
 }
 
 /** The result of an attempt that got a response. */
-function answered(response: PipelineResponse, rules: ClassificationRules | undefined): AttemptResult {
+export function answered(response: PipelineResponse, rules: ClassificationRules | undefined): AttemptResult {
   if (isUnreadableWriteAnswer(response)) return { response, status: response.status, errorCode: "PARSE_ERROR", outcomeClass: "transient" };
   const errorCode = response.headers.get("x-ms-error-code") ?? undefined;
   return { response, status: response.status, errorCode, outcomeClass: classify({ status: response.status, errorCode }, rules) };
@@ -108,7 +90,7 @@ function isUnreadableWriteAnswer(response: PipelineResponse): boolean {
 }
 
 /** The result of an attempt that threw: aborted by the caller, timed out by us, or failed (with the error's response, if any). */
-function failed(
+export function failed(
   request: PipelineRequest,
   thrown: unknown,
   callerSignal: AbortSignalLike | undefined,
