@@ -206,7 +206,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     }
     if (!paced && accountPacer === undefined) return SEND_NOW;
     const ticket: PacedTicket = { reservedAt: at };
-    return { decision: "send", delayInMs: Math.max(scopeDelayInMs, accountSlot), ticket };
+    return { decision: "send", delayInMs: Math.max(scopeDelayInMs, accountSlot), ticket, paced: true };
   };
 
   const record = (address: RequestAddress, admission: SendAdmission, result: AttemptResult): void => {

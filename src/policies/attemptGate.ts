@@ -36,6 +36,12 @@ export interface SendAdmission {
   readonly delayInMs: number;
   /** The gate's own note (e.g. when the slot was granted), handed back to `record`. */
   readonly ticket?: unknown;
+  /**
+   * The partition is paced: the gate holds its attempts to what it serves, so a retry sent
+   * on this admission is not counted against the retry budget (which bounds retries where
+   * nothing else does).
+   */
+  readonly paced?: boolean;
 }
 
 /** Not now: the partition's circuit is open, or its pacing queue would outlast the caller's deadline. */

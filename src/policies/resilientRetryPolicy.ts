@@ -76,6 +76,8 @@ class Operation {
   /** The last attempt that reached the network: what the caller gets if we give up. */
   #last: AttemptResult | undefined;
   #retriesDone = 0;
+  /** Whether the last attempt went out on a paced admission (its partition's retries are paced, not budgeted). */
+  #paced = false;
   /** The clock (performance.now()) when the last attempt ended. */
   #clock = 0;
   /** The abort error a sleep ended with. */
@@ -115,8 +117,9 @@ class Operation {
           if (ended === ASK_AGAIN) continue;
           return ended;
         }
-        // The budget counts a retry when it is sent, not while it waits.
-        if (this.#last !== undefined && this.s.budget !== undefined && !this.s.budget.tryRetry()) {
+        // The budget counts a retry when it is sent, not while it waits; a paced partition's are held by its pacing instead.
+        this.#paced = admission.paced === true;
+        if (this.#last !== undefined && !this.#paced && this.s.budget !== undefined && !this.s.budget.tryRetry()) {
           return this.finish(this.#last, this.#last.outcomeClass, "budget-exhausted");
         }
         // Send, record.
@@ -148,7 +151,7 @@ class Operation {
         }
         if (step.action === "read-back") return this.settleAmbiguousWrite(result);
         // An empty budget stops us now rather than after the wait; the retry is counted when sent.
-        if (this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
+        if (!this.#paced && this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
         this.#retriesDone += 1;
         releaseBody(result);
         if ((await this.wait(step.delayInMs, result.outcomeClass, step.source, result)) !== "waited") {
