@@ -5,7 +5,7 @@
 // it passes, the attempt is reported as a RestError ETIMEDOUT (class `timeout`, retried),
 // unlike the SDK's `request.timeout`, whose AbortError is not retried (and whose timer the
 // SDK's Node client leaves running when a request fails).
-import { isRestError, RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
+import { isRestError, RestError, type PipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
 import type { AbortSignalLike } from "@azure/abort-controller";
 import { classify } from "../classification/classify.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
