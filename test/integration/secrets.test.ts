@@ -81,6 +81,8 @@ async function faultyWorkload(client: TableClient, registry: Registry, tag: stri
   // Then with the breaker failing fast: CircuitOpenErrors name partition scopes, never credentials.
   installResilience(client, { retry: { strategy: "none" }, metrics: { registry }, circuitBreaker: { mode: "fail" } });
   for (let i = 0; i < 30; i++) {
+    // Spaced, so the partition has served nothing for long enough to open its circuit.
+    await new Promise((resolve) => setTimeout(resolve, 15));
     await client.createEntity({ partitionKey: `${tag}-busy`, rowKey: `o${i}` }).catch((error: unknown) => {
       captured.push(String(error), JSON.stringify(error) ?? "", inspect(error, { depth: 8 }), JSON.stringify(getRetryInfo(error) ?? {}));
     });
