@@ -56,10 +56,13 @@ export interface InstallResilienceOptions {
   /** Your own hooks on attempts, retries and operation ends. */
   observers?: readonly RetryObserver[];
   /**
-   * The per-partition circuit breaker (docs/circuit-breaker.md): its options, or `false` to
-   * turn it off. Defaults to on, with `DEFAULT_PARTITION_BREAKER_OPTIONS` and the service above.
+   * The per-partition circuit breaker (docs/circuit-breaker.md): its options, `false` to turn
+   * it off, or a breaker from `createPartitionBreaker()` to share with other clients, so that
+   * what one client learns about a partition (its circuit, its pacing) serves them all (clients
+   * made per request, Functions). A shared breaker is its owner's: `dispose()` leaves it running.
+   * Defaults to a breaker of the client's own, with `DEFAULT_PARTITION_BREAKER_OPTIONS` and the service above.
    */
-  circuitBreaker?: PartitionBreakerOptions | false;
+  circuitBreaker?: PartitionBreakerOptions | PartitionBreaker | false;
   /**
    * Prometheus metrics (docs/metrics.md): their options, or `false` to turn them off. Defaults
    * to on, registering on prom-client's default registry; never calls `collectDefaultMetrics`.
@@ -144,6 +147,8 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   const service = resolveService(target, options.service);
   const preset = SERVICE_PRESETS[service];
   const circuitBreaker = createCircuitBreaker(options.circuitBreaker, service);
+  // A breaker passed in is shared with other clients: its owner disposes it, not this handle.
+  const sharedBreaker = isPartitionBreaker(options.circuitBreaker);
   const metrics = createMetrics(options.metrics, service);
   const safetyMetrics = metrics ? createSafetyMetricsObserver(service, options.metrics || {}) : undefined;
   const ambiguousWrites = resolveInstallAmbiguousWrites(options.ambiguousWrites, service);
@@ -188,7 +193,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
       disposed = true;
       pipeline.removePolicy({ name: resilientRetryPolicyName });
       pipeline.removePolicy({ name: ambiguousWriteReadBackPolicyName });
-      circuitBreaker?.dispose();
+      if (!sharedBreaker) circuitBreaker?.dispose();
       metrics?.dispose();
       for (const policy of removedPolicies) pipeline.addPolicy(policy, { phase: "Retry" });
       if (installed.get(pipeline) === handle) installed.delete(pipeline);
@@ -246,6 +251,7 @@ function resolveRetry(
 function createCircuitBreaker(option: unknown, service: StorageService): PartitionBreaker | undefined {
   if (option === false) return undefined;
   if (option === undefined) return createPartitionBreaker({ service });
+  if (isPartitionBreaker(option)) return option;
   if (typeof option !== "object" || option === null || Array.isArray(option)) {
     throw new TypeError(`circuitBreaker must be an options object or false; got ${describeValue(option)}.`);
   }
@@ -284,4 +290,17 @@ function accountOf(target: unknown, service: StorageService): string | undefined
   } catch {
     return undefined;
   }
+}
+
+/** A breaker from `createPartitionBreaker()` (duck-typed: another copy of the package makes one too). */
+function isPartitionBreaker(value: unknown): value is PartitionBreaker {
+  const candidate = value as Partial<PartitionBreaker> | null;
+  return (
+    typeof candidate === "object" &&
+    candidate !== null &&
+    typeof candidate.admit === "function" &&
+    typeof candidate.record === "function" &&
+    typeof candidate.statusOf === "function" &&
+    typeof candidate.dispose === "function"
+  );
 }
