@@ -12,7 +12,7 @@ import { validateObjectOption } from "../validation/validateObjectOption.js";
  * a queue): `"wait"` makes the retry policy sleep until the next probe or slot (within its
  * deadline), `"fail"` surfaces a `CircuitOpenError` / `PartitionBusyError` at once, and
  * `"auto"` waits unless the caller is bounded (a queue consumer, a worker pool) and waiting
- * would hold more than a fifth of its operations on troubled partitions: then it fails
+ * would hold more than a tenth of its operations on troubled partitions: then it fails
  * those at once, with `retryAfterInMs`, so its workers move on to other partitions.
  */
 export type PartitionBreakerMode = "auto" | "wait" | "fail";

@@ -93,11 +93,12 @@ describe("pacing metrics on a hot partition", () => {
     expect(figures.maxOpen).toBe(0);
     // The cool partitions were never paced: no rate series but the hot partition's.
     expect(scrapes.every((s) => s.otherRates === 0)).toBe(true);
-    // Its rate was read while paced: at least the floor, below what it was offered.
+    // Its rate was read while paced: at least the floor, and within twice what it was offered (the
+    // rate regrows toward the send rate measured at its last cut, retries included, and past it).
     expect(figures.hotRates.length).toBeGreaterThan(0);
     for (const rate of figures.hotRates) {
       expect(rate).toBeGreaterThanOrEqual(1);
-      expect(rate).toBeLessThan(HOT_OPS_PER_SECOND);
+      expect(rate).toBeLessThanOrEqual(2 * HOT_OPS_PER_SECOND);
     }
     // Attempts waited for their slots, and only paced ones were observed: at most one per attempt to the hot partition.
     expect(figures.pacedAttempts).toBeGreaterThan(0);
