@@ -97,7 +97,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     isRetirable: (state) => {
       const at = now();
       const calm = state.circuit.state === "closed" && at - state.lastFailureAt >= o.rollingWindowInMs;
-      return calm && (state.pacer === undefined || o.pacing === undefined || at - state.lastThrottleAt >= o.pacing.forgetAfterInMs);
+      return calm && (state.pacer === undefined || forgotten(state, at));
     },
     onEvict: (key) => {
       openKeys.delete(key);

@@ -87,7 +87,11 @@ function originInfo(origin: string): OriginInfo | null {
   }
   // Userinfo, odd ports or anything the parser rewrites: leave such an origin to the parser.
   if ((parsed.protocol !== "http:" && parsed.protocol !== "https:") || `${parsed.origin}` !== origin.toLowerCase()) return null;
-  const hostname = parsed.hostname.toLowerCase();
+  return hostInfo(parsed.hostname.toLowerCase());
+}
+
+/** Where a host puts the account: in the path (an emulator) or in the host name, with its service. */
+function hostInfo(hostname: string): OriginInfo {
   if (isPathStyleHost(hostname)) return { pathStyle: true, account: "", hostService: undefined };
   const host = parseStorageHost(hostname);
   return { pathStyle: false, account: host?.account ?? hostname, hostService: host?.service };
@@ -128,11 +132,7 @@ function parseWithUrlParser(url: string): AccountAndPath | undefined {
     return undefined;
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return undefined;
-  const hostname = parsed.hostname.toLowerCase();
-  const segments = splitPath(parsed.pathname);
-  if (isPathStyleHost(hostname)) return fromParts({ pathStyle: true, account: "", hostService: undefined }, segments);
-  const host = parseStorageHost(hostname);
-  return { account: host?.account ?? hostname, pathSegments: segments, hostService: host?.service };
+  return fromParts(hostInfo(parsed.hostname.toLowerCase()), splitPath(parsed.pathname));
 }
 
 function isPathStyleHost(hostname: string): boolean {

@@ -18,7 +18,7 @@ import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
 import { bodyText } from "../ambiguousWrites/requestBodyText.js";
 import { describeTableWrite, type TableWrite } from "../ambiguousWrites/tableWrite.js";
 import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
-import { SEND_NOW, type Admission, type Refusal, type RefusalReason } from "./attemptGate.js";
+import { SEND_NOW, type Admission, type Refusal } from "./attemptGate.js";
 import type { AttemptResult } from "./attemptResult.js";
 import { decideNext, type NextStep } from "./decideNext.js";
 import { CallerLoad } from "./callerLoad.js";
@@ -76,8 +76,6 @@ class Operation {
   /** The last attempt that reached the network: what the caller gets if we give up. */
   #last: AttemptResult | undefined;
   #retriesDone = 0;
-  /** Whether the last attempt went out on a paced admission (its partition's retries are paced, not budgeted). */
-  #paced = false;
   /** The clock (performance.now()) when the last attempt ended. */
   #clock = 0;
   /** The abort error a sleep ended with. */
@@ -105,11 +103,9 @@ class Operation {
         let admission = this.admit();
         const pacedDelayInMs = admission.decision === "send" ? admission.delayInMs : 0;
         if (admission.decision === "send" && admission.delayInMs > 0) {
-          const slotInMs = admission.delayInMs;
           // Not let go early: a paced queue moves at the partition's own rate (see CallerLoad.mayWait).
-          const waited = await this.load.waitOnPartition(slotInMs, (ms) => this.sleep(ms), false);
+          const waited = await this.load.waitOnPartition(pacedDelayInMs, (ms) => this.sleep(ms), false);
           if (waited === "aborted") return this.finish(this.#last, "aborted", "aborted", this.#abortError);
-          if (waited === "released") return this.release("paced", slotInMs);
           admission = this.s.gate?.admit(this.address, this.deadline - performance.now(), admission) ?? admission;
         }
         if (admission.decision === "refuse") {
@@ -118,8 +114,8 @@ class Operation {
           return ended;
         }
         // The budget counts a retry when it is sent, not while it waits; a paced partition's are held by its pacing instead.
-        this.#paced = admission.paced === true;
-        if (this.#last !== undefined && !this.#paced && this.s.budget !== undefined && !this.s.budget.tryRetry()) {
+        const paced = admission.paced === true;
+        if (this.#last !== undefined && !paced && this.s.budget !== undefined && !this.s.budget.tryRetry()) {
           return this.finish(this.#last, this.#last.outcomeClass, "budget-exhausted");
         }
         // Send, record.
@@ -151,7 +147,7 @@ class Operation {
         }
         if (step.action === "read-back") return this.settleAmbiguousWrite(result);
         // An empty budget stops us now rather than after the wait; the retry is counted when sent.
-        if (!this.#paced && this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
+        if (!paced && this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
         this.#retriesDone += 1;
         releaseBody(result);
         if ((await this.wait(step.delayInMs, result.outcomeClass, step.source, result)) !== "waited") {
@@ -184,19 +180,16 @@ class Operation {
       return this.finish(this.#last, this.#last?.outcomeClass ?? "circuit_open", reason, this.refusalError(refusal));
     }
     const waited = await this.wait(step.delayInMs, "circuit_open", "circuit", undefined, true);
-    if (waited === "released") return this.release("circuit-open", refusal.retryAfterInMs, refusal.scope);
+    if (waited === "released") return this.release(refusal);
     return waited === "waited" ? ASK_AGAIN : this.finish(this.#last, "aborted", "aborted", this.#abortError);
   }
 
   /**
-   * Mode "auto" let go of a waiting operation: its caller is bounded and starving. It ends
-   * at once, as if the gate had refused it in mode "fail", with the wait it had left.
+   * Mode "auto" let go of an operation waiting on an open circuit: its caller is bounded and
+   * starving. It ends at once, as if the gate had refused it in mode "fail".
    */
-  private release(reason: RefusalReason, retryAfterInMs: number, scope = this.address.scopeKey ?? "unknown"): PipelineResponse {
-    this.info.retryAfterInMs = retryAfterInMs;
-    const refusal: Refusal = { decision: "refuse", reason, scope, retryAfterInMs };
-    const stopReason = reason === "paced" ? "partition-busy" : "circuit-open";
-    return this.finish(this.#last, this.#last?.outcomeClass ?? "circuit_open", stopReason, this.refusalError(refusal));
+  private release(refusal: Refusal): PipelineResponse {
+    return this.finish(this.#last, this.#last?.outcomeClass ?? "circuit_open", "circuit-open", this.refusalError(refusal));
   }
 
   /** A refused attempt is counted as one (class `circuit_open`) when its circuit is open; a paced refusal sent nothing to count. */
@@ -228,7 +221,8 @@ class Operation {
       attemptClass: cls,
       retriesDone: this.#retriesDone,
       maxRetries: this.s.strategy.maxRetries,
-      remainingInMs: this.deadline - performance.now(),
+      // Called right after an attempt: the clock read when it ended will do.
+      remainingInMs: this.deadline - this.#clock,
       backoffInMs: retriable ? sanitizeDelay(this.s.strategy.delayInMs(this.#retriesDone + 1), this.s.strategy.maxDelayInMs) : 0,
       retryAfterInMs: retriable ? this.retryAfterHint(result) : undefined,
       // Read now rather than up front: only a retry needs it, and a policy after ours may have replaced the body.
