@@ -162,7 +162,8 @@ class Operation {
   private admit(): Admission {
     const gate = this.s.gate;
     if (gate === undefined) return SEND_NOW;
-    const remaining = this.deadline - performance.now();
+    // The first ask comes right after the operation started: its clock reading will do (a read costs ~45 ns).
+    const remaining = this.deadline - (this.info.attempts === 0 ? this.started : performance.now());
     return gate.admit(this.address, this.mayWaitOnPartition("paced") ? remaining : Math.min(remaining, SHORT_PACED_WAIT_IN_MS));
   }
 
