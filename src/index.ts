@@ -34,10 +34,10 @@ export type {
   RetryEvent,
   RetryObserver,
   StopReason,
-} from "./policies/retryEvents.js";
+} from "./observers/retryEvents.js";
 export type { Admission, AttemptGate, Refusal, RefusalReason, SendAdmission } from "./policies/attemptGate.js";
 export { SEND_NOW } from "./policies/attemptGate.js";
-export type { AttemptResult } from "./policies/attemptResult.js";
+export type { AttemptResult } from "./classification/attemptResult.js";
 export type { DecisionInput, NextStep } from "./policies/decideNext.js";
 export { decideNext } from "./policies/decideNext.js";
 export type { EntityKeys, RequestAddress } from "./address/requestAddress.js";
@@ -45,7 +45,7 @@ export { readRequestAddress } from "./address/requestAddress.js";
 export type { RetryInfo } from "./policies/retryInfo.js";
 export { getRetryInfo } from "./policies/retryInfo.js";
 
-export type { StorageService } from "./install/storageService.js";
+export type { StorageService } from "./partition/partitionScope.js";
 export type { InstallResilienceOptions, ResilienceHandle } from "./install/installResilience.js";
 export { installResilience, SDK_RETRY_POLICY_NAMES } from "./install/installResilience.js";
 export type { ServicePreset } from "./presets/servicePresets.js";
@@ -86,8 +86,8 @@ export { isRebalancingOutcome } from "./breaker/isRebalancingOutcome.js";
 export type { PacingOptions } from "./flow/pacingOptions.js";
 export { DEFAULT_PACING_OPTIONS } from "./flow/pacingOptions.js";
 
-export type { RetryLogObserverOptions } from "./logging/retryLogObserver.js";
-export { createRetryLogObserver } from "./logging/retryLogObserver.js";
+export type { RetryLogObserverOptions } from "./observers/retryLogObserver.js";
+export { createRetryLogObserver } from "./observers/retryLogObserver.js";
 
 export type { RetryBudget, RetryBudgetOptions, RetryBudgetSnapshot } from "./budget/retryBudget.js";
 export { createRetryBudget, DEFAULT_RETRY_BUDGET_OPTIONS } from "./budget/retryBudget.js";
@@ -100,7 +100,7 @@ export { entityMatches } from "./ambiguousWrites/entityMatches.js";
 export { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "./policies/ambiguousWriteReadBack.js";
 export type { AmbiguousWriteOptions } from "./policies/retryPolicyOptions.js";
 export { DEFAULT_AMBIGUOUS_WRITE_OPTIONS } from "./policies/retryPolicyOptions.js";
-export type { AmbiguousWriteEvent } from "./policies/retryEvents.js";
+export type { AmbiguousWriteEvent } from "./observers/retryEvents.js";
 export { isPossiblyApplied } from "./policies/retryInfo.js";
 export { SAFETY_METRIC_NAMES, createSafetyMetricsObserver } from "./safety/safetyMetrics.js";
 export type { HeaderSource } from "./timing/retryAfter.js";

@@ -1,4 +1,4 @@
-import type { AttemptResult } from "../policies/attemptResult.js";
+import type { AttemptResult } from "../classification/attemptResult.js";
 import type { TableWrite } from "./tableWrite.js";
 
 /**

@@ -1,5 +1,5 @@
 import { errorCodeOf } from "../classification/networkErrors.js";
-import type { AttemptResult } from "../policies/attemptResult.js";
+import type { AttemptResult } from "../classification/attemptResult.js";
 
 /**
  * Network errors raised before a connection carried the request: the store cannot have

@@ -8,7 +8,7 @@ import { AccountPacing } from "../flow/accountPacing.js";
 import { Pacer } from "../flow/pacer.js";
 import type { AttemptGate, Admission, SendAdmission } from "../policies/attemptGate.js";
 import { SEND_NOW } from "../policies/attemptGate.js";
-import type { AttemptResult } from "../policies/attemptResult.js";
+import type { AttemptResult } from "../classification/attemptResult.js";
 import { Circuit } from "./circuit.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "./circuitStateSource.js";
 import { isRebalancingOutcome } from "./isRebalancingOutcome.js";

@@ -17,16 +17,16 @@ import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "
 import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
 import { resolveAmbiguousWrites, type AmbiguousWriteOptions } from "../policies/retryPolicyOptions.js";
 import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
-import type { RetryObserver } from "../policies/retryEvents.js";
+import type { RetryObserver } from "../observers/retryEvents.js";
 import { SERVICE_PRESETS } from "../presets/servicePresets.js";
-import { createRetryLogObserver } from "../logging/retryLogObserver.js";
+import { createRetryLogObserver } from "../observers/retryLogObserver.js";
 import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { detectService } from "./detectService.js";
 import { findPipeline } from "./findPipeline.js";
-import { STORAGE_SERVICES, type StorageService } from "./storageService.js";
+import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 
 /** Options of {@link installResilience}. Every one is optional; defaults come from the service's preset. */
 export interface InstallResilienceOptions {

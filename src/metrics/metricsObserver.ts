@@ -3,7 +3,7 @@ import { readRequestAddress, type RequestAddress } from "../address/requestAddre
 import type { StorageOperation } from "../address/storageOperation.js";
 import type { CircuitStateSource } from "../breaker/circuitStateSource.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
-import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver, StopReason } from "../policies/retryEvents.js";
+import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver, StopReason } from "../observers/retryEvents.js";
 import { createCircuitMetrics, type CircuitMetrics } from "./circuitMetrics.js";
 import { createPacingMetrics, isPacedScopeSource, type PacedScopeSource, type PacingMetrics } from "./pacingMetrics.js";
 import type { CounterChild, CounterFamily, HistogramChild } from "./metricFamily.js";

@@ -1,5 +1,5 @@
 import type { RequestAddress } from "../address/requestAddress.js";
-import type { AttemptResult } from "./attemptResult.js";
+import type { AttemptResult } from "../classification/attemptResult.js";
 
 /**
  * Decides when an attempt may go to the network, and learns from what came back: the

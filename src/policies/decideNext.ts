@@ -1,5 +1,5 @@
 import { isRetriableClass } from "../classification/outcomeClass.js";
-import type { AttemptClass, DelaySource, StopReason } from "./retryEvents.js";
+import type { AttemptClass, DelaySource, StopReason } from "../observers/retryEvents.js";
 
 /**
  * The retry loop's decision after an attempt (or a gate's refusal), as a pure function of

@@ -1,6 +1,6 @@
 import type { PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
 import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
-import type { AttemptClass, StopReason } from "./retryEvents.js";
+import type { AttemptClass, StopReason } from "../observers/retryEvents.js";
 
 /** What the retry policy did for one operation; read it with {@link getRetryInfo}. */
 export interface RetryInfo {

@@ -14,7 +14,7 @@ import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import type { AttemptGate } from "./attemptGate.js";
-import type { RetryObserver } from "./retryEvents.js";
+import type { RetryObserver } from "../observers/retryEvents.js";
 
 // The retry policy's options, their defaults and their validation; the loop itself is in
 // resilientRetryPolicy.ts.

@@ -11,7 +11,7 @@ import { classify } from "../classification/classify.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import type { ArmedDeadline, AttemptDeadlines } from "../timing/attemptDeadlines.js";
 import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
-import type { AttemptResult } from "./attemptResult.js";
+import type { AttemptResult } from "../classification/attemptResult.js";
 
 /** How long one attempt may take, and why that long. */
 export interface AttemptTimeout {

@@ -1,5 +1,5 @@
 import type { ExponentialBackoffOptions } from "../backoff/exponentialBackoff.js";
-import type { StorageService } from "../install/storageService.js";
+import type { StorageService } from "../partition/partitionScope.js";
 
 /** The defaults `installResilience` applies for one service; every field can be overridden. */
 export interface ServicePreset {

@@ -2,7 +2,7 @@ import { CounterFamily, registerFamily, type CounterChild } from "../metrics/met
 import { resolveMetricsOptions, type MetricsOptions } from "../metrics/metricsOptions.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import { AMBIGUOUS_WRITE_RESULTS } from "../ambiguousWrites/ambiguousWriteResult.js";
-import type { AmbiguousWriteEvent, OperationEvent, RetryObserver } from "../policies/retryEvents.js";
+import type { AmbiguousWriteEvent, OperationEvent, RetryObserver } from "../observers/retryEvents.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 
 /** Metric names (after the prefix) of the data-safety counters. Public API, like `METRIC_NAMES`. */

@@ -8,7 +8,7 @@ import { DEFAULT_PARTITION_BREAKER_OPTIONS, type PartitionBreakerOptions } from 
 import type { OutcomeClass } from "../../../src/classification/outcomeClass.js";
 import { logger } from "../../../src/logging/logger.js";
 import { SEND_NOW, type Admission } from "../../../src/policies/attemptGate.js";
-import type { AttemptResult } from "../../../src/policies/attemptResult.js";
+import type { AttemptResult } from "../../../src/classification/attemptResult.js";
 
 const HOST = "https://acct.table.core.windows.net";
 const key = (pk: string) => `table|acct|orders|${pk}`;

@@ -18,7 +18,7 @@ import {
   type RetryObserver,
 } from "../../../src/index.js";
 import { SEND_NOW, type Admission } from "../../../src/policies/attemptGate.js";
-import type { AttemptResult } from "../../../src/policies/attemptResult.js";
+import type { AttemptResult } from "../../../src/classification/attemptResult.js";
 import { isPartitionBusyError } from "../../../src/errors/partitionBusyError.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";

@@ -1,5 +1,5 @@
 import type { PipelineResponse } from "@azure/core-rest-pipeline";
-import type { OutcomeClass } from "../classification/outcomeClass.js";
+import type { OutcomeClass } from "./outcomeClass.js";
 
 /** One attempt's result as the retry loop sees it: what came back, and its class. */
 export interface AttemptResult {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setLogLevel } from "@azure/logger";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import { resilientRetryPolicy } from "../../../src/index.js";
-import { createRetryLogObserver } from "../../../src/logging/retryLogObserver.js";
+import { createRetryLogObserver } from "../../../src/observers/retryLogObserver.js";
 import { captureAzureLog, type AzureLogCapture } from "../../support/captureAzureLog.js";
 
 // The retry log through @azure/logger: what AZURE_LOG_LEVEL=info shows, with a stubbed `next`.

@@ -1,10 +1,10 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
-import type { RetryObserver } from "../policies/retryEvents.js";
-import { formatLogFields } from "./formatLogFields.js";
-import { logger } from "./logger.js";
-import { safeErrorCode } from "./safeErrorCode.js";
+import type { RetryObserver } from "./retryEvents.js";
+import { formatLogFields } from "../logging/formatLogFields.js";
+import { logger } from "../logging/logger.js";
+import { safeErrorCode } from "../logging/safeErrorCode.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
