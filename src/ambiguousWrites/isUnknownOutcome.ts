@@ -23,11 +23,14 @@ const NOT_SENT_ERROR_CODES: ReadonlySet<string> = new Set([
  * mid-way, the SDK's `PARSE_ERROR`, Node's `HPE_*` parser errors: the store answered, so it
  * had the request); and 500/502/504 answers (500 OperationTimedOut: "the operation may or
  * may not have succeeded"). 503 ServerBusy, 429 and 408 say the request was not processed;
- * a connection that never opened cannot have carried it.
+ * a connection that never opened cannot have carried it. Nor is a failed changeset inside a
+ * `$batch` answered 202, whatever its status: the transaction was rolled back.
  */
 export function isUnknownOutcome(result: AttemptResult): boolean {
   const cls = result.outcomeClass;
   if (cls !== "transient" && cls !== "timeout") return false;
+  // A failed changeset rolled its transaction back: whatever its status, nothing was applied.
+  if (result.inChangeset === true) return false;
   // A 2xx whose body could not be read (runAttempt): the store answered, so it had the request.
   if (result.errorCode === "PARSE_ERROR") return true;
   if (result.status !== undefined) return result.status === 500 || result.status === 502 || result.status === 504;

@@ -8,4 +8,11 @@ export interface AttemptResult {
   status?: number;
   errorCode?: string;
   outcomeClass: OutcomeClass;
+  /**
+   * `status` and `errorCode` are those of a failed changeset inside a Tables `$batch`
+   * answered 202 (see `failedChangeset`); the transaction applied nothing.
+   */
+  inChangeset?: boolean;
+  /** The server's retry hint when the response's own headers do not carry it (a failed changeset's). */
+  retryAfterInMs?: number;
 }

@@ -34,6 +34,8 @@ export const METRIC_NAMES = Object.freeze({
   pacedPartitions: "paced_partitions",
   /** Gauge (opt-in): the send rate (attempts/s) each paced partition is held to, by bounded partition label. */
   partitionSendRate: "partition_send_rate",
+  /** Counter: Tables `$batch` attempts answered 202 whose changeset failed, by the class of its status and code. */
+  batchChangesetFailures: "batch_changeset_failures_total",
 } as const);
 
 /** A key of {@link METRIC_NAMES}. */
@@ -55,6 +57,7 @@ export const METRIC_LABELS: Readonly<Record<MetricKey, readonly string[]>> = Obj
   pacingDelay: ["service", "operation"],
   pacedPartitions: ["service"],
   partitionSendRate: ["service", "partition"],
+  batchChangesetFailures: ["service", "class"],
 });
 
 /**

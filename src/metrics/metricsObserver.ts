@@ -118,6 +118,7 @@ class MetricsRecorder implements MetricsObserver {
   readonly #pacing: PacingMetrics;
   readonly #byOperation = new Map<StorageOperation, OperationSeries>();
   readonly #delays: Partial<Record<AttemptClass, HistogramChild>> = {};
+  readonly #changesetFailures: Partial<Record<AttemptClass, CounterChild>> = {};
 
   constructor(service: StorageService, families: StorageMetricFamilies, partition: PartitionLabelState | undefined) {
     this.service = service;
@@ -135,6 +136,9 @@ class MetricsRecorder implements MetricsObserver {
     // Only attempts that waited: zeros from every unpaced attempt would bury the waits (and cost the success path).
     if (event.pacedDelayInMs > 0) {
       (series.pacingDelay ??= this.#families.pacingDelay.child({ service: this.service, operation: series.operation })).observe(event.pacedDelayInMs / 1000);
+    }
+    if (event.inChangeset === true) {
+      (this.#changesetFailures[cls] ??= this.#families.batchChangesetFailures.child({ service: this.service, class: cls })).inc();
     }
     if (cls === "throttled") this.#recordThrottle(series, event, address);
     else if (cls === "circuit_open") {

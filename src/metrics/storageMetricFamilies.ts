@@ -16,6 +16,7 @@ export interface StorageMetricFamilies {
   circuitRejections: CounterFamily;
   pacingDelay: HistogramFamily;
   pacedPartitions: CollectedGaugeFamily;
+  batchChangesetFailures: CounterFamily;
   /** Only when the bounded partition label is enabled. */
   partitionThrottles?: CounterFamily;
   /** Only when the bounded partition label is enabled. */
@@ -37,6 +38,8 @@ const HELP: Readonly<Record<MetricKey, string>> = {
   partitionThrottles: "Throttled attempts by partition scope; only the top N scopes get their own label, the rest count as other.",
   pacingDelay: "Wait of each attempt that waited for its paced send slot (its partition answered throttled lately), in seconds.",
   pacedPartitions: "Partition scopes whose attempts are paced because they answered throttled lately (hot partitions).",
+  batchChangesetFailures:
+    "Tables $batch attempts answered 202 Accepted whose changeset failed, by the class of the changeset's status and error code (throttled, transient and timeout ones are retried whole).",
   partitionSendRate: "Send rate (attempts per second) each paced partition is held to; only scopes with their own partition label, the rest summed as other.",
 };
 
@@ -97,6 +100,7 @@ export function storageMetricFamilies(
     circuitRejections: counter("circuitRejections"),
     pacingDelay: histogram("pacingDelay"),
     pacedPartitions: gauge("pacedPartitions"),
+    batchChangesetFailures: counter("batchChangesetFailures"),
   };
   if (withPartitionLabel) {
     families.partitionThrottles = counter("partitionThrottles");

@@ -34,6 +34,11 @@ export interface AttemptEvent {
   attemptClass: AttemptClass;
   status?: number;
   errorCode?: string;
+  /**
+   * True when `status` and `errorCode` are those of a failed changeset inside a Tables
+   * `$batch` answered 202 Accepted (the transaction applied nothing); otherwise undefined.
+   */
+  inChangeset?: boolean;
   durationInMs: number;
   /** How long the attempt waited for its paced send slot (0 when its partition is not paced). */
   pacedDelayInMs: number;

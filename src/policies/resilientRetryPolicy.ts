@@ -128,7 +128,7 @@ class Operation {
         let response: PipelineResponse | undefined;
         try {
           response = await next(request);
-          result = answered(response, settings.rules);
+          result = answered(response, settings.rules, this.address);
         } catch (thrown) {
           result = failed(request, thrown, callerSignal, armed, settings.rules);
         } finally {
@@ -236,7 +236,7 @@ class Operation {
 
   private retryAfterHint(result: AttemptResult): number | undefined {
     const headers = result.response?.headers ?? (result.error as { response?: PipelineResponse } | undefined)?.response?.headers;
-    const hint = headers === undefined ? undefined : parseRetryAfterInMs(headers);
+    const hint = result.retryAfterInMs ?? (headers === undefined ? undefined : parseRetryAfterInMs(headers));
     return hint === undefined ? undefined : Math.min(hint, this.s.maxRetryAfterInMs);
   }
 
@@ -313,6 +313,7 @@ class Operation {
         attemptClass,
         status: result?.status,
         errorCode: result?.errorCode,
+        inChangeset: result?.inChangeset,
         durationInMs,
         pacedDelayInMs,
       });

@@ -12,6 +12,8 @@ import type { ClassificationRules } from "../classification/classificationRules.
 import type { ArmedDeadline, AttemptDeadlines } from "../timing/attemptDeadlines.js";
 import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
+import { failedChangeset } from "./changesetAttempt.js";
+import type { RequestAddress } from "../address/requestAddress.js";
 
 /** How long one attempt may take, and why that long. */
 export interface AttemptTimeout {
@@ -63,9 +65,16 @@ export function endAttempt(request: PipelineRequest, armed: ArmedAttempt, body: 
   stream.once("close", stopForwarding);
 }
 
-/** The result of an attempt that got a response. */
-export function answered(response: PipelineResponse, rules: ClassificationRules | undefined): AttemptResult {
+/**
+ * The result of an attempt that got a response. With the operation's `address`, a Tables
+ * `$batch` answered 202 is classified by its failed changeset, if it has one.
+ */
+export function answered(response: PipelineResponse, rules: ClassificationRules | undefined, address?: RequestAddress): AttemptResult {
   if (isUnreadableWriteAnswer(response)) return { response, status: response.status, errorCode: "PARSE_ERROR", outcomeClass: "transient" };
+  if (response.status === 202 && address !== undefined) {
+    const changeset = failedChangeset(response, address, rules);
+    if (changeset !== undefined) return changeset;
+  }
   const errorCode = response.headers.get("x-ms-error-code") ?? undefined;
   return { response, status: response.status, errorCode, outcomeClass: classify({ status: response.status, errorCode }, rules) };
 }

@@ -17,6 +17,10 @@ import { validateChoiceOption } from "../../validation/validateChoiceOption.js";
  *   `resetAfterForward`.
  * - `slow`: forwarded, and the real response held back by `delayInMs`.
  * - `status`: a fixed `status` and `errorCode`, not forwarded (e.g. 403, 501).
+ * - `failChangeset`: a Tables `$batch` (entity group transaction) answered 202 Accepted whose
+ *   changeset failed with `status` (default 503) and `errorCode` (default by status, e.g.
+ *   `ServerBusy`), the retry hint inside the changeset; not forwarded, as a failed
+ *   transaction applies nothing. Only `POST .../$batch` requests match such a rule.
  */
 export type FaultKind =
   | "serverBusy"
@@ -26,7 +30,8 @@ export type FaultKind =
   | "cutBodyAfterForward"
   | "slow"
   | "status"
-  | "throttle";
+  | "throttle"
+  | "failChangeset";
 
 /** Every {@link FaultKind}. */
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -38,6 +43,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   "slow",
   "status",
   "throttle",
+  "failChangeset",
 ];
 
 /** The header a `Retry-After` hint is sent in. */
@@ -96,12 +102,13 @@ export interface FaultRule {
   delayInMs?: number;
   /**
    * `status`: the status to answer (required). `serverBusy`/`throttle`: replaces 503
-   * (e.g. 429); `operationTimedOut`: replaces 500 (e.g. 504).
+   * (e.g. 429); `operationTimedOut`: replaces 500 (e.g. 504); `failChangeset`: the failed
+   * changeset's status inside the 202, replacing 503 (e.g. 429, 500, 409).
    */
   status?: number;
   /** The `x-ms-error-code` to answer with. Defaults by kind and status. */
   errorCode?: string;
-  /** A retry hint added to `serverBusy` and `throttle` answers. */
+  /** A retry hint added to `serverBusy` and `throttle` answers, and to the failed changeset of `failChangeset` ones. */
   retryAfter?: { seconds?: number; ms?: number; header?: RetryAfterHeader };
   /**
    * `throttle` only: hold each partition (or, with `rateScope: "account"`, each account) to
@@ -193,6 +200,11 @@ function validateRetryAfter(retryAfter: NonNullable<FaultRule["retryAfter"]>): N
   if (ms !== undefined) optionalNumberOption("rule.retryAfter.ms", ms, 0);
   if (header !== undefined) validateChoiceOption("rule.retryAfter.header", header, RETRY_AFTER_HEADERS);
   return { ...retryAfter };
+}
+
+/** True for a Tables entity group transaction: `POST .../$batch` (what a `failChangeset` rule can fault). */
+export function isTableBatchRequest(request: SimulatedRequestInfo): boolean {
+  return request.method.toUpperCase() === "POST" && /\/\$batch(?:\?|$)/.test(request.path);
 }
 
 /** Whether `rule` applies to `request` (schedule, count and probability aside). */

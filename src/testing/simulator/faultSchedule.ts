@@ -1,4 +1,4 @@
-import { matchesRule, validateFaultRule, type FaultRule, type SimulatedRequestInfo, type ValidatedFaultRule } from "./faultRule.js";
+import { isTableBatchRequest, matchesRule, validateFaultRule, type FaultRule, type SimulatedRequestInfo, type ValidatedFaultRule } from "./faultRule.js";
 
 /** Clock and randomness for a {@link FaultSchedule}; injected so tests need no timers. */
 export interface FaultScheduleOptions {
@@ -63,6 +63,7 @@ export class FaultSchedule {
     for (const active of this.#rules) {
       if (now < active.startsAt) continue;
       if (!matchesRule(active.rule.match, request)) continue;
+      if (active.rule.kind === "failChangeset" && !isTableBatchRequest(request)) continue;
       if (active.rule.probability < 1 && this.#random() >= active.rule.probability) continue;
       if (active.rule.ratePerSecond !== undefined && withinRate(active, request, now)) continue;
       active.remaining--;

@@ -15,6 +15,7 @@ import { mulberry32 } from "./mulberry32.js";
 import { redactPath } from "./redactPath.js";
 import { RequestLog, type RecordFilter, type RequestRecord, type RequestTotals } from "./requestLog.js";
 import { defaultErrorCode, storageErrorResponse } from "./storageErrorResponse.js";
+import { changesetErrorResponse } from "./changesetErrorResponse.js";
 
 /** Options of {@link startRebalancingSimulator}. */
 export interface SimulatorOptions {
@@ -271,6 +272,8 @@ class Simulator implements RebalancingSimulator {
       case "operationTimedOut":
         await this.#sleep(rule.delayInMs);
         return this.#answerError(res, req, info, record, rule.status ?? 500, rule.errorCode ?? "OperationTimedOut");
+      case "failChangeset":
+        return this.#answerFailedChangeset(res, req, record, rule);
       case "resetBeforeForward":
         return destroy(req.socket);
       case "resetAfterForward": {
@@ -397,6 +400,22 @@ class Simulator implements RebalancingSimulator {
       extraHeaders,
     });
     record.status = status;
+    res.writeHead(answer.status, answer.headers);
+    res.end(answer.body);
+  }
+
+  /** A `$batch` answered 202 whose changeset failed: nothing forwarded, as a failed transaction applies nothing. */
+  #answerFailedChangeset(res: ServerResponse, req: IncomingMessage, record: RequestRecord, rule: ValidatedFaultRule): void {
+    if (this.#stopped) return destroy(req.socket);
+    const status = rule.status ?? 503;
+    const answer = changesetErrorResponse({
+      status,
+      code: rule.errorCode ?? defaultErrorCode(status),
+      clientRequestId: headerValue(req.headers["x-ms-client-request-id"]),
+      version: headerValue(req.headers["x-ms-version"]),
+      changesetHeaders: retryAfterHeaders(rule),
+    });
+    record.status = answer.status;
     res.writeHead(answer.status, answer.headers);
     res.end(answer.body);
   }
