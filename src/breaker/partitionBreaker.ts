@@ -189,6 +189,9 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at, o.resetTimeoutInMs, halfOpenPollInMs) };
     }
     if (reserved !== undefined) return reserved;
+    // Calm for forgetAfterInMs: what the pacer learnt is stale (statusOf and pacedScopes already say
+    // healthy), so it goes now rather than when the sweep retires the scope.
+    if (state.pacer !== undefined && forgotten(state, at)) state.pacer = undefined;
     const slot = state.pacer === undefined ? 0 : state.pacer.reserve(at, remainingInMs);
     if (typeof slot !== "number") {
       circuit.probeOut = false;

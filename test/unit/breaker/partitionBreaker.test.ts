@@ -304,6 +304,20 @@ describe("createPartitionBreaker: state only where trouble is", () => {
     expect(attempt(breaker, "hot", "success")).toEqual(SEND_NOW);
   });
 
+  it("a scope calm for pacing.forgetAfterInMs is no longer paced, even before the sweep retires it", () => {
+    // A sweep only every 50 s: the scope outlives forgetAfterInMs by far.
+    const breaker = make({ idleTtlInMs: 100_000, rollingWindowInMs: 1_000, pacing: { forgetAfterInMs: 2_000 } });
+    for (let i = 0; i < 200; i++) attempt(breaker, "hot", i % 2 ? "throttled" : "success");
+    const paced = attempt(breaker, "hot", "success");
+    expect(paced.decision === "send" && paced.paced).toBe(true); // throttled at once: slots queue up
+    vi.advanceTimersByTime(2_500);
+    expect(breaker.size).toBe(1); // not swept yet
+    expect(breaker.statusOf(key("hot")).state).toBe("healthy");
+    // What statusOf says is what admit does: the attempt goes out unpaced.
+    expect(attempt(breaker, "hot", "success")).toEqual(SEND_NOW);
+    expect(breaker.pacedScopes()).toEqual([]);
+  });
+
   it("an open circuit is not retired, however long since its last failure", () => {
     const breaker = make({ idleTtlInMs: 1_000_000, rollingWindowInMs: 1_000, resetTimeoutInMs: 60_000 });
     open(breaker, "p1");
