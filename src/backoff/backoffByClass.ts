@@ -28,14 +28,20 @@ export interface BackoffByClass {
 
 /**
  * The strategies resolved, one per retriable class, and the operation's cap: `maxRetries`
- * (the `retry` strategy's) bounds an operation's retries whatever their classes; a class's
- * own `maxRetries`, never above it, bounds the retries after failures of that class.
+ * (the `retry` strategy's) bounds an operation's retries whatever their classes; a
+ * strategy's own `maxRetries`, never above it, bounds the retries it answered for.
  */
 export interface ClassBackoff {
   readonly maxRetries: number;
   readonly throttled: RetryStrategy;
   readonly transient: RetryStrategy;
   readonly timeout: RetryStrategy;
+  /**
+   * For each class, the first class with the same strategy object: retries are numbered per
+   * strategy, so classes that share one (those left out share `retry`) share its count and
+   * its previous wait, exactly as with one strategy for all.
+   */
+  readonly countedWith: Readonly<Record<RetriableClass, RetriableClass>>;
 }
 
 /**
@@ -43,7 +49,7 @@ export interface ClassBackoff {
  * strategy, once, when the policy is made. Errors name the class: `backoff.transient...`.
  */
 export function resolveBackoffByClass(retry: RetryStrategy, option: unknown, name = "backoff"): ClassBackoff {
-  if (option === undefined) return { maxRetries: retry.maxRetries, throttled: retry, transient: retry, timeout: retry };
+  if (option === undefined) return plan(retry.maxRetries, retry, retry, retry);
   if (typeof option !== "object" || option === null || Array.isArray(option)) {
     throw new TypeError(`${name} must be an object with throttled, transient or timeout strategies; got ${describeValue(option)}.`);
   }
@@ -51,7 +57,16 @@ export function resolveBackoffByClass(retry: RetryStrategy, option: unknown, nam
   const byClass = option as Record<RetriableClass, unknown>;
   const strategyOf = (cls: RetriableClass): RetryStrategy =>
     byClass[cls] === undefined ? retry : classStrategy(`${name}.${cls}`, byClass[cls], retry.maxRetries);
-  return { maxRetries: retry.maxRetries, throttled: strategyOf("throttled"), transient: strategyOf("transient"), timeout: strategyOf("timeout") };
+  return plan(retry.maxRetries, strategyOf("throttled"), strategyOf("transient"), strategyOf("timeout"));
+}
+
+function plan(maxRetries: number, throttled: RetryStrategy, transient: RetryStrategy, timeout: RetryStrategy): ClassBackoff {
+  const countedWith = {
+    throttled: "throttled",
+    transient: transient === throttled ? "throttled" : "transient",
+    timeout: timeout === throttled ? "throttled" : timeout === transient ? "transient" : "timeout",
+  } as const;
+  return { maxRetries, throttled, transient, timeout, countedWith };
 }
 
 /** One class's strategy: a config without `maxRetries` takes the operation's cap; none may exceed it. */
@@ -75,8 +90,8 @@ function named<T>(name: string, make: () => T): T {
   try {
     return make();
   } catch (error) {
-    if (error instanceof RangeError && !error.message.startsWith(name)) throw new RangeError(`${name}: ${error.message}`);
-    if (error instanceof TypeError && !error.message.startsWith(name)) throw new TypeError(`${name}: ${error.message}`);
+    if (error instanceof RangeError && !error.message.startsWith(name)) throw new RangeError(`${name}: ${error.message}`, { cause: error });
+    if (error instanceof TypeError && !error.message.startsWith(name)) throw new TypeError(`${name}: ${error.message}`, { cause: error });
     throw error;
   }
 }

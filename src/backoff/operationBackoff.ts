@@ -2,14 +2,14 @@ import type { ClassBackoff, RetriableClass } from "./backoffByClass.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 
 /**
- * One operation's memory of its backoff: per retriable class, the retries made after its
- * failures and the wait its strategy last answered (decorrelated jitter grows from it). The
+ * One operation's memory of its backoff: per strategy (per class, where classes have their
+ * own), the retries it answered and its last wait (decorrelated jitter grows from it). The
  * retry policy makes one at an operation's first retriable failure, so the success path
  * allocates nothing; a failing operation pays for three small objects.
  */
 export class OperationBackoff {
   readonly #plan: ClassBackoff;
-  /** Retries made after failures of each class. */
+  /** Retries answered by each class's strategy (kept under the first class that uses it). */
   readonly #retries: Record<RetriableClass, number> = { throttled: 0, transient: 0, timeout: 0 };
   /** Each class's last answered wait (0: none yet). */
   readonly #previous: Record<RetriableClass, number> = { throttled: 0, transient: 0, timeout: 0 };
@@ -26,11 +26,13 @@ export class OperationBackoff {
   }
 
   /**
-   * Answers for a retry after a failure of class `cls`, `retriesDone` retries into the
+   * Answers for a retry after a failure of class `failed`, `retriesDone` retries into the
    * operation, and counts it: the operation retries now or ends, so the count is not undone.
    */
-  next(cls: RetriableClass, retriesDone: number): this {
-    const strategy = this.#plan[cls];
+  next(failed: RetriableClass, retriesDone: number): this {
+    const strategy = this.#plan[failed];
+    // Counted per strategy: classes sharing one share its count and its previous wait.
+    const cls = this.#plan.countedWith[failed];
     this.maxRetries = Math.min(this.#plan.maxRetries, retriesDone + strategy.maxRetries - this.#retries[cls]);
     if (retriesDone >= this.maxRetries) {
       this.delayInMs = 0;
