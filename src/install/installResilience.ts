@@ -45,8 +45,8 @@ export interface InstallResilienceOptions {
    * A backoff per outcome class (`throttled`, `transient`, `timeout`), replacing the preset's:
    * a class left out uses `retry`, so `{}` gives every class `retry`'s waits. Numbers missing
    * from an `"exponential"` config come from the preset's for that class. Preset default:
-   * `transient` first retries within tens of milliseconds, `timeout` waits half of `retry`'s,
-   * `throttled` uses `retry` (docs/retry.md); it applies while `retry` is the preset's
+   * `transient` first retries within tens of milliseconds, `throttled` and `timeout` use
+   * `retry` (docs/retry.md); it applies while `retry` is the preset's
    * (omitted, or an `"exponential"` config), not with a strategy of your own.
    */
   backoff?: BackoffByClass;
