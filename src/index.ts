@@ -13,6 +13,10 @@ export type { FixedBackoffOptions } from "./backoff/fixedBackoff.js";
 export { fixedBackoff, DEFAULT_FIXED_BACKOFF } from "./backoff/fixedBackoff.js";
 export type { ExponentialBackoffOptions } from "./backoff/exponentialBackoff.js";
 export { exponentialBackoff, exponentialDelayInMs, DEFAULT_EXPONENTIAL_BACKOFF } from "./backoff/exponentialBackoff.js";
+export type { DecorrelatedJitterBackoffOptions } from "./backoff/decorrelatedJitterBackoff.js";
+export { decorrelatedJitterBackoff, decorrelatedDelayInMs, DEFAULT_DECORRELATED_JITTER_BACKOFF } from "./backoff/decorrelatedJitterBackoff.js";
+export type { BackoffByClass, RetriableClass } from "./backoff/backoffByClass.js";
+export { RETRIABLE_CLASSES } from "./backoff/backoffByClass.js";
 export type { RetryStrategyConfig } from "./backoff/createRetryStrategy.js";
 export { createRetryStrategy } from "./backoff/createRetryStrategy.js";
 

@@ -1,3 +1,4 @@
+import { decorrelatedJitterBackoff, type DecorrelatedJitterBackoffOptions } from "./decorrelatedJitterBackoff.js";
 import { exponentialBackoff, type ExponentialBackoffOptions } from "./exponentialBackoff.js";
 import { fixedBackoff, type FixedBackoffOptions } from "./fixedBackoff.js";
 import { noRetry } from "./noRetry.js";
@@ -9,7 +10,8 @@ import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 export type RetryStrategyConfig =
   | { strategy: "none" }
   | ({ strategy: "fixed" } & FixedBackoffOptions)
-  | ({ strategy: "exponential" } & ExponentialBackoffOptions);
+  | ({ strategy: "exponential" } & ExponentialBackoffOptions)
+  | ({ strategy: "decorrelated" } & DecorrelatedJitterBackoffOptions);
 
 /** True for an object that already is a {@link RetryStrategy}. */
 export function isRetryStrategy(value: unknown): value is RetryStrategy {
@@ -30,10 +32,10 @@ export function isRetryStrategy(value: unknown): value is RetryStrategy {
 export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig, name = "retry"): RetryStrategy {
   if (isRetryStrategy(config)) return config;
   if (typeof config !== "object" || config === null) {
-    throw new TypeError(`${name} must be a retry strategy or { strategy: "none" | "fixed" | "exponential", ... }; got ${describeValue(config)}.`);
+    throw new TypeError(`${name} must be a retry strategy or { strategy: "none" | "fixed" | "exponential" | "decorrelated", ... }; got ${describeValue(config)}.`);
   }
   const { strategy, ...numbers } = config as { strategy: unknown } & Record<string, unknown>;
-  switch (validateChoiceOption(`${name}.strategy`, strategy, ["none", "fixed", "exponential"] as const)) {
+  switch (validateChoiceOption(`${name}.strategy`, strategy, ["none", "fixed", "exponential", "decorrelated"] as const)) {
     case "none":
       if (Object.keys(numbers).length > 0) {
         throw new TypeError(`${name}: strategy "none" takes no other options; got ${Object.keys(numbers).join(", ")}.`);
@@ -43,5 +45,7 @@ export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig,
       return fixedBackoff(numbers as FixedBackoffOptions);
     case "exponential":
       return exponentialBackoff(numbers as ExponentialBackoffOptions);
+    case "decorrelated":
+      return decorrelatedJitterBackoff(numbers as DecorrelatedJitterBackoffOptions);
   }
 }

@@ -1,5 +1,5 @@
 /** The backoff strategies this package ships. */
-export type RetryStrategyKind = "none" | "fixed" | "exponential";
+export type RetryStrategyKind = "none" | "fixed" | "exponential" | "decorrelated";
 
 /**
  * A pure answer to "how many retries, and how long before retry number N?".
@@ -12,8 +12,13 @@ export interface RetryStrategy {
   readonly maxRetries: number;
   /** The longest delay this strategy produces; also caps server `Retry-After` hints by default. */
   readonly maxDelayInMs: number;
-  /** The wait before retry number `retryNumber` (1 for the first retry), in milliseconds. */
-  delayInMs(retryNumber: number): number;
+  /**
+   * The wait before retry number `retryNumber` (1 for the first retry), in milliseconds.
+   * `previousDelayInMs` is this strategy's own answer for the operation's previous retry (0
+   * before the first): the retry policy keeps it per operation, so a strategy whose next
+   * wait grows from its last (decorrelated jitter) stays a pure function. Others ignore it.
+   */
+  delayInMs(retryNumber: number, previousDelayInMs?: number): number;
 }
 
 /** A source of uniform random numbers in [0, 1]; injectable so tests can pin the jitter. */

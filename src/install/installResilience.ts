@@ -2,6 +2,7 @@
 // Over 250 lines: the options interface and its doc comments are half of it.
 import type { Pipeline, PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { ClassificationRules } from "../classification/classificationRules.js";
+import { RETRIABLE_CLASSES, type BackoffByClass } from "../backoff/backoffByClass.js";
 import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
 import { createPipelineRequest } from "@azure/core-rest-pipeline";
@@ -40,6 +41,15 @@ export interface InstallResilienceOptions {
    * missing from an `"exponential"` config come from the service preset.
    */
   retry?: RetryStrategy | RetryStrategyConfig;
+  /**
+   * A backoff per outcome class (`throttled`, `transient`, `timeout`), replacing the preset's:
+   * a class left out uses `retry`, so `{}` gives every class `retry`'s waits. Numbers missing
+   * from an `"exponential"` config come from the preset's for that class. Preset default:
+   * `transient` first retries within tens of milliseconds, `throttled` and `timeout` use
+   * `retry` (docs/retry.md); it applies while `retry` is the preset's
+   * (omitted, or an `"exponential"` config), not with a strategy of your own.
+   */
+  backoff?: BackoffByClass;
   /**
    * Overall deadline per operation, retries included; `Infinity` for none. It ends when the
    * response headers arrive: a streamed body (a blob download) is not bounded by it; bound
@@ -118,6 +128,7 @@ export const SDK_RETRY_POLICY_NAMES: readonly string[] = [
 const KNOWN_KEYS = [
   "service",
   "retry",
+  "backoff",
   "maxElapsedInMs",
   "tryTimeoutInMs",
   "maxRetryAfterInMs",
@@ -154,6 +165,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   const ambiguousWrites = resolveInstallAmbiguousWrites(options.ambiguousWrites, service);
   const retryPolicy = resilientRetryPolicy({
     retry: resolveRetry(options.retry, preset.retry),
+    backoff: resolveBackoff(options.backoff, options.retry, preset),
     // `=== undefined`, not `??`: a null must reach the policy's validation and be named there.
     maxElapsedInMs: options.maxElapsedInMs === undefined ? preset.maxElapsedInMs : options.maxElapsedInMs,
     tryTimeoutInMs: options.tryTimeoutInMs === undefined ? preset.tryTimeoutInMs : options.tryTimeoutInMs,
@@ -245,6 +257,38 @@ function resolveRetry(
     return createRetryStrategy({ ...presetRetry, ...retry });
   }
   return createRetryStrategy(retry);
+}
+
+/**
+ * `backoff` for an install: yours (exponential configs completed from the preset's numbers
+ * for the class), else the preset's while `retry` is the preset's too.
+ */
+function resolveBackoff(
+  backoff: unknown,
+  retry: RetryStrategy | RetryStrategyConfig | undefined,
+  preset: (typeof SERVICE_PRESETS)[StorageService],
+): BackoffByClass | undefined {
+  if (backoff === undefined) {
+    const presetRetry = retry === undefined || (typeof retry === "object" && retry !== null && !isRetryStrategy(retry) && retry.strategy === "exponential");
+    if (!presetRetry) return undefined;
+    const byClass: BackoffByClass = {};
+    for (const cls of RETRIABLE_CLASSES) {
+      const numbers = preset.backoff[cls];
+      if (numbers !== undefined) byClass[cls] = { strategy: "exponential", ...numbers };
+    }
+    return byClass;
+  }
+  // Anything but an options object goes to the policy as it is, to be rejected there by name.
+  if (typeof backoff !== "object" || backoff === null || Array.isArray(backoff)) return backoff as BackoffByClass;
+  const byClass: Record<string, unknown> = { ...backoff };
+  for (const cls of RETRIABLE_CLASSES) {
+    const config = byClass[cls] as { strategy?: unknown } | undefined;
+    const numbers = preset.backoff[cls];
+    if (numbers !== undefined && typeof config === "object" && config !== null && config.strategy === "exponential") {
+      byClass[cls] = { ...numbers, ...config };
+    }
+  }
+  return byClass as BackoffByClass;
 }
 
 /** The breaker for `option`: none for `false`, the defaults for undefined. Creating one starts no timer. */

@@ -6,11 +6,12 @@ import { AbortError } from "@azure/abort-controller";
 import { delay } from "@azure/core-util";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { isRetriableClass } from "../classification/outcomeClass.js";
+import type { RetriableClass } from "../backoff/backoffByClass.js";
+import { OperationBackoff } from "../backoff/operationBackoff.js";
 import { CircuitOpenError } from "../errors/circuitOpenError.js";
 import { PartitionBusyError } from "../errors/partitionBusyError.js";
 import { logger } from "../logging/logger.js";
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
-import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { type AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
 import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
@@ -76,6 +77,8 @@ class Operation {
   /** The last attempt that reached the network: what the caller gets if we give up. */
   #last: AttemptResult | undefined;
   #retriesDone = 0;
+  /** Per-class retry counts and last waits; made at the first retriable failure, so a success allocates none. */
+  #backoff: OperationBackoff | undefined;
   /** The clock (performance.now()) when the last attempt ended. */
   #clock = 0;
   /** The abort error a sleep ended with. */
@@ -218,13 +221,14 @@ class Operation {
     const cls = result.outcomeClass;
     if (cls === "success") return STOP_SUCCESS;
     const retriable = isRetriableClass(cls);
+    const backoff = retriable ? (this.#backoff ??= new OperationBackoff(this.s.backoff)).next(cls as RetriableClass, this.#retriesDone) : undefined;
     return decideNext({
       attemptClass: cls,
       retriesDone: this.#retriesDone,
-      maxRetries: this.s.strategy.maxRetries,
+      maxRetries: backoff?.maxRetries ?? 0,
       // Called right after an attempt: the clock read when it ended will do.
       remainingInMs: this.deadline - this.#clock,
-      backoffInMs: retriable ? sanitizeDelay(this.s.strategy.delayInMs(this.#retriesDone + 1), this.s.strategy.maxDelayInMs) : 0,
+      backoffInMs: backoff?.delayInMs ?? 0,
       retryAfterInMs: retriable ? this.retryAfterHint(result) : undefined,
       // Read now rather than up front: only a retry needs it, and a policy after ours may have replaced the body.
       bodyReplayable: !retriable || isReplayable(this.request),
@@ -414,12 +418,6 @@ const NOTHING_SENT = {
   bodyReplayable: true,
   answerMayBeOurs: false,
 } as const;
-
-/** A user strategy's answer, made safe to wait on: NaN or negative waits the cap's worth or nothing, and no wait passes a day. */
-function sanitizeDelay(delayInMs: number, maxDelayInMs: number): number {
-  if (typeof delayInMs !== "number" || Number.isNaN(delayInMs)) return Math.min(maxDelayInMs, DAY_IN_MS);
-  return Math.min(Math.max(0, delayInMs), DAY_IN_MS);
-}
 
 /** A streamed error body we will not read would hold its socket: drain it. */
 function releaseBody(result: AttemptResult): void {

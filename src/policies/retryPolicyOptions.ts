@@ -1,5 +1,6 @@
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import { validateClassificationRules } from "../classification/classificationRules.js";
+import { resolveBackoffByClass, type BackoffByClass, type ClassBackoff } from "../backoff/backoffByClass.js";
 import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
 import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
@@ -21,8 +22,18 @@ import type { RetryObserver } from "../observers/retryEvents.js";
 
 /** Options of {@link resilientRetryPolicy}. Every one is optional. */
 export interface ResilientRetryPolicyOptions {
-  /** The backoff strategy, as an object or by name. Defaults to `exponentialBackoff()`. */
+  /**
+   * The backoff strategy, as an object or by name: every class's waits unless `backoff` gives
+   * the class its own, and its `maxRetries` caps every operation's retries. Defaults to `exponentialBackoff()`.
+   */
   retry?: RetryStrategy | RetryStrategyConfig;
+  /**
+   * A backoff per outcome class (`throttled`, `transient`, `timeout`), each a strategy or a
+   * config by name; a class left out uses `retry`. A class's `maxRetries` (a config without
+   * one takes `retry`'s, none may exceed it) caps the retries after that class's failures.
+   * Defaults to none: every class uses `retry`.
+   */
+  backoff?: BackoffByClass;
   /**
    * Overall deadline for an operation, retries and waits included. `Infinity` for none.
    * It ends when the response headers arrive: a streamed body (a blob download) is not
@@ -86,6 +97,7 @@ export const DEFAULT_RETRY_POLICY_OPTIONS = Object.freeze({
 
 const KNOWN_KEYS = [
   "retry",
+  "backoff",
   "maxElapsedInMs",
   "tryTimeoutInMs",
   "maxRetryAfterInMs",
@@ -101,6 +113,8 @@ const KNOWN_KEYS = [
 /** Options after validation, with every default applied: what the retry loop reads. */
 export interface RetryPolicySettings {
   strategy: RetryStrategy;
+  /** The strategy for each retriable class (`strategy` for those without their own). */
+  backoff: ClassBackoff;
   maxElapsedInMs: number;
   tryTimeoutInMs: number;
   maxRetryAfterInMs: number;
@@ -153,6 +167,7 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
   }
   return {
     strategy,
+    backoff: resolveBackoffByClass(strategy, options.backoff),
     maxElapsedInMs,
     tryTimeoutInMs,
     maxRetryAfterInMs,

@@ -1,0 +1,97 @@
+import { createRetryStrategy, type RetryStrategyConfig } from "./createRetryStrategy.js";
+import type { RetryStrategy } from "./retryStrategy.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
+import { describeValue } from "../validation/describeValue.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateNumberOption } from "../validation/validateNumberOption.js";
+
+/** The outcome classes a retry can fix, each of which may have a backoff of its own. */
+export type RetriableClass = "throttled" | "transient" | "timeout";
+
+/** Every {@link RetriableClass}, in a stable order. */
+export const RETRIABLE_CLASSES: readonly RetriableClass[] = ["throttled", "transient", "timeout"];
+
+/**
+ * A backoff per outcome class: a connection reset is worth retrying within tens of
+ * milliseconds, a throttle deserves the storage guidance's backoff. Each entry is a strategy
+ * object or a config by name; a class left out uses the policy's `retry` strategy. A config
+ * without `maxRetries` takes `retry`'s.
+ */
+export interface BackoffByClass {
+  /** 429, 503 ServerBusy: the service asked us to slow down (and a partition being moved answers this). */
+  throttled?: RetryStrategy | RetryStrategyConfig;
+  /** Connection resets, 500 InternalError, 502: a fault the next attempt, on a new connection, usually outlives. */
+  transient?: RetryStrategy | RetryStrategyConfig;
+  /** 408, 504, 500 OperationTimedOut, the per-attempt timeout: the attempt has already spent its time. */
+  timeout?: RetryStrategy | RetryStrategyConfig;
+}
+
+/**
+ * The strategies resolved, one per retriable class, and the operation's cap: `maxRetries`
+ * (the `retry` strategy's) bounds an operation's retries whatever their classes; a
+ * strategy's own `maxRetries`, never above it, bounds the retries it answered for.
+ */
+export interface ClassBackoff {
+  readonly maxRetries: number;
+  readonly throttled: RetryStrategy;
+  readonly transient: RetryStrategy;
+  readonly timeout: RetryStrategy;
+  /**
+   * For each class, the first class with the same strategy object: retries are numbered per
+   * strategy, so classes that share one (those left out share `retry`) share its count and
+   * its previous wait, exactly as with one strategy for all.
+   */
+  readonly countedWith: Readonly<Record<RetriableClass, RetriableClass>>;
+}
+
+/**
+ * Validates `backoff` (undefined: every class uses `retry`) against the policy's `retry`
+ * strategy, once, when the policy is made. Errors name the class: `backoff.transient...`.
+ */
+export function resolveBackoffByClass(retry: RetryStrategy, option: unknown, name = "backoff"): ClassBackoff {
+  if (option === undefined) return plan(retry.maxRetries, retry, retry, retry);
+  if (typeof option !== "object" || option === null || Array.isArray(option)) {
+    throw new TypeError(`${name} must be an object with throttled, transient or timeout strategies; got ${describeValue(option)}.`);
+  }
+  rejectUnknownKeys(name, option, RETRIABLE_CLASSES);
+  const byClass = option as Record<RetriableClass, unknown>;
+  const strategyOf = (cls: RetriableClass): RetryStrategy =>
+    byClass[cls] === undefined ? retry : classStrategy(`${name}.${cls}`, byClass[cls], retry.maxRetries);
+  return plan(retry.maxRetries, strategyOf("throttled"), strategyOf("transient"), strategyOf("timeout"));
+}
+
+function plan(maxRetries: number, throttled: RetryStrategy, transient: RetryStrategy, timeout: RetryStrategy): ClassBackoff {
+  const countedWith = {
+    throttled: "throttled",
+    transient: transient === throttled ? "throttled" : "transient",
+    timeout: timeout === throttled ? "throttled" : timeout === transient ? "transient" : "timeout",
+  } as const;
+  return { maxRetries, throttled, transient, timeout, countedWith };
+}
+
+/** One class's strategy: a config without `maxRetries` takes the operation's cap; none may exceed it. */
+function classStrategy(name: string, value: unknown, cap: number): RetryStrategy {
+  const config = value as { strategy?: unknown; maxRetries?: unknown } | null;
+  const withCap =
+    typeof config === "object" && config !== null && config.strategy !== undefined && config.strategy !== "none" && config.maxRetries === undefined
+      ? { ...config, maxRetries: cap }
+      : value;
+  const strategy = named(name, () => createRetryStrategy(withCap as RetryStrategy | RetryStrategyConfig, name));
+  validateNumberOption(`${name}.maxRetries`, strategy.maxRetries, { integer: true, max: 1_000_000 });
+  validateNumberOption(`${name}.maxDelayInMs`, strategy.maxDelayInMs, { max: DAY_IN_MS });
+  if (strategy.maxRetries > cap) {
+    throw new RangeError(`${name}.maxRetries (${strategy.maxRetries}) must not exceed retry.maxRetries (${cap}), which caps every operation's retries.`);
+  }
+  return strategy;
+}
+
+/** Runs `make`, prefixing its validation errors with the option's path, so they say which class they are about. */
+function named<T>(name: string, make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    if (error instanceof RangeError && !error.message.startsWith(name)) throw new RangeError(`${name}: ${error.message}`, { cause: error });
+    if (error instanceof TypeError && !error.message.startsWith(name)) throw new TypeError(`${name}: ${error.message}`, { cause: error });
+    throw error;
+  }
+}

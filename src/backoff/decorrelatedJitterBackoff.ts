@@ -1,0 +1,73 @@
+import { checkRetryNumber, type RandomSource, type RetryStrategy } from "./retryStrategy.js";
+import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
+import { optionalNumberOption } from "../validation/validateNumberOption.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { validateObjectOption } from "../validation/validateObjectOption.js";
+
+/** Options of {@link decorrelatedJitterBackoff}. */
+export interface DecorrelatedJitterBackoffOptions {
+  /** Retries after the first attempt. Defaults to 6. */
+  maxRetries?: number;
+  /** `base`, the shortest wait and the first retry's scale, in milliseconds. Defaults to 800. */
+  baseDelayInMs?: number;
+  /** `cap`, the longest wait, in milliseconds. Defaults to 10000. */
+  maxDelayInMs?: number;
+  /** Uniform random source in [0, 1]; answers outside it are clamped (NaN reads as 0.5). Defaults to `Math.random`; tests pin it. */
+  random?: RandomSource;
+}
+
+/** Defaults of {@link decorrelatedJitterBackoff}: the exponential defaults' scale, so switching strategies keeps the waits' order of magnitude. */
+export const DEFAULT_DECORRELATED_JITTER_BACKOFF: Readonly<Required<Omit<DecorrelatedJitterBackoffOptions, "random">>> =
+  Object.freeze({
+    maxRetries: 6,
+    baseDelayInMs: 800,
+    maxDelayInMs: 10_000,
+  });
+
+const KNOWN_KEYS = ["maxRetries", "baseDelayInMs", "maxDelayInMs", "random"];
+
+/**
+ * "Decorrelated jitter" from AWS's "Exponential Backoff And Jitter": each wait is drawn from
+ * `[base, 3 * previous wait]`, the first previous wait being `base`, and capped. Drawn from
+ * `[base, min(cap, 3 * previous)]` rather than clamped after the draw (AWS's
+ * `min(cap, Rand(...))`): clamping puts a share of all waits at exactly the cap, where
+ * clients meet again (Polly issue 530). Each wait depends on the last one, not on the retry
+ * number, so clients that failed together drift apart. Its state, the
+ * previous wait, is the caller's: the retry policy keeps it per operation and passes it
+ * back as `previousDelayInMs`, so one strategy object serves every operation at once.
+ */
+export function decorrelatedJitterBackoff(options: DecorrelatedJitterBackoffOptions = {}): RetryStrategy {
+  validateObjectOption("decorrelatedJitterBackoff options", options);
+  rejectUnknownKeys("decorrelatedJitterBackoff options", options, KNOWN_KEYS);
+  const d = DEFAULT_DECORRELATED_JITTER_BACKOFF;
+  const maxRetries = optionalNumberOption("maxRetries", options.maxRetries, d.maxRetries, { integer: true, max: 1000 });
+  const base = optionalNumberOption("baseDelayInMs", options.baseDelayInMs, d.baseDelayInMs, { max: DAY_IN_MS });
+  const max = optionalNumberOption("maxDelayInMs", options.maxDelayInMs, d.maxDelayInMs, { max: DAY_IN_MS });
+  if (base > max) {
+    throw new RangeError(`baseDelayInMs (${base}) must not exceed maxDelayInMs (${max}).`);
+  }
+  const random = resolveRandomSource("random", options.random);
+
+  return {
+    kind: "decorrelated",
+    maxRetries,
+    maxDelayInMs: max,
+    delayInMs(retryNumber: number, previousDelayInMs = 0): number {
+      checkRetryNumber(retryNumber);
+      return decorrelatedDelayInMs(previousDelayInMs, { base, max, randomValue: random() });
+    },
+  };
+}
+
+/**
+ * The formula itself, pure: `randomValue` in [0, 1] picks the point in [base, 3 * previous]
+ * (a previous wait under `base`, or none, reads as `base`). Whole milliseconds, always in [base, max].
+ */
+export function decorrelatedDelayInMs(previousDelayInMs: number, p: { base: number; max: number; randomValue: number }): number {
+  const previous = Number.isFinite(previousDelayInMs) && previousDelayInMs > p.base ? previousDelayInMs : p.base;
+  const high = Math.min(previous * 3, p.max);
+  const y = p.base + clampUnitRandom(p.randomValue) * (high - p.base);
+  // Whole milliseconds (timers take no less), clamped so rounding cannot leave [base, max].
+  return Math.min(Math.max(Math.round(y), p.base), p.max);
+}
