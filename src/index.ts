@@ -15,8 +15,9 @@ export type { ExponentialBackoffOptions } from "./backoff/exponentialBackoff.js"
 export { exponentialBackoff, exponentialDelayInMs, DEFAULT_EXPONENTIAL_BACKOFF } from "./backoff/exponentialBackoff.js";
 export type { DecorrelatedJitterBackoffOptions } from "./backoff/decorrelatedJitterBackoff.js";
 export { decorrelatedJitterBackoff, decorrelatedDelayInMs, DEFAULT_DECORRELATED_JITTER_BACKOFF } from "./backoff/decorrelatedJitterBackoff.js";
-export type { BackoffByClass, RetriableClass } from "./backoff/backoffByClass.js";
-export { RETRIABLE_CLASSES } from "./backoff/backoffByClass.js";
+export type { BackoffByClass } from "./backoff/backoffByClass.js";
+export type { RetriableClass } from "./classification/outcomeClass.js";
+export { RETRIABLE_CLASSES } from "./classification/outcomeClass.js";
 export type { RetryStrategyConfig } from "./backoff/createRetryStrategy.js";
 export { createRetryStrategy } from "./backoff/createRetryStrategy.js";
 

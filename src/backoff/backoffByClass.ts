@@ -5,11 +5,7 @@ import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateNumberOption } from "../validation/validateNumberOption.js";
 
-/** The outcome classes a retry can fix, each of which may have a backoff of its own. */
-export type RetriableClass = "throttled" | "transient" | "timeout";
-
-/** Every {@link RetriableClass}, in a stable order. */
-export const RETRIABLE_CLASSES: readonly RetriableClass[] = ["throttled", "transient", "timeout"];
+import { RETRIABLE_CLASSES, type RetriableClass } from "../classification/outcomeClass.js";
 
 /**
  * A backoff per outcome class: a connection reset is worth retrying within tens of

@@ -1,4 +1,5 @@
-import type { ClassBackoff, RetriableClass } from "./backoffByClass.js";
+import type { ClassBackoff } from "./backoffByClass.js";
+import type { RetriableClass } from "../classification/outcomeClass.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 
 /**

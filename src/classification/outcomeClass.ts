@@ -19,7 +19,13 @@ export const OUTCOME_CLASSES: readonly OutcomeClass[] = [
   "aborted",
 ];
 
+/** The outcome classes a retry can fix, each of which may have a backoff of its own. */
+export type RetriableClass = "throttled" | "transient" | "timeout";
+
+/** Every {@link RetriableClass}, in a stable order. */
+export const RETRIABLE_CLASSES: readonly RetriableClass[] = ["throttled", "transient", "timeout"];
+
 /** True for the classes a retry can fix: `throttled`, `transient` and `timeout`. */
-export function isRetriableClass(outcomeClass: OutcomeClass): boolean {
+export function isRetriableClass(outcomeClass: OutcomeClass): outcomeClass is RetriableClass {
   return outcomeClass === "throttled" || outcomeClass === "transient" || outcomeClass === "timeout";
 }

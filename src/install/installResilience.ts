@@ -2,7 +2,8 @@
 // Over 250 lines: the options interface and its doc comments are half of it.
 import type { Pipeline, PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { ClassificationRules } from "../classification/classificationRules.js";
-import { RETRIABLE_CLASSES, type BackoffByClass } from "../backoff/backoffByClass.js";
+import type { BackoffByClass } from "../backoff/backoffByClass.js";
+import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
 import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
 import { createPipelineRequest } from "@azure/core-rest-pipeline";

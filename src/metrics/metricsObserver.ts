@@ -1,6 +1,7 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
+import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
 import type { CircuitStateSource } from "../breaker/circuitStateSource.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver, StopReason } from "../observers/retryEvents.js";
@@ -47,7 +48,6 @@ const OUTCOME_BY_STOP_REASON: Readonly<Record<StopReason, OperationOutcome>> = {
 const EXHAUSTED_STOP_REASONS: ReadonlySet<StopReason> = new Set<StopReason>(["retries-exhausted", "deadline", "budget-exhausted"]);
 
 /** Classes pre-initialised at 0 in `retries_exhausted_total`, so `increase()` sees the first one. */
-const RETRIABLE_CLASSES: readonly AttemptClass[] = ["throttled", "transient", "timeout"];
 const STATUS_LABELS = new Map(THROTTLE_STATUSES.map((status) => [status, String(status)]));
 const ERROR_CODE_LABELS = new Set(THROTTLE_ERROR_CODES);
 

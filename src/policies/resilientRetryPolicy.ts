@@ -6,7 +6,6 @@ import { AbortError } from "@azure/abort-controller";
 import { delay } from "@azure/core-util";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { isRetriableClass } from "../classification/outcomeClass.js";
-import type { RetriableClass } from "../backoff/backoffByClass.js";
 import { OperationBackoff } from "../backoff/operationBackoff.js";
 import { CircuitOpenError } from "../errors/circuitOpenError.js";
 import { PartitionBusyError } from "../errors/partitionBusyError.js";
@@ -221,7 +220,7 @@ class Operation {
     const cls = result.outcomeClass;
     if (cls === "success") return STOP_SUCCESS;
     const retriable = isRetriableClass(cls);
-    const backoff = retriable ? (this.#backoff ??= new OperationBackoff(this.s.backoff)).next(cls as RetriableClass, this.#retriesDone) : undefined;
+    const backoff = retriable ? (this.#backoff ??= new OperationBackoff(this.s.backoff)).next(cls, this.#retriesDone) : undefined;
     return decideNext({
       attemptClass: cls,
       retriesDone: this.#retriesDone,

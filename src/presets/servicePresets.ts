@@ -1,4 +1,4 @@
-import type { RetriableClass } from "../backoff/backoffByClass.js";
+import type { RetriableClass } from "../classification/outcomeClass.js";
 import type { ExponentialBackoffOptions } from "../backoff/exponentialBackoff.js";
 import type { StorageService } from "../partition/partitionScope.js";
 
