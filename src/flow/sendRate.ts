@@ -35,7 +35,13 @@ export class SendRate {
   rateAt(now: number): number {
     if (!this.paced) return Infinity;
     const t = (now - this.#cutAt) / 1000 - this.#k;
-    return Math.max(this.#settings.minRatePerSecond, CUBIC_SCALE * t * t * t + this.#plateau);
+    const cubic = CUBIC_SCALE * t * t * t + this.#plateau;
+    // Past the plateau the curve probes for more, but only as far as the partition is used: at
+    // most MAX_AHEAD_OF_SENT × the rate sent lately, as the AWS SDK's adaptive mode clamps its
+    // rate to twice the measured one. Unclamped, a paced scope with little demand grew without
+    // evidence (to past twice its offered rate in a second CI run), and a burst met that rate.
+    const probing = cubic <= this.#plateau ? cubic : Math.min(cubic, Math.max(this.#plateau, MAX_AHEAD_OF_SENT * (this.#meter.ratePerSecond(now) ?? 0)));
+    return Math.max(this.#settings.minRatePerSecond, probing);
   }
 
   /** An attempt was sent at `now`. */
@@ -78,6 +84,9 @@ const MIN_CUT_INTERVAL_IN_MS = 500;
 
 /** The most of the allowed rate one cut keeps at the least (with β = 0.7: a cut to at least 0.35 ×). */
 const MAX_ONE_CUT = 0.5;
+
+/** How far past the plateau the allowed rate may run ahead of the rate actually sent (the AWS SDK's factor). */
+const MAX_AHEAD_OF_SENT = 2;
 
 /** RFC 8312's C, as the AWS SDK uses it: the plateau is reached K = cbrt(W × (1 − β) / C) s after a cut. */
 const CUBIC_SCALE = 0.4;

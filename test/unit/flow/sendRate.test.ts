@@ -101,14 +101,29 @@ describe("SendRate: the cubic regrowth", () => {
     return rate;
   }
 
-  it("reaches the plateau (the measured rate) at K = cbrt(W (1 - beta) / 0.4) s, and exceeds it after", () => {
+  it("reaches the plateau (the measured rate) at K = cbrt(W (1 - beta) / 0.4) s, and exceeds it after, while used", () => {
     const rate = cutFrom100();
     const kInMs = kOf(100) * 1000;
+    // Sends go on at 100/s: past the plateau the rate may run to twice that, so the curve is not clamped here.
+    for (let at = cutAt; at <= cutAt + kInMs + 5000; at += 10) rate.sent(at);
     expect(kInMs).toBeCloseTo(4217, 0);
     expect(rate.rateAt(cutAt + kInMs)).toBeCloseTo(100, 6);
     expect(rate.rateAt(cutAt + kInMs / 2)).toBeCloseTo(100 - 30 / 8, 6); // 0.4 (K/2)^3 = W (1 - beta) / 8
     expect(rate.rateAt(cutAt + kInMs + 1000)).toBeCloseTo(100.4, 6);
     expect(rate.rateAt(cutAt + kInMs + 5000)).toBeCloseTo(150, 6);
+  });
+
+  it("past the plateau, runs at most twice ahead of the rate sent lately; idle, it stays at the plateau", () => {
+    const idle = cutFrom100();
+    const kInMs = kOf(100) * 1000;
+    expect(idle.rateAt(cutAt + kInMs + 5000)).toBeCloseTo(100, 6); // nothing sent since the cut
+    const light = cutFrom100();
+    for (let at = cutAt + kInMs; at <= cutAt + kInMs + 5000; at += 1000 / 60) light.sent(at); // 60/s
+    const rate = light.rateAt(cutAt + kInMs + 5000);
+    expect(rate).toBeGreaterThan(100); // probing past the plateau...
+    expect(rate).toBeLessThan(125); // ...only as far as twice what is sent, give or take the meter (the curve alone: 150)
+    // Before the plateau the clamp never applies: the regrowth after a cut is the curve's.
+    expect(idle.rateAt(cutAt + kInMs / 2)).toBeCloseTo(100 - 30 / 8, 6);
   });
 
   it("grows without falling back: fast at first, flat near the plateau", () => {
