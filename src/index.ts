@@ -108,4 +108,6 @@ export { DEFAULT_AMBIGUOUS_WRITE_OPTIONS } from "./policies/retryPolicyOptions.j
 export type { AmbiguousWriteEvent } from "./observers/retryEvents.js";
 export { isPossiblyApplied } from "./policies/retryInfo.js";
 export { SAFETY_METRIC_NAMES, createSafetyMetricsObserver } from "./safety/safetyMetrics.js";
+export type { SecondaryReadOptions } from "./policies/secondaryReads.js";
+export { SECONDARY_READ_METRIC_NAMES, createSecondaryReadMetricsObserver } from "./metrics/secondaryReadMetrics.js";
 export type { HeaderSource } from "./timing/retryAfter.js";

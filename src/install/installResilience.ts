@@ -19,6 +19,8 @@ import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "
 import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
 import { resolveAmbiguousWrites, type AmbiguousWriteOptions } from "../policies/retryPolicyOptions.js";
 import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
+import { createSecondaryReadMetricsObserver } from "../metrics/secondaryReadMetrics.js";
+import { resolveSecondaryReads, secondaryUrlOf, type SecondaryReadOptions } from "../policies/secondaryReads.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import { SERVICE_PRESETS } from "../presets/servicePresets.js";
 import { createRetryLogObserver } from "../observers/retryLogObserver.js";
@@ -91,6 +93,16 @@ export interface InstallResilienceOptions {
    * per second over 10 s (`DEFAULT_RETRY_BUDGET_OPTIONS`).
    */
   retryBudget?: RetryBudgetOptions | RetryBudget | false;
+  /**
+   * Reads from the secondary region of an RA-GRS / RA-GZRS account (docs/secondary-reads.md):
+   * a GET or HEAD whose partition's circuit is open, or whose attempt on the primary failed
+   * as a partition being moved fails (throttled, timeout, transient), is sent to the
+   * secondary before the next retry; writes never are. `true` derives the secondary from the
+   * client's endpoint (`-secondary` appended to the account name); `{ endpoint }` names it.
+   * The secondary lags the primary (typically under 15 minutes, with no SLA): a read there
+   * may be stale, and its 404 is not trusted. Defaults to false.
+   */
+  secondaryReads?: boolean | SecondaryReadOptions;
 }
 
 /** What {@link installResilience} returns. */
@@ -139,6 +151,7 @@ const KNOWN_KEYS = [
   "metrics",
   "ambiguousWrites",
   "retryBudget",
+  "secondaryReads",
 ];
 const installed = new WeakMap<Pipeline, ResilienceHandle>();
 
@@ -164,6 +177,8 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   const metrics = createMetrics(options.metrics, service);
   const safetyMetrics = metrics ? createSafetyMetricsObserver(service, options.metrics || {}) : undefined;
   const ambiguousWrites = resolveInstallAmbiguousWrites(options.ambiguousWrites, service);
+  const secondaryReads = resolveInstallSecondaryReads(target, options.secondaryReads);
+  const secondaryMetrics = metrics && secondaryReads ? createSecondaryReadMetricsObserver(service, options.metrics || {}) : undefined;
   const retryPolicy = resilientRetryPolicy({
     retry: resolveRetry(options.retry, preset.retry),
     backoff: resolveBackoff(options.backoff, options.retry, preset),
@@ -172,11 +187,12 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     tryTimeoutInMs: options.tryTimeoutInMs === undefined ? preset.tryTimeoutInMs : options.tryTimeoutInMs,
     maxRetryAfterInMs: options.maxRetryAfterInMs,
     classification: options.classification,
-    observers: withPackageObservers(options.observers, metrics, service, safetyMetrics),
+    observers: withPackageObservers(options.observers, metrics, service, safetyMetrics, secondaryMetrics),
     gate: circuitBreaker,
     service,
     ambiguousWrites,
     retryBudget: options.retryBudget,
+    secondaryReads,
   });
   // Subscribed only once nothing else can throw, so a failed install leaves no gauge source behind.
   if (metrics && circuitBreaker) metrics.observeCircuits(circuitBreaker);
@@ -222,9 +238,29 @@ function withPackageObservers(
   metrics: RetryObserver | undefined,
   service: StorageService,
   safetyMetrics?: RetryObserver,
+  secondaryMetrics?: RetryObserver,
 ): readonly RetryObserver[] | undefined {
   if (observers !== undefined && !Array.isArray(observers)) return observers;
-  return [createRetryLogObserver({ service }), ...(observers ?? []), ...(metrics ? [metrics] : []), ...(safetyMetrics ? [safetyMetrics] : [])];
+  const packaged = [metrics, safetyMetrics, secondaryMetrics].filter((observer) => observer !== undefined);
+  return [createRetryLogObserver({ service }), ...(observers ?? []), ...packaged];
+}
+
+/**
+ * `secondaryReads` for an install, checked against the client's endpoint now: `true` on an
+ * endpoint with no `-secondary` twin by convention (a custom domain, Cosmos DB) is refused
+ * rather than silently never used.
+ */
+function resolveInstallSecondaryReads(target: unknown, option: unknown): SecondaryReadOptions | undefined {
+  const settings = resolveSecondaryReads(option);
+  if (settings === undefined) return undefined;
+  const url = (target as { url?: unknown } | null)?.url;
+  if (settings.endpoint === undefined && typeof url === "string" && secondaryUrlOf(`${url.replace(/\/+$/, "")}/x`, undefined) === undefined) {
+    throw new TypeError(
+      "secondaryReads is true, but the client's endpoint has no -secondary twin by convention (a custom domain, Cosmos DB, " +
+        "or an endpoint already on the secondary); pass secondaryReads: { endpoint } naming the secondary.",
+    );
+  }
+  return settings.endpoint === undefined ? {} : { endpoint: settings.endpoint };
 }
 
 function resolveService(target: unknown, service: unknown): StorageService {

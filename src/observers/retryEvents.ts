@@ -39,6 +39,8 @@ export interface AttemptEvent {
    * `$batch` answered 202 Accepted (the transaction applied nothing); otherwise undefined.
    */
   inChangeset?: boolean;
+  /** True when the attempt read the secondary region (`secondaryReads`); otherwise undefined. */
+  secondary?: boolean;
   durationInMs: number;
   /** How long the attempt waited for its paced send slot (0 when its partition is not paced). */
   pacedDelayInMs: number;

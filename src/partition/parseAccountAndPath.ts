@@ -152,7 +152,8 @@ function parseWithUrlParser(url: string): AccountAndPath | undefined {
   return fromParts(hostInfo(parsed.hostname.toLowerCase()), splitPath(parsed.pathname));
 }
 
-function isPathStyleHost(hostname: string): boolean {
+/** Hosts where the account is the first path segment (an emulator): loopback names, IP literals, single-label names. */
+export function isPathStyleHost(hostname: string): boolean {
   if (PATH_STYLE_HOSTNAMES.has(hostname)) return true;
   if (hostname.startsWith("[")) return true; // IPv6 literal
   if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(hostname)) return true;

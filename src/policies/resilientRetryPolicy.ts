@@ -28,6 +28,7 @@ import type { AttemptClass, DelaySource, StopReason } from "../observers/retryEv
 import { attachRetryInfo, startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import { resolveRetryPolicyOptions, type AmbiguousWriteOptions, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
 import { answered, endAttempt, failed, startAttempt } from "./runAttempt.js";
+import { isSecondaryReadMethod, SecondaryRoute, sendsReadToSecondary } from "./secondaryReads.js";
 
 /** The policy's name; unique in a pipeline, so users can find and remove it. */
 export const resilientRetryPolicyName = "resilientRetryPolicy";
@@ -72,6 +73,8 @@ class Operation {
   readonly deadline: number;
   readonly info: RetryInfo;
   readonly write: boolean;
+  /** The way to the secondary region, for a read of a client with `secondaryReads` on. */
+  readonly secondary: SecondaryRoute | undefined;
   #tableWrite: TableWrite | undefined | null = null;
   /** The last attempt that reached the network: what the caller gets if we give up. */
   #last: AttemptResult | undefined;
@@ -92,6 +95,7 @@ class Operation {
     this.deadline = this.started + s.maxElapsedInMs;
     this.info = startRetryInfo(request);
     this.write = isWriteMethod(request.method);
+    this.secondary = s.secondaryReads !== undefined && isSecondaryReadMethod(request.method) ? new SecondaryRoute(s.secondaryReads) : undefined;
     s.budget?.recordRequest(this.started);
   }
 
@@ -111,6 +115,11 @@ class Operation {
           admission = this.s.gate?.admit(this.address, this.deadline - performance.now(), admission) ?? admission;
         }
         if (admission.decision === "refuse") {
+          // An open circuit keeps reads off the primary, not off the secondary.
+          if (this.secondary !== undefined && admission.reason === "circuit-open") {
+            const read = await this.readSecondary(next);
+            if (read !== undefined) return read;
+          }
           const ended = await this.afterRefusal(admission);
           if (ended === ASK_AGAIN) continue;
           return ended;
@@ -152,6 +161,11 @@ class Operation {
         if (!paced && this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
         this.#retriesDone += 1;
         releaseBody(result);
+        // A read the primary's partition failed may be served by the secondary now, before the backoff.
+        if (this.secondary !== undefined && sendsReadToSecondary(result.outcomeClass)) {
+          const read = await this.readSecondary(next);
+          if (read !== undefined) return read;
+        }
         if ((await this.wait(step.delayInMs, result.outcomeClass, step.source, result)) !== "waited") {
           return this.finish(result, "aborted", "aborted", this.#abortError);
         }
@@ -159,6 +173,29 @@ class Operation {
     } finally {
       this.load.ended();
     }
+  }
+
+  /**
+   * Reads the secondary once, between the primary's attempts (docs/secondary-reads.md). Its
+   * success ends the operation; anything else leaves the primary's schedule as it was. Not
+   * told to the gate (the breaker learns about the primary's partition only); counted by the
+   * retry budget once the operation has made an attempt.
+   */
+  private async readSecondary(next: SendRequest): Promise<PipelineResponse | undefined> {
+    const route = this.secondary as SecondaryRoute;
+    if (!route.open(this.request)) return undefined;
+    if (this.info.attempts > 0 && this.s.budget !== undefined && !this.s.budget.tryRetry()) return undefined;
+    const started = performance.now();
+    const result = await route.send(this.request, next, this.attemptTimeout(started), this.s.rules);
+    this.#clock = performance.now();
+    this.info.secondaryAttempts = (this.info.secondaryAttempts ?? 0) + 1;
+    this.recordAttempt(result.outcomeClass, this.#clock - started, result, 0, true);
+    if (result.outcomeClass !== "success") {
+      releaseBody(result);
+      return undefined;
+    }
+    this.info.answeredBySecondary = true;
+    return this.finish(result, "success", "success", undefined, undefined, this.#clock);
   }
 
   private admit(): Admission {
@@ -305,7 +342,7 @@ class Operation {
     }
   }
 
-  private recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined, pacedDelayInMs = 0): void {
+  private recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined, pacedDelayInMs = 0, secondary = false): void {
     this.info.attempts += 1;
     this.info.classes.push(attemptClass);
     if (this.hooks.listens("onAttempt")) {
@@ -319,6 +356,7 @@ class Operation {
         inChangeset: result?.inChangeset,
         durationInMs,
         pacedDelayInMs,
+        secondary: secondary ? true : undefined,
       });
     }
   }

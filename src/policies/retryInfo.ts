@@ -28,6 +28,13 @@ export interface RetryInfo {
   retryAfterInMs?: number;
   /** How an ambiguous write was settled, when it needed settling (see docs/data-safety.md). */
   ambiguousWrite?: AmbiguousWriteResult;
+  /** Attempts sent to the secondary region (`secondaryReads`, counted in `attempts` too); undefined when none. */
+  secondaryAttempts?: number;
+  /**
+   * True when the answer came from the secondary region: it may be stale, by as much as the
+   * account's replication lag (docs/secondary-reads.md). Undefined otherwise.
+   */
+  answeredBySecondary?: boolean;
 }
 
 // Kept on the request object itself, so that the SDK's RestError and PipelineResponse,

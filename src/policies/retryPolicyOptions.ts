@@ -16,6 +16,7 @@ import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import type { AttemptGate } from "./attemptGate.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
+import { resolveSecondaryReads, type SecondaryReadOptions, type SecondaryReadSettings } from "./secondaryReads.js";
 
 // The retry policy's options, their defaults and their validation; the loop itself is in
 // resilientRetryPolicy.ts.
@@ -76,6 +77,14 @@ export interface ResilientRetryPolicyOptions {
    * Defaults to `Math.random`; tests pin it.
    */
   random?: RandomSource;
+  /**
+   * Reads (GET, HEAD) of an RA-GRS / RA-GZRS account go to the secondary region while the
+   * primary's partition is refused by an open circuit, or after a read failed there as a
+   * partition being moved fails (docs/secondary-reads.md): `true` (the secondary derived
+   * from the request's URL) or `{ endpoint }`. The secondary lags the primary: what it
+   * answers may be stale. Writes never go there. Defaults to false.
+   */
+  secondaryReads?: boolean | SecondaryReadOptions;
 }
 
 /** Options of ambiguous-write resolution. */
@@ -108,6 +117,7 @@ const KNOWN_KEYS = [
   "retryBudget",
   "random",
   "service",
+  "secondaryReads",
 ];
 
 /** Options after validation, with every default applied: what the retry loop reads. */
@@ -125,6 +135,8 @@ export interface RetryPolicySettings {
   ambiguousWrites: Required<AmbiguousWriteOptions> | undefined;
   budget: RetryBudget | undefined;
   random: RandomSource;
+  /** Where reads may go when the primary's partition cannot serve them; undefined when off. */
+  secondaryReads: SecondaryReadSettings | undefined;
   /** The policy's per-attempt timeouts, on one timer. */
   deadlines: AttemptDeadlines;
 }
@@ -178,6 +190,7 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
     ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
     budget: resolveBudget(options.retryBudget),
     random,
+    secondaryReads: resolveSecondaryReads(options.secondaryReads),
     deadlines: createAttemptDeadlines(),
   };
 }

@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_METRICS_PREFIX, METRIC_NAMES, SAFETY_METRIC_NAMES } from "../../../src/index.js";
+import { DEFAULT_METRICS_PREFIX, METRIC_NAMES, SAFETY_METRIC_NAMES, SECONDARY_READ_METRIC_NAMES } from "../../../src/index.js";
 
 const DOCS = join(dirname(fileURLToPath(import.meta.url)), "../../../docs");
 const KNOWN = new Set(
-  [...Object.values(METRIC_NAMES), ...Object.values(SAFETY_METRIC_NAMES)].flatMap((name) => {
+  [...Object.values(METRIC_NAMES), ...Object.values(SAFETY_METRIC_NAMES), ...Object.values(SECONDARY_READ_METRIC_NAMES)].flatMap((name) => {
     const full = DEFAULT_METRICS_PREFIX + name;
     return name.endsWith("_seconds") ? [full, `${full}_bucket`, `${full}_sum`, `${full}_count`] : [full];
   }),

@@ -6,8 +6,10 @@ import {
   METRIC_LABELS,
   METRIC_NAMES,
   SAFETY_METRIC_NAMES,
+  SECONDARY_READ_METRIC_NAMES,
   createMetricsObserver,
   createSafetyMetricsObserver,
+  createSecondaryReadMetricsObserver,
 } from "../../../src/index.js";
 
 // docs/metrics.md says its names and label sets are public API: every metric the package
@@ -29,7 +31,7 @@ function documentedMetrics(): Map<string, { type: string; labels: string[] }> {
 
 describe("docs/metrics.md", () => {
   it("names every metric name constant", () => {
-    const names = [...Object.values(METRIC_NAMES), ...Object.values(SAFETY_METRIC_NAMES)];
+    const names = [...Object.values(METRIC_NAMES), ...Object.values(SAFETY_METRIC_NAMES), ...Object.values(SECONDARY_READ_METRIC_NAMES)];
     const documented = documentedMetrics();
     for (const name of names) expect([...documented.keys()], `${DEFAULT_METRICS_PREFIX}${name} is not in the table`).toContain(DEFAULT_METRICS_PREFIX + name);
   });
@@ -38,6 +40,7 @@ describe("docs/metrics.md", () => {
     const registry = new Registry();
     createMetricsObserver("table", { registry, partitionLabel: true });
     createSafetyMetricsObserver("table", { registry });
+    createSecondaryReadMetricsObserver("table", { registry });
     const registered = registry.getMetricsAsArray() as unknown as Array<{ name: string; type: string; labelNames: string[] }>;
     const documented = documentedMetrics();
     for (const family of registered) {

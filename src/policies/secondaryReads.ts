@@ -1,0 +1,183 @@
+// Reads from the secondary region of an RA-GRS / RA-GZRS account (docs/secondary-reads.md):
+// which requests may go there, the secondary's URL, and one attempt sent to it. The retry
+// loop calls it at two points (an open circuit, a failed primary attempt); nothing else does.
+import type { PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
+import type { AttemptResult } from "../classification/attemptResult.js";
+import type { ClassificationRules } from "../classification/classificationRules.js";
+import type { OutcomeClass } from "../classification/outcomeClass.js";
+import { parseStorageHost } from "../partition/detectServiceFromUrl.js";
+import { isPathStyleHost } from "../partition/parseAccountAndPath.js";
+import { describeValue } from "../validation/describeValue.js";
+import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { answered, endAttempt, failed, startAttempt, type AttemptTimeout } from "./runAttempt.js";
+
+/** Options of `secondaryReads`: where the secondary is. */
+export interface SecondaryReadOptions {
+  /**
+   * The secondary's account endpoint, e.g. `https://myacct-secondary.blob.core.windows.net`,
+   * or Azurite's `http://127.0.0.1:10002/devstoreaccount1-secondary`. An http(s) URL without
+   * query or fragment. Defaults to the client's own endpoint with `-secondary` appended to
+   * the account name: in the host (`myacct-secondary.table.core.windows.net`), or in the
+   * first path segment of a path-style URL (Azurite's `/devstoreaccount1-secondary`).
+   */
+  endpoint?: string;
+}
+
+/** `secondaryReads` after validation: the endpoint given, or undefined to derive it from each request's URL. */
+export interface SecondaryReadSettings {
+  readonly endpoint: string | undefined;
+}
+
+const SECONDARY_SUFFIX = "-secondary";
+
+/**
+ * Validates `secondaryReads`: `true` or an options object turns it on, `false` and
+ * undefined leave it off; anything else (null included) is a TypeError naming it.
+ */
+export function resolveSecondaryReads(option: unknown, name = "secondaryReads"): SecondaryReadSettings | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (option === true) return { endpoint: undefined };
+  if (typeof option !== "object" || option === null || Array.isArray(option)) {
+    throw new TypeError(`${name} must be a boolean or an options object ({ endpoint }); got ${describeValue(option)}.`);
+  }
+  rejectUnknownKeys(name, option, ["endpoint"]);
+  const endpoint = (option as SecondaryReadOptions).endpoint;
+  return { endpoint: endpoint === undefined ? undefined : validateEndpoint(`${name}.endpoint`, endpoint) };
+}
+
+/** An http(s) account endpoint, without a trailing slash. A query is refused unread: it could hold a SAS. */
+function validateEndpoint(name: string, value: unknown): string {
+  if (typeof value !== "string") throw new TypeError(`${name} must be an http(s) URL string; got ${describeValue(value)}.`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TypeError(`${name} must be an absolute http(s) URL; got ${describeValue(value)}.`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new TypeError(`${name} must be an http(s) URL; got protocol ${JSON.stringify(url.protocol)}.`);
+  }
+  if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
+    throw new TypeError(`${name} must be an endpoint without query, fragment or credentials (the client's credential signs the secondary's requests too).`);
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, "");
+}
+
+/** Only reads go to the secondary: it serves nothing else, and a write there could not be replicated back. */
+export function isSecondaryReadMethod(method: string): boolean {
+  return method === "GET" || method === "HEAD";
+}
+
+/**
+ * The outcomes of a partition being moved or overloaded (throttled, timeout, transient),
+ * after which the next read may try the secondary. The breaker's `isRebalancingOutcome`
+ * answers the same; it is not imported because breaker/ already imports policies/.
+ */
+export function sendsReadToSecondary(outcomeClass: OutcomeClass): boolean {
+  return outcomeClass === "throttled" || outcomeClass === "timeout" || outcomeClass === "transient";
+}
+
+/**
+ * The secondary's URL for `url`, changing nothing but the account root (so the path, the
+ * query and any SAS stay byte for byte as signed): the given endpoint, or the account with
+ * `-secondary` appended, in the host or in the first path segment. Undefined when no
+ * secondary can be derived (a custom domain, Cosmos DB, a URL already on the secondary).
+ */
+export function secondaryUrlOf(url: string, endpoint: string | undefined): string | undefined {
+  const root = accountRoot(url);
+  if (root === undefined) return undefined;
+  const rest = url.slice(root.end);
+  if (endpoint !== undefined) return endpoint + rest;
+  if (root.account.endsWith(SECONDARY_SUFFIX)) return undefined;
+  if (root.pathStyle) return `${url.slice(0, root.end)}${SECONDARY_SUFFIX}${rest}`;
+  return `${url.slice(0, root.accountEnd)}${SECONDARY_SUFFIX}${url.slice(root.accountEnd)}`;
+}
+
+/** Where the account sits in a URL's text: `end` is where the account root ends (host, or host and first segment). */
+interface AccountRoot {
+  account: string;
+  pathStyle: boolean;
+  /** Where the account name ends in the host (host-style only). */
+  accountEnd: number;
+  end: number;
+}
+
+function accountRoot(url: string): AccountRoot | undefined {
+  if (typeof url !== "string") return undefined;
+  const hostStart = url.indexOf("://") + 3;
+  if (hostStart < 3) return undefined;
+  const slash = url.indexOf("/", hostStart);
+  const originEnd = slash === -1 ? firstOf(url, hostStart, "?#") : slash;
+  let hostname: string;
+  try {
+    const origin = new URL(url.slice(0, originEnd));
+    if ((origin.protocol !== "http:" && origin.protocol !== "https:") || origin.username !== "") return undefined;
+    hostname = origin.hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+  if (isPathStyleHost(hostname)) {
+    if (slash === -1) return undefined;
+    const end = firstOf(url, slash + 1, "/?#");
+    const account = url.slice(slash + 1, end);
+    return account === "" ? undefined : { account, pathStyle: true, accountEnd: end, end };
+  }
+  // Host-style: only hosts whose `-secondary` twin exists by convention (not Cosmos DB, not a custom domain).
+  if (parseStorageHost(hostname) === undefined || hostname.includes(".cosmos.azure.")) return undefined;
+  const accountEnd = url.indexOf(".", hostStart);
+  return { account: url.slice(hostStart, accountEnd), pathStyle: false, accountEnd, end: originEnd };
+}
+
+/** Index of the first of `chars` at or after `from`, or the text's length. */
+function firstOf(text: string, from: number, chars: string): number {
+  for (let i = from; i < text.length; i += 1) if (chars.includes(text[i] as string)) return i;
+  return text.length;
+}
+
+/**
+ * One operation's way to the secondary. Made only for a GET or HEAD of a client with
+ * `secondaryReads` on. Closed for the rest of the operation once the secondary answered 404:
+ * the secondary lags, so its "not found" may be a write not replicated yet, and only the
+ * primary may say so (as the storage SDKs do).
+ */
+export class SecondaryRoute {
+  readonly #settings: SecondaryReadSettings;
+  #url: string | undefined | null = null;
+  #closed = false;
+
+  constructor(settings: SecondaryReadSettings) {
+    this.#settings = settings;
+  }
+
+  /** True while a read may still go to the secondary (it has one, and has not answered 404). */
+  open(request: PipelineRequest): boolean {
+    if (this.#closed) return false;
+    // Derived on first use: an operation that never fails never pays for it.
+    if (this.#url === null) this.#url = secondaryUrlOf(request.url, this.#settings.endpoint);
+    return this.#url !== undefined;
+  }
+
+  /**
+   * Sends `request` to the secondary once and puts its URL back, whatever happens: the
+   * operation's address (breaker scope, labels) stays the primary's. Call after `open()`.
+   */
+  async send(request: PipelineRequest, next: SendRequest, timeout: AttemptTimeout, rules: ClassificationRules | undefined): Promise<AttemptResult> {
+    const primaryUrl = request.url;
+    request.url = this.#url as string;
+    const callerSignal = request.abortSignal;
+    const armed = startAttempt(request, timeout);
+    let response;
+    let result: AttemptResult;
+    try {
+      response = await next(request);
+      result = answered(response, rules);
+    } catch (thrown) {
+      result = failed(request, thrown, callerSignal, armed, rules);
+    } finally {
+      if (armed !== undefined) endAttempt(request, armed, response?.readableStreamBody);
+      request.url = primaryUrl;
+    }
+    if (result.status === 404 || (result.error as { statusCode?: unknown } | undefined)?.statusCode === 404) this.#closed = true;
+    return result;
+  }
+}
