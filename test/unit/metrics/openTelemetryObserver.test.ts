@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { metrics as otelMetrics } from "@opentelemetry/api";
-import { Registry } from "prom-client";
+import { Registry, register } from "prom-client";
 import {
   createMetricsObserver,
   createOpenTelemetryMetricsObserver,
@@ -137,6 +137,8 @@ describe("choosing the sink in installResilience", () => {
       const metrics = await collect();
       expect(otelSum(metrics, OTEL.attempts.name, { [ATTR.service]: "blob", [ATTR.operation]: "download_blob" })).toBe(1);
       expect(handle.metrics).toBeDefined();
+      expect(register.getSingleMetric("azure_storage_attempts_total")).toBeUndefined();
+      expect(register.getSingleMetric("azure_storage_ambiguous_writes_resolved_total")).toBeUndefined();
     } finally {
       handle.dispose();
     }
