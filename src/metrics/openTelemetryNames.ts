@@ -5,9 +5,13 @@ export type OpenTelemetryInstrumentKind = "counter" | "histogram" | "observableU
 
 /** One OpenTelemetry instrument: its name, kind, unit (UCUM) and description. */
 export interface OpenTelemetryMetricSpec {
+  /** The instrument name, e.g. `azure.storage.client.attempts`. */
   readonly name: string;
+  /** Which instrument it is created as. */
   readonly kind: OpenTelemetryInstrumentKind;
+  /** The UCUM unit: `s`, or an annotation such as `{attempt}`. */
   readonly unit: string;
+  /** The instrument's description, as exporters show it. */
   readonly description: string;
 }
 

@@ -167,6 +167,12 @@ export { cls, unknownFault };
           skipLibCheck: false,
           types: ["node"],
           typeRoots: [join(repo, "node_modules", "@types")],
+          // The published types name the optional peers' types (Registry, Meter); the consumer has
+          // neither installed (later tests need prom-client absent), so tsc finds them in the repo.
+          paths: {
+            "prom-client": [join(repo, "node_modules", "prom-client")],
+            "@opentelemetry/api": [join(repo, "node_modules", "@opentelemetry", "api")],
+          },
         },
         files: ["check.mts", "check.cts"],
       }),
