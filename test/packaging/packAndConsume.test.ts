@@ -170,8 +170,8 @@ export { cls, unknownFault };
           // The published types name the optional peers' types (Registry, Meter); the consumer has
           // neither installed (later tests need prom-client absent), so tsc finds them in the repo.
           paths: {
-            "prom-client": [join(repo, "node_modules", "prom-client")],
-            "@opentelemetry/api": [join(repo, "node_modules", "@opentelemetry", "api")],
+            "prom-client": [join(repo, "node_modules", "prom-client", "index.d.ts")],
+            "@opentelemetry/api": [join(repo, "node_modules", "@opentelemetry", "api", "build", "src", "index.d.ts")],
           },
         },
         files: ["check.mts", "check.cts"],
