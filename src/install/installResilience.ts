@@ -13,6 +13,10 @@ import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionSta
 import { scopeKey } from "../partition/scopeKey.js";
 import { createMetricsObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
 import type { MetricsOptions } from "../metrics/metricsOptions.js";
+import { createOpenTelemetryMetricsObserver } from "../metrics/openTelemetryObserver.js";
+import { choosesOpenTelemetry, type OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
+import { isPeerInstalled } from "../metrics/optionalPeer.js";
+import { logger } from "../logging/logger.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
 import type { RetryBudget, RetryBudgetOptions } from "../budget/retryBudget.js";
 import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../policies/ambiguousWriteReadBack.js";
@@ -77,10 +81,12 @@ export interface InstallResilienceOptions {
    */
   circuitBreaker?: PartitionBreakerOptions | PartitionBreaker | false;
   /**
-   * Prometheus metrics (docs/metrics.md): their options, or `false` to turn them off. Defaults
-   * to on, registering on prom-client's default registry; never calls `collectDefaultMetrics`.
+   * Metrics (docs/metrics.md): Prometheus options, OpenTelemetry options (`{ meter }` or
+   * `{ sink: "opentelemetry" }`), or `false` to turn them off. Defaults to Prometheus on
+   * prom-client's default registry when prom-client is installed (it is an optional peer),
+   * and to none, with a warning logged once, when it is not. Never calls `collectDefaultMetrics`.
    */
-  metrics?: MetricsOptions | false;
+  metrics?: MetricsOptions | OpenTelemetryMetricsOptions | false;
   /**
    * Settling Tables writes whose outcome is unknown by reading the entity back
    * (docs/data-safety.md): `false` turns it off. Defaults to on for Tables; other services
@@ -175,10 +181,13 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   // A breaker passed in is shared with other clients: its owner disposes it, not this handle.
   const sharedBreaker = isPartitionBreaker(options.circuitBreaker);
   const metrics = createMetrics(options.metrics, service);
-  const safetyMetrics = metrics ? createSafetyMetricsObserver(service, options.metrics || {}) : undefined;
+  // The OpenTelemetry observer records the data-safety counters itself.
+  const safetyMetrics = metrics && !choosesOpenTelemetry(options.metrics) ? createSafetyMetricsObserver(service, (options.metrics || {}) as MetricsOptions) : undefined;
   const ambiguousWrites = resolveInstallAmbiguousWrites(options.ambiguousWrites, service);
   const secondaryReads = resolveInstallSecondaryReads(target, options.secondaryReads);
-  const secondaryMetrics = metrics && secondaryReads ? createSecondaryReadMetricsObserver(service, options.metrics || {}) : undefined;
+  // The OpenTelemetry observer counts secondary reads itself (`azure.storage.client.secondary_reads`).
+  const secondaryMetrics =
+    metrics && secondaryReads && !choosesOpenTelemetry(options.metrics) ? createSecondaryReadMetricsObserver(service, (options.metrics || {}) as MetricsOptions) : undefined;
   const retryPolicy = resilientRetryPolicy({
     retry: resolveRetry(options.retry, preset.retry),
     backoff: resolveBackoff(options.backoff, options.retry, preset),
@@ -339,11 +348,29 @@ function createCircuitBreaker(option: unknown, service: StorageService): Partiti
   return createPartitionBreaker({ service, ...(option as PartitionBreakerOptions) });
 }
 
-/** The metrics observer for `option`: none for `false`, the defaults (default registry) for undefined. */
-function createMetrics(option: MetricsOptions | false | undefined, service: StorageService): MetricsObserver | undefined {
+/**
+ * The metrics observer for `option`: none for `false`; OpenTelemetry when the options choose it;
+ * otherwise Prometheus, whose default (undefined) quietly needs prom-client: without it, none.
+ */
+function createMetrics(option: MetricsOptions | OpenTelemetryMetricsOptions | false | undefined, service: StorageService): MetricsObserver | undefined {
   if (option === false) return undefined;
+  if (choosesOpenTelemetry(option)) return createOpenTelemetryMetricsObserver(service, option as OpenTelemetryMetricsOptions);
+  if (option === undefined && !isPeerInstalled("prom-client")) {
+    warnNoPromClientOnce();
+    return undefined;
+  }
   // null is a mistake to name, not "defaults": resolveMetricsOptions rejects it.
-  return createMetricsObserver(service, option === undefined ? {} : option);
+  return createMetricsObserver(service, option === undefined ? {} : (option as MetricsOptions));
+}
+
+let warnedNoPromClient = false;
+/** Metrics are on by default, so their silent absence is worth one line, once per process. */
+function warnNoPromClientOnce(): void {
+  if (warnedNoPromClient) return;
+  warnedNoPromClient = true;
+  logger.warning(
+    "installResilience: no metrics, because prom-client is not installed; install it, pass metrics: { meter } for OpenTelemetry, or metrics: false to say so.",
+  );
 }
 
 /** `ambiguousWrites` for an install: on by default for Tables, refused for services without entity writes. */

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { register, type Registry, type RegistryContentType } from "prom-client";
+import type { Registry, RegistryContentType } from "prom-client";
+import { defaultRegistry } from "./defaultRegistry.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
 
@@ -14,7 +15,7 @@ export type MetricsRequestHandler = (request: IncomingMessage, response: ServerR
  * @example
  * app.get("/metrics", metricsHandler(registry));
  */
-export function metricsHandler(registry: Registry<RegistryContentType> = register): MetricsRequestHandler {
+export function metricsHandler(registry: Registry<RegistryContentType> = defaultRegistry("metricsHandler() without a registry")): MetricsRequestHandler {
   if (typeof registry?.metrics !== "function") throw new TypeError("registry must be a prom-client Registry.");
   return (request, response) => {
     if (request.method !== "GET" && request.method !== "HEAD") {

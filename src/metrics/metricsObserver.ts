@@ -4,7 +4,8 @@ import type { StorageOperation } from "../address/storageOperation.js";
 import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
 import type { CircuitStateSource } from "../breaker/circuitStateSource.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
-import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver, StopReason } from "../observers/retryEvents.js";
+import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver } from "../observers/retryEvents.js";
+import { isExhausted, outcomeOf } from "./operationOutcome.js";
 import { createCircuitMetrics, type CircuitMetrics } from "./circuitMetrics.js";
 import { createPacingMetrics, isPacedScopeSource, type PacedScopeSource, type PacingMetrics } from "./pacingMetrics.js";
 import type { CounterChild, CounterFamily, HistogramChild } from "./metricFamily.js";
@@ -14,7 +15,7 @@ import { storageMetricFamilies, type StorageMetricFamilies } from "./storageMetr
 import { describeValue } from "../validation/describeValue.js";
 import { OTHER_PARTITION_LABEL, TopScopeLabels } from "./topScopeLabels.js";
 
-/** A {@link RetryObserver} that records the package's Prometheus metrics for one service. */
+/** A {@link RetryObserver} that records the package's metrics for one service, on Prometheus or OpenTelemetry. */
 export interface MetricsObserver extends RetryObserver {
   /** The `service` label of everything this observer records. */
   readonly service: StorageService;
@@ -30,22 +31,6 @@ export interface MetricsObserver extends RetryObserver {
   /** Stops reporting circuits and pacing. Counters keep their values; recording hooks keep working. Idempotent. */
   dispose(): void;
 }
-
-/** How an operation's stop reason reads as the `outcome` label. */
-const OUTCOME_BY_STOP_REASON: Readonly<Record<StopReason, OperationOutcome>> = {
-  success: "success",
-  aborted: "aborted",
-  "circuit-open": "circuit_open",
-  permanent: "failure",
-  "retries-exhausted": "failure",
-  deadline: "failure",
-  "body-not-replayable": "failure",
-  "budget-exhausted": "failure",
-  "partition-busy": "partition_busy",
-};
-
-/** Stop reasons that mean "gave up on a retriable failure": retries, deadline or retry budget spent. */
-const EXHAUSTED_STOP_REASONS: ReadonlySet<StopReason> = new Set<StopReason>(["retries-exhausted", "deadline", "budget-exhausted"]);
 
 /** Classes pre-initialised at 0 in `retries_exhausted_total`, so `increase()` sees the first one. */
 const STATUS_LABELS = new Map(THROTTLE_STATUSES.map((status) => [status, String(status)]));
@@ -155,14 +140,14 @@ class MetricsRecorder implements MetricsObserver {
 
   onOperationEnd(event: OperationEvent): void {
     const series = this.#seriesFor(this.#addressOf(event));
-    const outcome = OUTCOME_BY_STOP_REASON[event.stopReason] ?? "failure";
+    const outcome = outcomeOf(event.stopReason);
     series.outcomes[outcome].inc();
     (series.durations[outcome] ??= this.#families.operationDuration.child({
       service: this.service,
       operation: series.operation,
       outcome,
     })).observe(event.elapsedInMs / 1000);
-    if (EXHAUSTED_STOP_REASONS.has(event.stopReason)) {
+    if (isExhausted(event.stopReason)) {
       const cls = event.finalClass;
       (series.exhausted[cls] ??= this.#families.retriesExhausted.child({ service: this.service, operation: series.operation, class: cls })).inc();
     }

@@ -1,8 +1,10 @@
-import { register, type Registry, type RegistryContentType } from "prom-client";
+import type { Registry, RegistryContentType } from "prom-client";
+import { defaultRegistry } from "./defaultRegistry.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { optionalNumberOption, validateNumberOption } from "../validation/validateNumberOption.js";
 import { describeValue } from "../validation/describeValue.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
+import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { DEFAULT_METRICS_PREFIX, DEFAULT_SECONDS_BUCKETS } from "./metricNames.js";
 
 /** The opt-in, bounded `partition` label (see docs/metrics.md for its cost). */
@@ -13,9 +15,14 @@ export interface PartitionLabelOptions {
   minThrottles?: number;
 }
 
-/** Options of the metrics layer (`installResilience(client, { metrics })`). Every one is optional. */
+/** Options of the Prometheus metrics sink (`installResilience(client, { metrics })`). Every one is optional. */
 export interface MetricsOptions {
-  /** Where the metric families go. Defaults to prom-client's default registry (`register`), which apps already expose. */
+  /** Which sink: `"prometheus"` (prom-client). Defaults to `"prometheus"`; see `OpenTelemetryMetricsOptions` for the other. */
+  sink?: "prometheus";
+  /**
+   * Where the metric families go. Defaults to prom-client's default registry (`register`),
+   * which apps already expose. prom-client is an optional peer dependency: install it for this sink.
+   */
   registry?: Registry<RegistryContentType>;
   /** Prefix of every metric name. Defaults to `"azure_storage_"`. */
   prefix?: string;
@@ -46,7 +53,7 @@ export interface ResolvedMetricsOptions {
   bucketsInSeconds: readonly number[];
 }
 
-const KNOWN_KEYS = ["registry", "prefix", "partitionLabel", "bucketsInSeconds"];
+const KNOWN_KEYS = ["sink", "registry", "prefix", "partitionLabel", "bucketsInSeconds"];
 const PARTITION_KEYS = ["topN", "minThrottles"];
 const PREFIX_PATTERN = /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/;
 
@@ -54,8 +61,9 @@ const PREFIX_PATTERN = /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/;
 export function resolveMetricsOptions(options: MetricsOptions = {}): ResolvedMetricsOptions {
   validateObjectOption("metrics", options);
   rejectUnknownKeys("metrics", options, KNOWN_KEYS);
+  if (options.sink !== undefined) validateChoiceOption("metrics.sink", options.sink, ["prometheus"]);
   // `=== undefined`, not `??`, throughout: null is a mistake to name, not "the default".
-  const registry = options.registry === undefined ? register : options.registry;
+  const registry = options.registry === undefined ? defaultRegistry("The Prometheus metrics sink (metrics.registry's default)") : options.registry;
   if (typeof registry?.getSingleMetric !== "function" || typeof registry.registerMetric !== "function") {
     throw new TypeError(`metrics.registry must be a prom-client Registry; got ${describeValue(registry)}.`);
   }
@@ -71,7 +79,8 @@ export function resolveMetricsOptions(options: MetricsOptions = {}): ResolvedMet
   };
 }
 
-function resolvePartitionLabel(value: MetricsOptions["partitionLabel"]): ResolvedMetricsOptions["partitionLabel"] {
+/** `metrics.partitionLabel`, validated (both sinks). */
+export function resolvePartitionLabel(value: MetricsOptions["partitionLabel"]): ResolvedMetricsOptions["partitionLabel"] {
   if (value === undefined || value === false) return undefined;
   const given = value === true ? {} : validateObjectOption("metrics.partitionLabel", value);
   rejectUnknownKeys("metrics.partitionLabel", given, PARTITION_KEYS);
@@ -89,7 +98,8 @@ function resolvePartitionLabel(value: MetricsOptions["partitionLabel"]): Resolve
   return { topN, minThrottles };
 }
 
-function resolveBuckets(value: unknown): readonly number[] {
+/** `metrics.bucketsInSeconds`, validated (both sinks). */
+export function resolveBuckets(value: unknown): readonly number[] {
   if (value === undefined) return DEFAULT_METRICS_OPTIONS.bucketsInSeconds;
   if (!Array.isArray(value) || value.length === 0) {
     throw new TypeError("metrics.bucketsInSeconds must be a non-empty array of increasing positive numbers.");

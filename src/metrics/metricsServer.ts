@@ -1,5 +1,6 @@
 import { createServer } from "node:http";
-import { register, type Registry, type RegistryContentType } from "prom-client";
+import type { Registry, RegistryContentType } from "prom-client";
+import { defaultRegistry } from "./defaultRegistry.js";
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
@@ -65,7 +66,7 @@ export async function startMetricsServer(options: MetricsServerOptions = {}): Pr
   if (typeof host !== "string" || host === "") throw new TypeError(`host must be a non-empty string; got ${describeValue(host)}.`);
   const path = options.path === undefined ? DEFAULT_METRICS_SERVER_OPTIONS.path : options.path;
   if (typeof path !== "string" || !path.startsWith("/")) throw new TypeError(`path must be a string starting with "/"; got ${describeValue(path)}.`);
-  const handler = metricsHandler(options.registry === undefined ? register : options.registry);
+  const handler = metricsHandler(options.registry === undefined ? defaultRegistry("startMetricsServer() without a registry") : options.registry);
 
   const server = createServer({ headersTimeout: HEADERS_TIMEOUT_IN_MS, requestTimeout: REQUEST_TIMEOUT_IN_MS }, (request, response) => {
     const requestPath = (request.url ?? "/").split("?", 1)[0];

@@ -167,6 +167,12 @@ export { cls, unknownFault };
           skipLibCheck: false,
           types: ["node"],
           typeRoots: [join(repo, "node_modules", "@types")],
+          // The published types name the optional peers' types (Registry, Meter); the consumer has
+          // neither installed (later tests need prom-client absent), so tsc finds them in the repo.
+          paths: {
+            "prom-client": [join(repo, "node_modules", "prom-client", "index.d.ts")],
+            "@opentelemetry/api": [join(repo, "node_modules", "@opentelemetry", "api", "build", "src", "index.d.ts")],
+          },
         },
         files: ["check.mts", "check.cts"],
       }),
@@ -209,6 +215,51 @@ describe("the installed CLI, without the optional peers", () => {
     expect(result.stderr).toContain("demo needs @azure/data-tables and azurite, not installed here: npm install --save-dev @azure/data-tables azurite");
     expect(result.stderr).not.toMatch(/ERR_MODULE_NOT_FOUND|\n\s+at /);
   });
+});
+
+describe("the optional metrics peers", () => {
+  it("loads and installs without prom-client: default metrics off, an explicit Prometheus sink says what to install", async () => {
+    const probe = `
+let promClient = true;
+try { require.resolve("prom-client"); } catch { promClient = false; }
+const { installResilience } = require("azure-storage-resilience");
+const { createEmptyPipeline } = require("@azure/core-rest-pipeline");
+const handle = installResilience(createEmptyPipeline(), { service: "blob" });
+let message;
+try { installResilience(createEmptyPipeline(), { service: "blob", metrics: { prefix: "x_" } }); } catch (error) { message = error.message; }
+console.log(JSON.stringify({ promClient, metrics: handle.metrics === undefined ? "off" : "on", message }));`;
+    await writeFile(join(consumer, "nopromclient.cjs"), probe);
+    const { stdout } = await run(process.execPath, ["nopromclient.cjs"], { cwd: consumer });
+    expect(JSON.parse(stdout)).toEqual({
+      promClient: false,
+      metrics: "off",
+      message: "The Prometheus metrics sink (metrics.registry's default) needs prom-client, which is not installed here: npm install prom-client",
+    });
+  });
+
+  it("records on an OpenTelemetry meter with @opentelemetry/api and the SDK installed, still without prom-client", async () => {
+    const version = async (name: string) => (JSON.parse(await readFile(join(repo, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+    await install([`@opentelemetry/api@${await version("@opentelemetry/api")}`, `@opentelemetry/sdk-metrics@${await version("@opentelemetry/sdk-metrics")}`]);
+    const script = `
+import { installResilience, OPEN_TELEMETRY_METRICS } from "azure-storage-resilience";
+import { createEmptyPipeline, createPipelineRequest, createHttpHeaders } from "@azure/core-rest-pipeline";
+import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+const provider = new MeterProvider({ readers: [reader] });
+const handle = installResilience(createEmptyPipeline(), { service: "blob", metrics: { meter: provider.getMeter("consumer") } });
+const request = createPipelineRequest({ url: "https://acct.blob.core.windows.net/c/b", method: "GET" });
+await handle.retryPolicy.sendRequest(request, async (req) => ({ request: req, status: 200, headers: createHttpHeaders() }));
+await reader.forceFlush();
+const metrics = exporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
+const attempts = metrics.find((m) => m.descriptor.name === OPEN_TELEMETRY_METRICS.attempts.name);
+handle.dispose();
+await provider.shutdown();
+console.log(JSON.stringify({ attempts: attempts?.dataPoints.map((p) => [p.attributes["azure.storage.attempt.class"], p.value]) }));`;
+    await writeFile(join(consumer, "otel.mjs"), script);
+    const { stdout } = await run(process.execPath, ["otel.mjs"], { cwd: consumer });
+    expect(JSON.parse(stdout)).toEqual({ attempts: [["success", 1]] });
+  }, 120_000);
 });
 
 describe("azure-storage-resilience/testing, installed", () => {
