@@ -222,6 +222,14 @@ function rebalancingGoals(configs: RebalancingFigures[]): string[] {
   }
   const stored = ours.failedButStored.insert + ours.failedButStored.upsert;
   goals.push(`- Zero writes reported failed but stored: ${stored}, ${verdict(stored === 0)}.`);
+  const perOperation = by("package-per-operation");
+  const shared = by("package-shared");
+  if (perOperation && shared) {
+    goals.push(
+      `- A client per operation (issue 18, item 3): sharing one breaker sends ${shared.outageAttempts} attempts into the outage, ` +
+        `${perOperation.outageAttempts} with a breaker per client (which never learns); succeeded ${shared.succeeded} / ${shared.couldSucceed} vs ${perOperation.succeeded} / ${perOperation.couldSucceed}.`,
+    );
+  }
   const none = by("no-retry");
   if (none) {
     const limit = none.healthyP99DuringOutageInMs * 1.5;
@@ -308,6 +316,8 @@ const COLORS: Record<ConfigurationId, string> = {
   package: "#1f77b4",
   "package-wait": "#9467bd",
   "package-fail": "#17becf",
+  "package-per-operation": "#8c564b",
+  "package-shared": "#2ca02c",
 };
 
 function bands(t: FaultTimeline): Band[] {

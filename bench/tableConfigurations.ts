@@ -1,15 +1,19 @@
-// The four configurations the rebalancing scenarios compare, each around a real TableClient.
+// The configurations the rebalancing scenarios compare, each around a real TableClient.
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { Registry } from "prom-client";
-import { installResilience } from "../src/index.js";
+import { createPartitionBreaker, installResilience } from "../src/index.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "azure-storage-resilience/testing";
 import { createCockatielWiring } from "./cockatielWiring.js";
 
-/** The configurations of the open-loop rebalancing scenario, in the order the tables list them. */
-export const CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package", "package-fail"] as const;
+/**
+ * The configurations of the open-loop rebalancing scenario, in the order the tables list them.
+ * The last two make a new client per operation, as per-request code and Azure Functions do
+ * (issue 18, item 3): each with a breaker of its own, which never learns, or all sharing one.
+ */
+export const CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package", "package-fail", "package-per-operation", "package-shared"] as const;
 /** The closed loop's: the defaults (mode "auto") next to both explicit modes. */
 export const CLOSED_LOOP_CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package", "package-wait", "package-fail"] as const;
-export type ConfigurationId = (typeof CLOSED_LOOP_CONFIGURATION_IDS)[number];
+export type ConfigurationId = (typeof CONFIGURATION_IDS)[number] | (typeof CLOSED_LOOP_CONFIGURATION_IDS)[number];
 
 export const CONFIGURATION_LABELS: Readonly<Record<ConfigurationId, string>> = {
   "no-retry": "no retry",
@@ -18,6 +22,8 @@ export const CONFIGURATION_LABELS: Readonly<Record<ConfigurationId, string>> = {
   package: 'this package (defaults: mode "auto")',
   "package-wait": 'this package, breaker mode "wait"',
   "package-fail": 'this package, breaker mode "fail"',
+  "package-per-operation": "this package, a new client per operation (each its own breaker)",
+  "package-shared": "this package, a new client per operation sharing one breaker",
 };
 
 /** A configured client: `run` performs one operation on one partition, the way that configuration would. */
@@ -68,6 +74,23 @@ export function createConfiguration(id: ConfigurationId, endpoint: string, table
       const mode = id === "package-wait" ? "wait" : "fail";
       const handle = installResilience(client, { circuitBreaker: { mode }, metrics: { registry: new Registry() } });
       return { id, label, client, run: (_pk, fn, signal) => fn(client, signal), dispose: () => handle.dispose() };
+    }
+    case "package-per-operation":
+    case "package-shared": {
+      // A client made, installed on and disposed of for every operation; metrics on one registry for all.
+      const registry = new Registry();
+      const shared = id === "package-shared" ? createPartitionBreaker({ service: "table" }) : undefined;
+      const client = tableClient(endpoint, table);
+      const run = async <T>(_pk: string, fn: (client: TableClient, signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> => {
+        const perOperation = tableClient(endpoint, table);
+        const handle = installResilience(perOperation, { metrics: { registry }, ...(shared === undefined ? {} : { circuitBreaker: shared }) });
+        try {
+          return await fn(perOperation, signal);
+        } finally {
+          handle.dispose();
+        }
+      };
+      return { id, label, client, run, dispose: () => shared?.dispose() };
     }
   }
 }
