@@ -15,6 +15,13 @@ import { installResilience, type ResilienceHandle } from "../src/index.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "azure-storage-resilience/testing";
 import { median, percentile, round } from "../tools/report/stats.js";
 
+/**
+ * The success path's budget on the bare mock pipeline, everything on, as a ratio to the SDK's
+ * `defaultRetryPolicy` (STYLE.md §9-12; the earlier 2x target is withdrawn). On Azurite the
+ * rule is to stay within the noise of the SDK client given an abort signal (`sdk-signal`).
+ */
+export const MOCK_PIPELINE_BUDGET = 2.5;
+
 /** How much work each part of the overhead benchmark does. */
 export interface OverheadSettings {
   /** Rounds measured on the bare mock pipeline (each round runs every variant once, in rotated order). */
@@ -374,7 +381,7 @@ export async function runOverhead(settings: OverheadSettings, azurite?: AzuriteT
     settings.mockRounds,
     warmupRounds,
     settings.mockRequestsPerRound,
-    2.0,
+    MOCK_PIPELINE_BUDGET,
   );
   const mockPipelineUrlRead = await compare(
     "bare pipeline, mock transport that reads the URL",
@@ -400,7 +407,7 @@ export async function runOverhead(settings: OverheadSettings, azurite?: AzuriteT
     );
     try {
       const samples = await alternate(variants, settings.azuriteRounds, warmupRounds, settings.azuriteReadsPerRound);
-      azuriteComparison = summarize("TableClient.getEntity, Azurite round trip", variants, samples, settings.azuriteReadsPerRound, 1.02, 0);
+      azuriteComparison = summarize("TableClient.getEntity, Azurite round trip", variants, samples, settings.azuriteReadsPerRound, undefined, 0);
     } finally {
       for (const variant of variants) variant.dispose();
     }

@@ -5,7 +5,7 @@ import type { ClosedLoopResult } from "./closedLoop.js";
 import type { MachineInfo } from "./machine.js";
 import type { HotPartitionResult } from "./hotPartition.js";
 import type { ManyPartitionsResult } from "./manyPartitions.js";
-import type { Comparison, OverheadResult } from "./overhead.js";
+import { MOCK_PIPELINE_BUDGET, type Comparison, type OverheadResult } from "./overhead.js";
 import type { QueueConsumerResult } from "./queueConsumer.js";
 import type { RebalancingFigures, RebalancingResult } from "./rebalancing.js";
 import { panelChart, type Band } from "../tools/report/panelChart.js";
@@ -112,10 +112,22 @@ function comparisonTable(c: Comparison, unit: "ns" | "us"): string {
   return [head, "| --- | --- | --- | ---: | ---: | ---: |", ...rows].join("\n");
 }
 
-function targetLine(c: Comparison): string {
+/** The bare mock's budget (read from the code, not the results file, so `--report-only` states today's rule). */
+function budgetLine(c: Comparison): string {
   const all = c.variants.find((v) => v.id === "all");
-  if (c.target === undefined || all === undefined) return "";
-  return `Target for everything on: <= ${c.target}x. Measured ${fixed(all.ratio, 3)}x: ${verdict(all.ratio <= c.target)}.`;
+  if (all === undefined) return "";
+  return `Budget for everything on (STYLE.md §9-12): <= ${MOCK_PIPELINE_BUDGET}x. Measured ${fixed(all.ratio, 3)}x: ${verdict(all.ratio <= MOCK_PIPELINE_BUDGET)}.`;
+}
+
+/** On Azurite: everything on within the noise of the SDK client given an abort signal (its ratios' upper quartile). */
+function noiseLine(c: Comparison): string {
+  const all = c.variants.find((v) => v.id === "all");
+  const control = c.variants.find((v) => v.id === "sdk-signal");
+  if (all === undefined || control === undefined) return "";
+  return (
+    `Rule: everything on within the noise of the SDK client given an abort signal (its ratio's upper quartile, ${fixed(control.ratioP75, 2)}x). ` +
+    `Measured ${fixed(all.ratio, 3)}x: ${verdict(all.ratio <= control.ratioP75)}.`
+  );
 }
 
 function overheadSection(o: OverheadResult): string {
@@ -126,14 +138,14 @@ function overheadSection(o: OverheadResult): string {
     "",
     comparisonTable(o.mockPipeline, "ns"),
     "",
-    targetLine(o.mockPipeline),
+    budgetLine(o.mockPipeline),
     "",
     `### ${o.mockPipelineUrlRead.name}`,
     "",
     "The same comparison on a mock transport that also answers at once, after reading each character of the request URL once " +
       "(the least any real transport does; the SDK's Node client parses it with `new URL()`). On the transport above nothing but our " +
       "address reader (the metrics' operation label) reads the URL, so it pays for bringing it into the cache; here the transport does, as in a real pipeline. " +
-      "No target is set for this table; the one above is the one the issue names.",
+      "No budget is set for this table; the one above is the one STYLE.md names.",
     "",
     comparisonTable(o.mockPipelineUrlRead, "ns"),
     "",
@@ -152,7 +164,7 @@ function overheadSection(o: OverheadResult): string {
       "",
       comparisonTable(o.azurite, "us"),
       "",
-      targetLine(o.azurite),
+      noiseLine(o.azurite),
     );
   }
   return parts.join("\n");
