@@ -117,7 +117,7 @@ class Operation {
         if (admission.decision === "refuse") {
           // An open circuit keeps reads off the primary, not off the secondary.
           if (this.secondary !== undefined && admission.reason === "circuit-open") {
-            const read = await this.readSecondary(next);
+            const read = await this.readSecondary(next, 0);
             if (read !== undefined) return read;
           }
           const ended = await this.afterRefusal(admission);
@@ -161,10 +161,12 @@ class Operation {
         if (!paced && this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
         this.#retriesDone += 1;
         releaseBody(result);
-        // A read the primary's partition failed may be served by the secondary now, before the backoff.
+        // A read the primary's partition failed may be served by the secondary now, before the
+        // backoff; it may take only the time the backoff leaves before the deadline.
         if (this.secondary !== undefined && sendsReadToSecondary(result.outcomeClass)) {
-          const read = await this.readSecondary(next);
+          const read = await this.readSecondary(next, step.delayInMs);
           if (read !== undefined) return read;
+          if (performance.now() + step.delayInMs >= this.deadline) return this.finish(result, result.outcomeClass, "deadline");
         }
         if ((await this.wait(step.delayInMs, result.outcomeClass, step.source, result)) !== "waited") {
           return this.finish(result, "aborted", "aborted", this.#abortError);
@@ -181,12 +183,17 @@ class Operation {
    * told to the gate (the breaker learns about the primary's partition only); counted by the
    * retry budget once the operation has made an attempt.
    */
-  private async readSecondary(next: SendRequest): Promise<PipelineResponse | undefined> {
+  private async readSecondary(next: SendRequest, reserveInMs: number): Promise<PipelineResponse | undefined> {
     const route = this.secondary as SecondaryRoute;
-    if (!route.open(this.request)) return undefined;
+    // Counts the primary's failed attempts (not circuit refusals): one secondary read after each at most.
+    const primaryFailures = this.#retriesDone;
+    if (!route.open(this.request, this.address.operation, primaryFailures)) return undefined;
     if (this.info.attempts > 0 && this.s.budget !== undefined && !this.s.budget.tryRetry()) return undefined;
     const started = performance.now();
-    const result = await route.send(this.request, next, this.attemptTimeout(started), this.s.rules);
+    // The deadline less `reserveInMs` (the primary's next backoff): the secondary never eats the primary's schedule.
+    const timeout = this.attemptTimeout(started, reserveInMs);
+    if (timeout.inMs <= 0) return undefined;
+    const result = await route.send(this.request, next, timeout, this.s.rules, primaryFailures);
     this.#clock = performance.now();
     this.info.secondaryAttempts = (this.info.secondaryAttempts ?? 0) + 1;
     this.recordAttempt(result.outcomeClass, this.#clock - started, result, 0, true);
@@ -292,8 +299,8 @@ class Operation {
     return result.outcomeClass === "aborted";
   }
 
-  private attemptTimeout(now: number) {
-    const remaining = this.deadline - now;
+  private attemptTimeout(now: number, reserveInMs = 0) {
+    const remaining = this.deadline - reserveInMs - now;
     const tryTimeout = this.s.tryTimeoutInMs > 0 ? this.s.tryTimeoutInMs : Infinity;
     const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
     return { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now, deadlines: this.s.deadlines };

@@ -7,6 +7,7 @@ import type { ClassificationRules } from "../classification/classificationRules.
 import type { OutcomeClass } from "../classification/outcomeClass.js";
 import { parseStorageHost } from "../partition/detectServiceFromUrl.js";
 import { isPathStyleHost } from "../partition/parseAccountAndPath.js";
+import type { StorageOperation } from "../address/storageOperation.js";
 import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { answered, endAttempt, failed, startAttempt, type AttemptTimeout } from "./runAttempt.js";
@@ -52,7 +53,8 @@ function validateEndpoint(name: string, value: unknown): string {
   try {
     url = new URL(value);
   } catch {
-    throw new TypeError(`${name} must be an absolute http(s) URL; got ${describeValue(value)}.`);
+    // Not echoed: a mistyped endpoint may carry a SAS.
+    throw new TypeError(`${name} must be an absolute http(s) URL; got a string of ${value.length} characters that is not one.`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new TypeError(`${name} must be an http(s) URL; got protocol ${JSON.stringify(url.protocol)}.`);
@@ -63,10 +65,18 @@ function validateEndpoint(name: string, value: unknown): string {
   return `${url.origin}${url.pathname}`.replace(/\/+$/, "");
 }
 
-/** Only reads go to the secondary: it serves nothing else, and a write there could not be replicated back. */
+/**
+ * Only reads go to the secondary: it serves nothing else, and a write there could not be
+ * replicated back. By method first (cheap, at the operation's start); a Queue "Get Messages"
+ * is a GET that dequeues (it changes visibility and the pop receipt), so the route also
+ * refuses `receive_messages` when it opens (see {@link SecondaryRoute.open}).
+ */
 export function isSecondaryReadMethod(method: string): boolean {
   return method === "GET" || method === "HEAD";
 }
+
+/** Operations that are GETs but change state: never sent to the secondary. */
+const NOT_READS: ReadonlySet<StorageOperation> = new Set<StorageOperation>(["receive_messages"]);
 
 /**
  * The outcomes of a partition being moved or overloaded (throttled, timeout, transient),
@@ -84,7 +94,8 @@ export function sendsReadToSecondary(outcomeClass: OutcomeClass): boolean {
  * secondary can be derived (a custom domain, Cosmos DB, a URL already on the secondary).
  */
 export function secondaryUrlOf(url: string, endpoint: string | undefined): string | undefined {
-  const root = accountRoot(url);
+  // With an endpoint given, any host will do (a custom domain, a private link): its origin is the root.
+  const root = accountRoot(url, endpoint !== undefined);
   if (root === undefined) return undefined;
   const rest = url.slice(root.end);
   if (endpoint !== undefined) return endpoint + rest;
@@ -102,7 +113,7 @@ interface AccountRoot {
   end: number;
 }
 
-function accountRoot(url: string): AccountRoot | undefined {
+function accountRoot(url: string, anyHost: boolean): AccountRoot | undefined {
   if (typeof url !== "string") return undefined;
   const hostStart = url.indexOf("://") + 3;
   if (hostStart < 3) return undefined;
@@ -122,6 +133,7 @@ function accountRoot(url: string): AccountRoot | undefined {
     const account = url.slice(slash + 1, end);
     return account === "" ? undefined : { account, pathStyle: true, accountEnd: end, end };
   }
+  if (anyHost) return { account: hostname, pathStyle: false, accountEnd: originEnd, end: originEnd };
   // Host-style: only hosts whose `-secondary` twin exists by convention (not Cosmos DB, not a custom domain).
   if (parseStorageHost(hostname) === undefined || hostname.includes(".cosmos.azure.")) return undefined;
   const accountEnd = url.indexOf(".", hostStart);
@@ -144,16 +156,24 @@ export class SecondaryRoute {
   readonly #settings: SecondaryReadSettings;
   #url: string | undefined | null = null;
   #closed = false;
+  /** The primary's failure count when the secondary was last read; -1 before. */
+  #readAfterFailures = -1;
 
   constructor(settings: SecondaryReadSettings) {
     this.#settings = settings;
   }
 
-  /** True while a read may still go to the secondary (it has one, and has not answered 404). */
-  open(request: PipelineRequest): boolean {
-    if (this.#closed) return false;
+  /**
+   * True while a read may go to the secondary now: it has one, the operation is a read (not a
+   * dequeue), the secondary has not answered 404 or a permanent failure, and it has not been
+   * read since the primary last failed (`primaryFailures`, the primary's failed attempts so
+   * far): one secondary read per failure at most, so an operation waiting on an open circuit
+   * does not poll the secondary.
+   */
+  open(request: PipelineRequest, operation: StorageOperation, primaryFailures: number): boolean {
+    if (this.#closed || primaryFailures === this.#readAfterFailures) return false;
     // Derived on first use: an operation that never fails never pays for it.
-    if (this.#url === null) this.#url = secondaryUrlOf(request.url, this.#settings.endpoint);
+    if (this.#url === null) this.#url = NOT_READS.has(operation) ? undefined : secondaryUrlOf(request.url, this.#settings.endpoint);
     return this.#url !== undefined;
   }
 
@@ -161,7 +181,14 @@ export class SecondaryRoute {
    * Sends `request` to the secondary once and puts its URL back, whatever happens: the
    * operation's address (breaker scope, labels) stays the primary's. Call after `open()`.
    */
-  async send(request: PipelineRequest, next: SendRequest, timeout: AttemptTimeout, rules: ClassificationRules | undefined): Promise<AttemptResult> {
+  async send(
+    request: PipelineRequest,
+    next: SendRequest,
+    timeout: AttemptTimeout,
+    rules: ClassificationRules | undefined,
+    primaryFailures: number,
+  ): Promise<AttemptResult> {
+    this.#readAfterFailures = primaryFailures;
     const primaryUrl = request.url;
     request.url = this.#url as string;
     const callerSignal = request.abortSignal;
@@ -177,7 +204,11 @@ export class SecondaryRoute {
       if (armed !== undefined) endAttempt(request, armed, response?.readableStreamBody);
       request.url = primaryUrl;
     }
-    if (result.status === 404 || (result.error as { statusCode?: unknown } | undefined)?.statusCode === 404) this.#closed = true;
+    // A 404 may be a write not replicated yet; a permanent failure (403 on a GRS account without
+    // read access, a wrong endpoint) will not change within the operation: the primary alone goes on.
+    if (result.outcomeClass === "permanent" || result.status === 404 || (result.error as { statusCode?: unknown } | undefined)?.statusCode === 404) {
+      this.#closed = true;
+    }
     return result;
   }
 }

@@ -33,6 +33,11 @@ describe("secondaryUrlOf", () => {
     expect(secondaryUrlOf(primary, undefined)).toBeUndefined();
   });
 
+  it("with an endpoint given, takes any host's origin as the account root (a custom domain, a private link)", () => {
+    expect(secondaryUrlOf("https://storage.example.com/c/b?sv=1", "https://storage-secondary.example.com")).toBe("https://storage-secondary.example.com/c/b?sv=1");
+    expect(secondaryUrlOf("https://acct.table.cosmos.azure.com/orders()", "https://reads.example.com")).toBe("https://reads.example.com/orders()");
+  });
+
   it("puts a given endpoint in place of the account root", () => {
     expect(secondaryUrlOf(PRIMARY, "https://reads.example.com")).toBe("https://reads.example.com/orders(PartitionKey='p1',RowKey='r1')");
     expect(secondaryUrlOf("http://127.0.0.1:10002/devstoreaccount1/orders()?x=1", "http://127.0.0.1:9/devstoreaccount1-secondary")).toBe(
@@ -54,7 +59,8 @@ describe("resolveSecondaryReads", () => {
     ["yes", /secondaryReads must be a boolean or an options object.*got "yes"/],
     [{ endpiont: "x" }, /secondaryReads\.endpiont is not a known option/],
     [{ endpoint: null }, /secondaryReads\.endpoint must be an http\(s\) URL string; got null/],
-    [{ endpoint: "not a url" }, /secondaryReads\.endpoint must be an absolute http\(s\) URL; got "not a url"/],
+    [{ endpoint: "not a url" }, /secondaryReads\.endpoint must be an absolute http\(s\) URL; got a string of 9 characters that is not one\./],
+    [{ endpoint: "x?sig=s3cr3tS1gnatur3" }, /^(?!.*s3cr3t).*secondaryReads\.endpoint must be an absolute http\(s\) URL/],
     [{ endpoint: "ftp://acct-secondary.blob.core.windows.net" }, /secondaryReads\.endpoint must be an http\(s\) URL; got protocol "ftp:"/],
   ])("refuses %j", (option, message) => {
     expect(() => resolveSecondaryReads(option)).toThrow(TypeError);
@@ -229,5 +235,61 @@ describe("resilientRetryPolicy with secondaryReads", () => {
     const response = await resilientRetryPolicy({ retry, secondaryReads: { endpoint: "https://reads.example.com/" } }).sendRequest(createPipelineRequest({ url: PRIMARY, method: "GET" }), next);
     expect(response.status).toBe(200);
     expect(urls).toEqual([PRIMARY, "https://reads.example.com/orders(PartitionKey='p1',RowKey='r1')"]);
+  });
+
+  // Found by a second reader (issue 18, item 5's review): each failed before its fix.
+  it("leaves the primary its backoff before the deadline: the secondary read is cut short, and no attempt is sent past the deadline", async () => {
+    const urls: string[] = [];
+    const next = vi.fn<SendRequest>((req) => {
+      urls.push(req.url);
+      if (!req.url.startsWith("https://acct-secondary.")) return Promise.resolve(busy(req));
+      // The secondary hangs until the attempt's signal ends it.
+      return new Promise<PipelineResponse>((_resolve, reject) => req.abortSignal?.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
+    });
+    const started = Date.now();
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 300 }), maxElapsedInMs: 500, secondaryReads: true })
+      .sendRequest(createPipelineRequest({ url: PRIMARY, method: "GET" }), next)
+      .then((r) => r);
+    await vi.runAllTimersAsync();
+    const response = await pending;
+    expect(urls).toEqual([PRIMARY, SECONDARY]);
+    expect(getRetryInfo(response)?.stopReason).toBe("deadline");
+    expect(Date.now() - started).toBeLessThanOrEqual(500);
+  });
+
+  it("reads the secondary once while an open circuit keeps refusing, not at every re-ask", async () => {
+    const { gate } = openCircuitGate(Infinity);
+    const internalError = (req: PipelineRequest) => reply(req, 500, { "x-ms-error-code": "InternalError" });
+    const { next, urls } = transport(ok, internalError);
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 2, delayInMs: 100 }), gate, maxElapsedInMs: 2_000, secondaryReads: true, retryBudget: false })
+      .sendRequest(createPipelineRequest({ url: PRIMARY, method: "GET" }), next)
+      .then((r) => r.status, (e: unknown) => e);
+    await vi.runAllTimersAsync();
+    await pending;
+    expect(urls).toEqual([SECONDARY]);
+  });
+
+  it("stops reading the secondary after a permanent answer from it (403: no read access there)", async () => {
+    const forbidden = (req: PipelineRequest) => reply(req, 403, { "x-ms-error-code": "AuthorizationFailure" });
+    const { next, urls } = transport(busy, forbidden);
+    const pending = resilientRetryPolicy({ retry, secondaryReads: true }).sendRequest(createPipelineRequest({ url: PRIMARY, method: "GET" }), next);
+    const settled = pending.then((r) => r.status);
+    await vi.runAllTimersAsync();
+    expect(await settled).toBe(503);
+    expect(urls).toEqual([PRIMARY, SECONDARY, PRIMARY, PRIMARY, PRIMARY]);
+  });
+
+  it("never sends a Queue Get Messages (a GET that dequeues) to the secondary", async () => {
+    const queueUrl = "https://acct.queue.core.windows.net/jobs/messages?numofmessages=32";
+    const urls: string[] = [];
+    const next = vi.fn<SendRequest>(async (req) => {
+      urls.push(req.url);
+      return busy(req);
+    });
+    const pending = resilientRetryPolicy({ retry, secondaryReads: true, service: "queue" }).sendRequest(createPipelineRequest({ url: queueUrl, method: "GET" }), next);
+    const settled = pending.then((r) => r.status);
+    await vi.runAllTimersAsync();
+    expect(await settled).toBe(503);
+    expect(urls).toEqual([queueUrl, queueUrl, queueUrl, queueUrl]);
   });
 });
