@@ -329,8 +329,10 @@ function resolveBackoff(
   const byClass: Record<string, unknown> = { ...backoff };
   for (const cls of RETRIABLE_CLASSES) {
     const config = byClass[cls] as { strategy?: unknown } | undefined;
-    const numbers = preset.backoff[cls];
-    if (numbers !== undefined && typeof config === "object" && config !== null && config.strategy === "exponential") {
+    // The class's own preset numbers, else the service's (blob waits up to 30 s, not the library's 10 s); `retry` caps the count.
+    const { maxRetries: _cappedByRetry, ...serviceNumbers } = preset.retry;
+    const numbers = preset.backoff[cls] ?? serviceNumbers;
+    if (typeof config === "object" && config !== null && config.strategy === "exponential") {
       byClass[cls] = { ...numbers, ...config };
     }
   }

@@ -211,6 +211,14 @@ describe("installResilience: the presets' backoff per class", () => {
     expect(gaps(completed.times)).toEqual([90]);
   });
 
+  it("blob: an exponential config for a class without preset numbers of its own is completed from blob's numbers, not the library's", async () => {
+    // Found by a second reader: base 800 and cap 10 s (the library's) instead of blob's 1,000 and 30 s.
+    const client = scripted("busy", "busy", "ok");
+    await run((pipeline) => installResilience(pipeline, { service: "blob", metrics: false, circuitBreaker: false, retryBudget: false, backoff: { throttled: { strategy: "exponential", jitter: 0 } } }), client);
+    // Blob: minDelayInMs 100 + baseDelayInMs 1000 x (2^n - 1): 1100, then 3100.
+    expect(gaps(client.times)).toEqual([1100, 3100]);
+  });
+
   it("rejects a bad backoff by name", () => {
     const pipeline = createEmptyPipeline();
     expect(() => installResilience(pipeline, { service: "table", backoff: null as never })).toThrow(/backoff must be an object .*got null/);
