@@ -9,7 +9,7 @@ import {
   type PipelineRequest,
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
-import { ambiguousWriteReadBackPolicy, fixedBackoff, getRetryInfo, isPossiblyApplied, resilientRetryPolicy, type AmbiguousWriteEvent } from "../../../src/index.js";
+import { ambiguousWriteReadBackPolicy, createReadBackRoutes, fixedBackoff, getRetryInfo, isPossiblyApplied, resilientRetryPolicy, type AmbiguousWriteEvent } from "../../../src/index.js";
 import { captureAzureLog } from "../../support/captureAzureLog.js";
 
 // How the retry policy settles a write whose first attempt's outcome was unknown, with a
@@ -50,11 +50,13 @@ const signingPolicy: PipelinePolicy = {
 let events: AmbiguousWriteEvent[];
 
 function send(http: HttpClient, request: PipelineRequest): Promise<PipelineResponse> {
+  const routes = createReadBackRoutes();
   const pipeline = createEmptyPipeline();
-  pipeline.addPolicy(ambiguousWriteReadBackPolicy(), { phase: "Serialize" });
+  pipeline.addPolicy(ambiguousWriteReadBackPolicy(routes), { phase: "Serialize" });
   pipeline.addPolicy(signingPolicy);
   const observers = [{ onAmbiguousWrite: (event: AmbiguousWriteEvent) => events.push(event) }];
-  pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ambiguousWrites: true, observers }), { phase: "Retry" });
+  const ambiguousWrites = { readBackRoutes: routes };
+  pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ambiguousWrites, observers }), { phase: "Retry" });
   return pipeline.sendRequest(http, request);
 }
 

@@ -12,6 +12,7 @@ import {
 } from "@azure/core-rest-pipeline";
 import {
   ambiguousWriteReadBackPolicy,
+  createReadBackRoutes,
   SEND_NOW,
   createRetryBudget,
   fixedBackoff,
@@ -59,11 +60,15 @@ const signingPolicy: PipelinePolicy = {
   },
 };
 
+/** A hand-built pipeline: the read-back policy (unless left out) and the retry policy given one route store. */
 function pipelineWith(options: ResilientRetryPolicyOptions, withReadBack = true) {
+  const routes = createReadBackRoutes();
   const pipeline = createEmptyPipeline();
-  if (withReadBack) pipeline.addPolicy(ambiguousWriteReadBackPolicy(), { phase: "Serialize" });
+  if (withReadBack) pipeline.addPolicy(ambiguousWriteReadBackPolicy(routes), { phase: "Serialize" });
   pipeline.addPolicy(signingPolicy);
-  pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ...options }), { phase: "Retry" });
+  const { ambiguousWrites } = options;
+  const wired = ambiguousWrites ? { ...(ambiguousWrites === true ? {} : ambiguousWrites), readBackRoutes: routes } : ambiguousWrites;
+  pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ...options, ambiguousWrites: wired }), { phase: "Retry" });
   return pipeline;
 }
 
