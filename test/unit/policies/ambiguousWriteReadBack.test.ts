@@ -171,3 +171,29 @@ describe("a read-back refused for want of Read permission", () => {
     }
   });
 });
+
+describe("ambiguousWriteReadBackPolicy(routes)", () => {
+  it.each([undefined, null, {}, { remember() {} }, "routes"])("refuses %s for routes, with a TypeError naming it", (routes) => {
+    expect(() => ambiguousWriteReadBackPolicy(routes as never)).toThrow(TypeError);
+    expect(() => ambiguousWriteReadBackPolicy(routes as never)).toThrow(/routes must be the object createReadBackRoutes\(\) returns/);
+  });
+
+  it("remembers writes only: a GET passes through with no route", async () => {
+    const routes = createReadBackRoutes();
+    const policy = ambiguousWriteReadBackPolicy(routes);
+    const next = vi.fn(async (req: PipelineRequest) => reply(req, 200));
+    const get = createPipelineRequest({ url: entity, method: "GET" });
+    const post = createPipelineRequest({ url: table, method: "POST" });
+    await policy.sendRequest(get, next);
+    await policy.sendRequest(post, next);
+    expect(routes.routeOf(get)).toBeUndefined();
+    expect(routes.routeOf(post)).toEqual({ next, url: table });
+  });
+});
+
+describe("resilientRetryPolicy's ambiguousWrites.readBackRoutes", () => {
+  it.each([null, {}, 5])("refuses %s with a TypeError naming ambiguousWrites.readBackRoutes", (readBackRoutes) => {
+    expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: readBackRoutes as never } })).toThrow(TypeError);
+    expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: readBackRoutes as never } })).toThrow(/ambiguousWrites\.readBackRoutes/);
+  });
+});
