@@ -1,7 +1,8 @@
 // Where a write's read-back is sent. Kept in a WeakMap keyed by the request: the entry goes
 // with the request, with nothing to clean up, and only writes are remembered, so the cost of
-// an entry (ephemerons are slow to set and collect: ~100 ns) never touches a read. One object
-// is given to both policies, so the link between them is written where each is made.
+// an entry never touches a read (ephemerons are slow to set and collect: measured 0.3-0.9 µs
+// per write on a bare mock pipeline, against a round trip of 500 µs and more). One object is
+// given to both policies, so the link between them is written where each is made.
 import type { PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
 
 /** The rest of the pipeline as a write's first policy saw it, and the write's URL before signing. */
