@@ -108,6 +108,8 @@ export { isUnknownOutcome } from "./ambiguousWrites/isUnknownOutcome.js";
 export { entityMatches } from "./ambiguousWrites/entityMatches.js";
 export { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "./policies/ambiguousWriteReadBack.js";
 export type { AmbiguousWriteOptions } from "./policies/retryPolicyOptions.js";
+export type { ReadBackRoute, ReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
+export { createReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
 export { DEFAULT_AMBIGUOUS_WRITE_OPTIONS } from "./policies/retryPolicyOptions.js";
 export type { AmbiguousWriteEvent } from "./observers/retryEvents.js";
 export { isPossiblyApplied } from "./policies/retryInfo.js";

@@ -22,6 +22,7 @@ import type { RetryBudget, RetryBudgetOptions } from "../budget/retryBudget.js";
 import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../policies/ambiguousWriteReadBack.js";
 import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
 import { resolveAmbiguousWrites, type AmbiguousWriteOptions } from "../policies/retryPolicyOptions.js";
+import { createReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
 import { createSecondaryReadMetricsObserver } from "../metrics/secondaryReadMetrics.js";
 import { resolveSecondaryReads, secondaryUrlOf, type SecondaryReadOptions } from "../policies/secondaryReads.js";
@@ -90,9 +91,9 @@ export interface InstallResilienceOptions {
   /**
    * Settling Tables writes whose outcome is unknown by reading the entity back
    * (docs/data-safety.md): `false` turns it off. Defaults to on for Tables; other services
-   * do not support it.
+   * do not support it. The install makes the read-back routes itself, one per install.
    */
-  ambiguousWrites?: boolean | AmbiguousWriteOptions;
+  ambiguousWrites?: boolean | Omit<AmbiguousWriteOptions, "readBackRoutes">;
   /**
    * The client's retry budget (docs/data-safety.md): its options, a shared
    * `createRetryBudget()`, or `false` for none. Defaults to 50 % of requests plus 10 retries
@@ -184,6 +185,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   // The OpenTelemetry observer records the data-safety counters itself.
   const safetyMetrics = metrics && !choosesOpenTelemetry(options.metrics) ? createSafetyMetricsObserver(service, (options.metrics || {}) as MetricsOptions) : undefined;
   const ambiguousWrites = resolveInstallAmbiguousWrites(options.ambiguousWrites, service);
+  const readBackRoutes = ambiguousWrites && createReadBackRoutes();
   const secondaryReads = resolveInstallSecondaryReads(target, options.secondaryReads);
   // The OpenTelemetry observer counts secondary reads itself (`azure.storage.client.secondary_reads`).
   const secondaryMetrics =
@@ -199,7 +201,8 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     observers: withPackageObservers(options.observers, metrics, service, safetyMetrics, secondaryMetrics),
     gate: circuitBreaker,
     service,
-    ambiguousWrites,
+    // One route store per install, given to both policies: a read-back goes only through its own client's pipeline.
+    ambiguousWrites: ambiguousWrites && { readBackTimeoutInMs: ambiguousWrites.readBackTimeoutInMs, readBackRoutes },
     retryBudget: options.retryBudget,
     secondaryReads,
   });
@@ -210,7 +213,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   const removedPolicies = removeRetryPolicies(pipeline);
   pipeline.addPolicy(retryPolicy, { phase: "Retry" });
   // Before the credential policy, so read-backs are signed by the client's own pipeline (docs/data-safety.md).
-  if (ambiguousWrites) pipeline.addPolicy(ambiguousWriteReadBackPolicy(), { phase: "Serialize" });
+  if (readBackRoutes) pipeline.addPolicy(ambiguousWriteReadBackPolicy(readBackRoutes), { phase: "Serialize" });
 
   let disposed = false;
   const account = accountOf(target, service);
@@ -380,6 +383,9 @@ function resolveInstallAmbiguousWrites(option: unknown, service: StorageService)
   if (service !== "table") {
     if (option === undefined || option === false) return undefined;
     throw new TypeError(`ambiguousWrites is only supported for the table service; got it for "${service}".`);
+  }
+  if (typeof option === "object" && option !== null && "readBackRoutes" in option) {
+    throw new TypeError("ambiguousWrites.readBackRoutes is not an installResilience option: the install makes its own (it is for hand-built pipelines).");
   }
   return resolveAmbiguousWrites(option === undefined ? true : option);
 }

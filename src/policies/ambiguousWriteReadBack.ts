@@ -4,7 +4,6 @@ import {
   type PipelinePolicy,
   type PipelineRequest,
   type PipelineResponse,
-  type SendRequest,
 } from "@azure/core-rest-pipeline";
 import { logger } from "../logging/logger.js";
 import { entityUrl } from "../ambiguousWrites/entityUrl.js";
@@ -12,39 +11,37 @@ import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
 import { readBackCanSettle } from "../ambiguousWrites/readBackCanSettle.js";
 import { decideInsertReadBack, readBackRefusal, type ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
 import type { TableWrite } from "../ambiguousWrites/tableWrite.js";
+import { isReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
+import { describeValue } from "../validation/describeValue.js";
 
 /** The read-back policy's name; unique in a pipeline. */
 export const ambiguousWriteReadBackPolicyName = "ambiguousWriteReadBackPolicy";
-
-/** The rest of the pipeline as a write's first policy saw it, and the write's URL before signing. */
-interface Continuation {
-  next: SendRequest;
-  url: string;
-}
-
-// Kept on the request under a symbol: gone with it, nothing to clean up, and cheaper on
-// every write than a WeakMap entry (see retryInfo.ts).
-const CONTINUATION: unique symbol = Symbol("azure-storage-resilience.readBackContinuation");
-
-interface WithContinuation {
-  [CONTINUATION]?: Continuation;
-}
 
 /**
  * Makes read-backs possible. It must run before the credential policy (installResilience
  * puts it in the Serialize phase): Tables clients sign in a policy that runs *before* the
  * Retry phase, so a GET made inside the retry policy and sent with its `next` would go out
- * unsigned. This policy remembers, for each write, its own `next`: the rest of the client's
- * pipeline (signing with the client's own credential, SAS or token, then the retry policy,
- * then the client's HttpClient) and the URL before a SAS was appended. The retry policy
- * sends its read-back GET through that continuation, so it is signed like any request of
- * the client, and never re-uses the write's signed headers for another method and URL.
+ * unsigned. This policy remembers in `routes`, for each write, its own `next`: the rest of
+ * the client's pipeline (signing with the client's own credential, SAS or token, then the
+ * retry policy, then the client's HttpClient) and the URL before a SAS was appended. The
+ * retry policy given the same `routes` sends its read-back GET along that route, so it is
+ * signed like any request of the client, and never re-uses the write's signed headers for
+ * another method and URL. `installResilience` wires both; a hand-built pipeline passes one
+ * {@link createReadBackRoutes} object to both policies.
+ *
+ * @example
+ * const routes = createReadBackRoutes();
+ * pipeline.addPolicy(ambiguousWriteReadBackPolicy(routes), { phase: "Serialize" });
+ * pipeline.addPolicy(resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: routes } }), { phase: "Retry" });
  */
-export function ambiguousWriteReadBackPolicy(): PipelinePolicy {
+export function ambiguousWriteReadBackPolicy(routes: ReadBackRoutes): PipelinePolicy {
+  if (!isReadBackRoutes(routes)) {
+    throw new TypeError(`ambiguousWriteReadBackPolicy: routes must be the object createReadBackRoutes() returns; got ${describeValue(routes)}.`);
+  }
   return {
     name: ambiguousWriteReadBackPolicyName,
     sendRequest(request, next) {
-      if (isWriteMethod(request.method)) (request as PipelineRequest & WithContinuation)[CONTINUATION] = { next, url: request.url };
+      if (isWriteMethod(request.method)) routes.remember(request, next);
       return next(request);
     },
   };
@@ -55,26 +52,34 @@ export function ambiguousWriteReadBackPolicy(): PipelinePolicy {
  * (`isAppliedAnswer`). Only an insert can be settled by reading (see
  * {@link readBackCanSettle}): its entity is read back through the client's own pipeline
  * and compared with what was sent. Any other write is `not_resolvable` at once, with no
- * request. Never throws: any failure is `unresolved`, and the reason is logged in our own
- * words (a refused read-back says so: an Add-only SAS cannot read).
+ * request. The GET goes along the route `routes` remembered for this write; without one
+ * (routes not given, or not wired to the read-back policy) nothing is read. Never throws:
+ * any failure is `unresolved`, and the reason is logged in our own words (a refused
+ * read-back says so: an Add-only SAS cannot read).
  */
 export async function readBackAmbiguousWrite(
   request: PipelineRequest,
+  routes: ReadBackRoutes | undefined,
   write: TableWrite,
   sentBody: string | undefined,
   timeoutInMs: number,
 ): Promise<ReadBackOutcome> {
   if (!readBackCanSettle(write)) return { result: "not_resolvable" };
-  const outcome = await readBack(request, write, sentBody, timeoutInMs);
+  const outcome = await readBack(request, routes?.routeOf(request), write, sentBody, timeoutInMs);
   if (outcome.result === "unresolved") {
     logger.info(`Read-back of an ambiguous ${write.operation}: ${outcome.reason ?? "not possible"}; the write stays unresolved.`);
   }
   return outcome;
 }
 
-async function readBack(request: PipelineRequest, write: TableWrite, sentBody: string | undefined, timeoutInMs: number): Promise<ReadBackOutcome> {
-  const continuation = (request as PipelineRequest & WithContinuation)[CONTINUATION];
-  if (continuation === undefined) return { result: "unresolved", reason: "no read-back policy in the pipeline" };
+async function readBack(
+  request: PipelineRequest,
+  route: ReadBackRoute | undefined,
+  write: TableWrite,
+  sentBody: string | undefined,
+  timeoutInMs: number,
+): Promise<ReadBackOutcome> {
+  if (route === undefined) return { result: "unresolved", reason: "no read-back route: it needs ambiguousWriteReadBackPolicy(routes) and ambiguousWrites.readBackRoutes, the same object" };
   if (write.partitionKey === undefined || write.rowKey === undefined || timeoutInMs < 1) return { result: "unresolved", reason: "no time or no keys to read" };
   let response: PipelineResponse;
   const controller = new AbortController();
@@ -85,7 +90,7 @@ async function readBack(request: PipelineRequest, write: TableWrite, sentBody: s
   try {
     if (request.abortSignal?.aborted) return { result: "unresolved", reason: "aborted by the caller" };
     const get = createPipelineRequest({
-      url: entityUrl(continuation.url, write),
+      url: entityUrl(route.url, write),
       method: "GET",
       headers: createHttpHeaders({
         accept: "application/json;odata=minimalmetadata",
@@ -98,7 +103,7 @@ async function readBack(request: PipelineRequest, write: TableWrite, sentBody: s
       tlsSettings: request.tlsSettings,
       agent: request.agent,
     });
-    response = await continuation.next(get);
+    response = await route.next(get);
   } catch (error) {
     const status = (error as { statusCode?: unknown })?.statusCode;
     if (typeof status === "number" && status !== 404) return { result: "unresolved", reason: readBackRefusal(status) };

@@ -26,7 +26,7 @@ import { createObserverHooks, type ObserverHooks } from "../observers/observerHo
 import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, DelaySource, StopReason } from "../observers/retryEvents.js";
 import { attachRetryInfo, startRetryInfo, type RetryInfo } from "./retryInfo.js";
-import { resolveRetryPolicyOptions, type AmbiguousWriteOptions, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
+import { resolveRetryPolicyOptions, type AmbiguousWriteSettings, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
 import { answered, endAttempt, failed, startAttempt } from "./runAttempt.js";
 import { isSecondaryReadMethod, SecondaryRoute, sendsReadToSecondary } from "./secondaryReads.js";
 
@@ -375,9 +375,9 @@ class Operation {
    */
   private async settleAmbiguousWrite(result: AttemptResult): Promise<PipelineResponse> {
     const write = this.tableWrite() as TableWrite;
-    const options = this.s.ambiguousWrites as Required<AmbiguousWriteOptions>;
+    const options = this.s.ambiguousWrites as AmbiguousWriteSettings;
     const timeoutInMs = Math.min(options.readBackTimeoutInMs, this.deadline - performance.now());
-    const outcome = await readBackAmbiguousWrite(this.request, write, bodyText(this.request), timeoutInMs);
+    const outcome = await readBackAmbiguousWrite(this.request, options.readBackRoutes, write, bodyText(this.request), timeoutInMs);
     logger.info(`An ambiguous ${write.operation} was settled: ${outcome.result}.`);
     if (outcome.result === "applied" && outcome.response !== undefined) {
       const response = outcome.response;

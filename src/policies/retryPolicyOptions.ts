@@ -16,6 +16,7 @@ import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import type { AttemptGate } from "./attemptGate.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
+import { isReadBackRoutes, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import { resolveSecondaryReads, type SecondaryReadOptions, type SecondaryReadSettings } from "./secondaryReads.js";
 
 // The retry policy's options, their defaults and their validation; the loop itself is in
@@ -60,8 +61,9 @@ export interface ResilientRetryPolicyOptions {
   /**
    * Settles Tables writes whose outcome is unknown by reading the entity back
    * (docs/data-safety.md): `true` or options to turn it on, `false` to leave it off. The
-   * read-back needs `ambiguousWriteReadBackPolicy()` before the credential policy;
-   * `installResilience` adds it and turns this on for Tables. Defaults to false.
+   * read-back is sent along `readBackRoutes`, which `ambiguousWriteReadBackPolicy(routes)`
+   * fills before the credential policy; without them writes are only marked.
+   * `installResilience` wires both and turns this on for Tables. Defaults to false.
    */
   ambiguousWrites?: boolean | AmbiguousWriteOptions;
   /**
@@ -91,6 +93,19 @@ export interface ResilientRetryPolicyOptions {
 export interface AmbiguousWriteOptions {
   /** Longest time a read-back may take; it also ends at the operation's deadline. Defaults to 10000. */
   readBackTimeoutInMs?: number;
+  /**
+   * Where read-backs are sent: the object from `createReadBackRoutes()` that is also given to
+   * `ambiguousWriteReadBackPolicy(routes)` in the same pipeline. For hand-built pipelines;
+   * `installResilience` makes its own. Without it nothing is read back: a write whose outcome
+   * is unknown ends `unresolved`, marked possibly applied. Defaults to none.
+   */
+  readBackRoutes?: ReadBackRoutes;
+}
+
+/** `ambiguousWrites` after validation: what the retry loop reads. */
+export interface AmbiguousWriteSettings {
+  readBackTimeoutInMs: number;
+  readBackRoutes: ReadBackRoutes | undefined;
 }
 
 /** Defaults of {@link AmbiguousWriteOptions}. */
@@ -132,7 +147,7 @@ export interface RetryPolicySettings {
   observers: readonly RetryObserver[];
   gate: AttemptGate | undefined;
   service: StorageService | undefined;
-  ambiguousWrites: Required<AmbiguousWriteOptions> | undefined;
+  ambiguousWrites: AmbiguousWriteSettings | undefined;
   budget: RetryBudget | undefined;
   random: RandomSource;
   /** Where reads may go when the primary's partition cannot serve them; undefined when off. */
@@ -203,20 +218,25 @@ function validateStrategy(strategy: RetryStrategy): RetryStrategy {
 }
 
 /** `ambiguousWrites`: undefined and false turn it off; true and an options object turn it on. */
-export function resolveAmbiguousWrites(option: unknown, name = "ambiguousWrites"): Required<AmbiguousWriteOptions> | undefined {
+export function resolveAmbiguousWrites(option: unknown, name = "ambiguousWrites"): AmbiguousWriteSettings | undefined {
   if (option === undefined || option === false) return undefined;
-  if (option === true) return { ...DEFAULT_AMBIGUOUS_WRITE_OPTIONS };
+  if (option === true) return { ...DEFAULT_AMBIGUOUS_WRITE_OPTIONS, readBackRoutes: undefined };
   if (typeof option !== "object" || option === null || Array.isArray(option)) {
     throw new TypeError(`${name} must be a boolean or an options object; got ${describeValue(option)}.`);
   }
-  rejectUnknownKeys(name, option, ["readBackTimeoutInMs"]);
+  rejectUnknownKeys(name, option, ["readBackTimeoutInMs", "readBackRoutes"]);
   const readBackTimeoutInMs = optionalNumberOption(
     `${name}.readBackTimeoutInMs`,
     (option as AmbiguousWriteOptions).readBackTimeoutInMs,
     DEFAULT_AMBIGUOUS_WRITE_OPTIONS.readBackTimeoutInMs,
     { min: 1, max: DAY_IN_MS },
   );
-  return { readBackTimeoutInMs };
+  const readBackRoutes = (option as AmbiguousWriteOptions).readBackRoutes;
+  // null is not "none": like every other option, it is a mistake worth naming.
+  if (readBackRoutes !== undefined && !isReadBackRoutes(readBackRoutes)) {
+    throw new TypeError(`${name}.readBackRoutes must be the object createReadBackRoutes() returns; got ${describeValue(readBackRoutes)}.`);
+  }
+  return { readBackTimeoutInMs, readBackRoutes };
 }
 
 /** `retryBudget`: false for none, a budget object as is, options (or undefined) for a new one. */

@@ -130,7 +130,7 @@ const policySpec: Spec = {
   ambiguousWrites: {
     valid: fc.oneof(fc.boolean(), fc.constant({}), number(1, DAY).valid.map((v) => ({ readBackTimeoutInMs: v }))),
     invalid: fc.oneof(
-      fc.constantFrom<unknown>(null, "yes", 1, [], { foo: 1 }),
+      fc.constantFrom<unknown>(null, "yes", 1, [], { foo: 1 }, { readBackRoutes: null }, { readBackRoutes: {} }, { readBackRoutes: { remember() {} } }),
       number(1, DAY).invalid.filter((v) => v !== undefined).map((v) => ({ readBackTimeoutInMs: v })),
     ),
   },

@@ -9,7 +9,7 @@ import {
   type PipelineRequest,
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
-import { ambiguousWriteReadBackPolicy, fixedBackoff, getRetryInfo, isPossiblyApplied, resilientRetryPolicy, type AmbiguousWriteEvent } from "../../../src/index.js";
+import { ambiguousWriteReadBackPolicy, createReadBackRoutes, fixedBackoff, getRetryInfo, isPossiblyApplied, resilientRetryPolicy, type AmbiguousWriteEvent } from "../../../src/index.js";
 import { captureAzureLog } from "../../support/captureAzureLog.js";
 
 // How the retry policy settles a write whose first attempt's outcome was unknown, with a
@@ -50,11 +50,13 @@ const signingPolicy: PipelinePolicy = {
 let events: AmbiguousWriteEvent[];
 
 function send(http: HttpClient, request: PipelineRequest): Promise<PipelineResponse> {
+  const routes = createReadBackRoutes();
   const pipeline = createEmptyPipeline();
-  pipeline.addPolicy(ambiguousWriteReadBackPolicy(), { phase: "Serialize" });
+  pipeline.addPolicy(ambiguousWriteReadBackPolicy(routes), { phase: "Serialize" });
   pipeline.addPolicy(signingPolicy);
   const observers = [{ onAmbiguousWrite: (event: AmbiguousWriteEvent) => events.push(event) }];
-  pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ambiguousWrites: true, observers }), { phase: "Retry" });
+  const ambiguousWrites = { readBackRoutes: routes };
+  pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ambiguousWrites, observers }), { phase: "Retry" });
   return pipeline.sendRequest(http, request);
 }
 
@@ -167,5 +169,31 @@ describe("a read-back refused for want of Read permission", () => {
     } finally {
       log.stop();
     }
+  });
+});
+
+describe("ambiguousWriteReadBackPolicy(routes)", () => {
+  it.each([undefined, null, {}, { remember() {} }, "routes"])("refuses %s for routes, with a TypeError naming it", (routes) => {
+    expect(() => ambiguousWriteReadBackPolicy(routes as never)).toThrow(TypeError);
+    expect(() => ambiguousWriteReadBackPolicy(routes as never)).toThrow(/routes must be the object createReadBackRoutes\(\) returns/);
+  });
+
+  it("remembers writes only: a GET passes through with no route", async () => {
+    const routes = createReadBackRoutes();
+    const policy = ambiguousWriteReadBackPolicy(routes);
+    const next = vi.fn(async (req: PipelineRequest) => reply(req, 200));
+    const get = createPipelineRequest({ url: entity, method: "GET" });
+    const post = createPipelineRequest({ url: table, method: "POST" });
+    await policy.sendRequest(get, next);
+    await policy.sendRequest(post, next);
+    expect(routes.routeOf(get)).toBeUndefined();
+    expect(routes.routeOf(post)).toEqual({ next, url: table });
+  });
+});
+
+describe("resilientRetryPolicy's ambiguousWrites.readBackRoutes", () => {
+  it.each([null, {}, 5])("refuses %s with a TypeError naming ambiguousWrites.readBackRoutes", (readBackRoutes) => {
+    expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: readBackRoutes as never } })).toThrow(TypeError);
+    expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: readBackRoutes as never } })).toThrow(/ambiguousWrites\.readBackRoutes/);
   });
 });

@@ -12,6 +12,7 @@ import {
 } from "@azure/core-rest-pipeline";
 import {
   ambiguousWriteReadBackPolicy,
+  createReadBackRoutes,
   SEND_NOW,
   createRetryBudget,
   fixedBackoff,
@@ -21,6 +22,7 @@ import {
   type AttemptGate,
   type ResilientRetryPolicyOptions,
 } from "../../../src/index.js";
+import { captureAzureLog } from "../../support/captureAzureLog.js";
 
 const table = "http://127.0.0.1:10002/devstoreaccount1/orders";
 const entity = `${table}(PartitionKey='p',RowKey='r')`;
@@ -59,11 +61,15 @@ const signingPolicy: PipelinePolicy = {
   },
 };
 
+/** A hand-built pipeline: the read-back policy (unless left out) and the retry policy given one route store. */
 function pipelineWith(options: ResilientRetryPolicyOptions, withReadBack = true) {
+  const routes = createReadBackRoutes();
   const pipeline = createEmptyPipeline();
-  if (withReadBack) pipeline.addPolicy(ambiguousWriteReadBackPolicy(), { phase: "Serialize" });
+  if (withReadBack) pipeline.addPolicy(ambiguousWriteReadBackPolicy(routes), { phase: "Serialize" });
   pipeline.addPolicy(signingPolicy);
-  pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ...options }), { phase: "Retry" });
+  const { ambiguousWrites } = options;
+  const wired = ambiguousWrites ? { ...(ambiguousWrites === true ? {} : ambiguousWrites), readBackRoutes: routes } : ambiguousWrites;
+  pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ...options, ambiguousWrites: wired }), { phase: "Retry" });
   return pipeline;
 }
 
@@ -157,6 +163,26 @@ describe("ambiguous writes in the retry policy", () => {
     const response = await pending;
     expect(http.sent).toHaveLength(2);
     expect(getRetryInfo(response)).toMatchObject({ ambiguousWrite: "unresolved", possiblyApplied: true });
+  });
+
+  it("with the read-back policy but no readBackRoutes in the retry policy, nothing is read: unresolved, and the log says why", async () => {
+    const lines: string[] = [];
+    const log = captureAzureLog("info", lines);
+    try {
+      const http = httpClient(reset, (r) => reply(r, 409), (r) => reply(r, 200, {}, storedBody));
+      const pipeline = createEmptyPipeline();
+      pipeline.addPolicy(ambiguousWriteReadBackPolicy(createReadBackRoutes()), { phase: "Serialize" });
+      pipeline.addPolicy(signingPolicy);
+      pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ambiguousWrites: true }), { phase: "Retry" });
+      const pending = pipeline.sendRequest(http.client, insert());
+      await vi.advanceTimersByTimeAsync(10);
+      const response = await pending;
+      expect(http.sent.map((s) => s.method)).toEqual(["POST", "POST"]);
+      expect(getRetryInfo(response)).toMatchObject({ ambiguousWrite: "unresolved", possiblyApplied: true });
+      expect(lines.some((line) => line.includes("no read-back route"))).toBe(true);
+    } finally {
+      log.stop();
+    }
   });
 
   it("a delete whose retry says 404 is not settled (another writer's delete leaves the same): the 404 surfaces, marked", async () => {
