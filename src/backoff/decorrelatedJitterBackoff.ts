@@ -42,7 +42,8 @@ export function decorrelatedJitterBackoff(options: DecorrelatedJitterBackoffOpti
   rejectUnknownKeys("decorrelatedJitterBackoff options", options, KNOWN_KEYS);
   const d = DEFAULT_DECORRELATED_JITTER_BACKOFF;
   const maxRetries = optionalNumberOption("maxRetries", options.maxRetries, d.maxRetries, { integer: true, max: 1000 });
-  const base = optionalNumberOption("baseDelayInMs", options.baseDelayInMs, d.baseDelayInMs, { max: DAY_IN_MS });
+  // At least 1 ms: each wait is drawn up to 3x the last, so a base of 0 would retry at once for ever.
+  const base = optionalNumberOption("baseDelayInMs", options.baseDelayInMs, d.baseDelayInMs, { min: 1, max: DAY_IN_MS });
   const max = optionalNumberOption("maxDelayInMs", options.maxDelayInMs, d.maxDelayInMs, { max: DAY_IN_MS });
   if (base > max) {
     throw new RangeError(`baseDelayInMs (${base}) must not exceed maxDelayInMs (${max}).`);

@@ -61,7 +61,8 @@ const PREFIX_PATTERN = /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/;
 export function resolveMetricsOptions(options: MetricsOptions = {}): ResolvedMetricsOptions {
   validateObjectOption("metrics", options);
   rejectUnknownKeys("metrics", options, KNOWN_KEYS);
-  if (options.sink !== undefined) validateChoiceOption("metrics.sink", options.sink, ["prometheus"]);
+  // Both sinks named: a mistyped "otel" reaches this check (an "opentelemetry" sink never does).
+  if (options.sink !== undefined) validateChoiceOption("metrics.sink", options.sink, ["prometheus", "opentelemetry"]);
   // `=== undefined`, not `??`, throughout: null is a mistake to name, not "the default".
   const registry = options.registry === undefined ? defaultRegistry("The Prometheus metrics sink (metrics.registry's default)") : options.registry;
   if (typeof registry?.getSingleMetric !== "function" || typeof registry.registerMetric !== "function") {

@@ -83,6 +83,7 @@ describe("decorrelatedJitterBackoff: options", () => {
   it.each([
     [{ baseDelayInMs: null }, TypeError, /baseDelayInMs must be a number; got null/],
     [{ maxDelayInMs: -1 }, RangeError, /maxDelayInMs must be between 0 and .*; got -1/],
+    [{ baseDelayInMs: 0 }, RangeError, /baseDelayInMs must be between 1 and .*; got 0/],
     [{ maxRetries: 1.5 }, RangeError, /maxRetries must be an integer; got 1\.5/],
     [{ baseDelayInMs: 500, maxDelayInMs: 100 }, RangeError, /baseDelayInMs \(500\) must not exceed maxDelayInMs \(100\)/],
     [{ random: 3 }, TypeError, /random must be a function/],
