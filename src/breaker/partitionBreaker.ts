@@ -279,6 +279,12 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       refresh();
       return [...halfOpenKeys];
     },
+    refusesNow(address) {
+      if (disposed || (registry.size() === 0 && accounts.size === 0)) return false;
+      const key = scopeKeyOf(address);
+      const circuit = key === undefined ? undefined : registry.peek(key)?.circuit;
+      return circuit !== undefined && (circuit.state === "open" || (circuit.state === "half_open" && circuit.probeOut));
+    },
     statusOf(scope) {
       if (disposed) return HEALTHY_PARTITION;
       refresh();

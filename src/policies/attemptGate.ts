@@ -25,6 +25,13 @@ export interface AttemptGate {
   admit(address: RequestAddress, remainingInMs: number, reserved?: SendAdmission): Admission;
   /** The attempt admitted by `admission` came back with `result`. */
   record(address: RequestAddress, admission: SendAdmission, result: AttemptResult): void;
+  /**
+   * Optional, and free of side effects: whether `address`'s partition refuses attempts now
+   * (its circuit is open, or half-open with the probe out). The retry loop asks it during a
+   * backoff, so that an operation which may not wait on a partition (mode `"fail"`, or a
+   * bounded caller in `"auto"`) does not sleep out a backoff whose end the gate would refuse.
+   */
+  refusesNow?(address: RequestAddress): boolean;
 }
 
 /** The gate's answer: send (perhaps after a paced delay), or not now. */

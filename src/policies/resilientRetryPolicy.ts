@@ -41,6 +41,8 @@ const MIN_CIRCUIT_WAIT_IN_MS = 10;
  * were throttled again and emptied the retry budget; spreading them halved the failures.
  */
 const CIRCUIT_WAIT_SPREAD = 1;
+/** How often a backoff looks whether its partition's circuit opened meanwhile (a quarter second of a worker lost at most). */
+const BACKOFF_CHECK_EVERY_IN_MS = 250;
 /** A paced slot this close is taken even by a caller that must not wait (mode "fail", or "auto" when bounded). */
 const SHORT_PACED_WAIT_IN_MS = 50;
 
@@ -168,7 +170,8 @@ class Operation {
           if (read !== undefined) return read;
           if (performance.now() + step.delayInMs >= this.deadline) return this.finish(result, result.outcomeClass, "deadline");
         }
-        if ((await this.wait(step.delayInMs, result.outcomeClass, step.source, result)) !== "waited") {
+        // Waited, or let go early because the partition's circuit opened: either way, ask the gate next.
+        if ((await this.wait(step.delayInMs, result.outcomeClass, step.source, result)) === "aborted") {
           return this.finish(result, "aborted", "aborted", this.#abortError);
         }
       }
@@ -336,7 +339,26 @@ class Operation {
       });
     }
     if (onPartition) return this.load.waitOnPartition(delayInMs, (ms) => this.sleep(ms), this.s.gate?.mode === "auto");
-    return (await this.load.sleeping(() => this.sleep(delayInMs))) ? "waited" : "aborted";
+    return this.load.sleeping(() => this.backoff(delayInMs));
+  }
+
+  /**
+   * Sleeps a backoff, cut short (`"released"`: the loop asks the gate at once) when the
+   * partition's circuit is open and this operation may not wait on it: the gate would refuse
+   * the retry anyway, and the caller's worker is free the sooner. Measured with the closed
+   * loop (8 workers, a partition offline 6 s): operations that failed there just before its
+   * circuit opened held every worker for their first backoff (about a second) at the start
+   * of the outage, and each failed probe held one for its backoff.
+   */
+  private async backoff(delayInMs: number): Promise<"waited" | "aborted" | "released"> {
+    const gate = this.s.gate;
+    if (gate?.refusesNow === undefined) return (await this.sleep(delayInMs)) ? "waited" : "aborted";
+    const cutShort = (): boolean => (gate.refusesNow as (address: RequestAddress) => boolean)(this.address) && !this.mayWaitOnPartition("circuit");
+    for (let left = delayInMs; left > 0; left -= BACKOFF_CHECK_EVERY_IN_MS) {
+      if (cutShort()) return "released";
+      if (!(await this.sleep(Math.min(left, BACKOFF_CHECK_EVERY_IN_MS)))) return "aborted";
+    }
+    return "waited";
   }
 
   private async sleep(delayInMs: number): Promise<boolean> {

@@ -6,6 +6,7 @@ import { createPartitionBreaker, type PartitionBreaker } from "../../../src/brea
 import { isCircuitOpenError } from "../../../src/errors/circuitOpenError.js";
 import { SEND_NOW } from "../../../src/policies/attemptGate.js";
 import { resilientRetryPolicy } from "../../../src/policies/resilientRetryPolicy.js";
+import { getRetryInfo } from "../../../src/policies/retryInfo.js";
 
 const HOST = "https://acct.table.core.windows.net";
 const OFFLINE_UNTIL_IN_MS = 8_000;
@@ -100,8 +101,28 @@ describe("partition breaker inside resilientRetryPolicy", () => {
     expect(getScope).toHaveBeenCalledTimes(2);
   });
 
-  it("a probe whose operation ends before sending it (retry budget spent) does not leave the circuit refusing for ever", async () => {
+  it("fail mode: an operation whose attempt just opened its partition's circuit does not sleep out its backoff", async () => {
     breaker = createPartitionBreaker({ mode: "fail", resetTimeoutInMs: RESET_IN_MS, pacing: false });
+    const policy = resilientRetryPolicy({ gate: breaker, retry: fixedBackoff({ maxRetries: 5, delayInMs: 10_000 }) });
+    const next = vi.fn<SendRequest>(async (request) => ({ request, status: 503, headers: createHttpHeaders({ "x-ms-error-code": "ServerBusy" }) }));
+    const address = readRequestAddress(createPipelineRequest({ url: `${HOST}/orders(PartitionKey='hot',RowKey='r')`, method: "PUT" }));
+    for (let i = 0; i < 4; i++) {
+      breaker.record(address, SEND_NOW, { outcomeClass: "throttled", status: 503 });
+      vi.advanceTimersByTime(100);
+    }
+    let settled: unknown;
+    void send(policy, next, "hot").then((r) => (settled = r), (e: unknown) => (settled = e));
+    // Its attempt (the fifth failure) opens the circuit; the gate would refuse the retry, so the 10 s backoff is not slept.
+    await vi.advanceTimersByTimeAsync(10);
+    expect(breaker.openScopes()).toEqual(["table|acct|orders|hot"]);
+    expect(settled).toMatchObject({ status: 503 });
+    expect(getRetryInfo(settled)?.stopReason).toBe("circuit-open");
+    expect(next).toHaveBeenCalledTimes(1);
+  });
+
+  it("a probe whose operation ends before sending it (retry budget spent) does not leave the circuit refusing for ever", async () => {
+    // Mode "wait": the operation sleeps its backoff and comes back as the probe (in "fail" it would end at once, above).
+    breaker = createPartitionBreaker({ mode: "wait", resetTimeoutInMs: RESET_IN_MS, pacing: false });
     let retriesLeft = true;
     const retryBudget = {
       recordRequest: () => undefined,
@@ -131,7 +152,8 @@ describe("partition breaker inside resilientRetryPolicy", () => {
     expect(breaker.halfOpenScopes()).toEqual(["table|acct|orders|hot"]);
     offline = false;
     retriesLeft = true;
-    expect(isCircuitOpenError(await send(policy, next, "hot").catch((e: unknown) => e))).toBe(true);
+    // The lost probe is still out: the circuit refuses (asked directly; a policy in mode "wait" would wait).
+    expect(breaker.admit(address, 60_000).decision).toBe("refuse");
     // A reset period after the lost probe, another goes out, finds the partition back and closes the circuit.
     await vi.advanceTimersByTimeAsync(RESET_IN_MS);
     const later = send(policy, next, "hot");
