@@ -1,4 +1,4 @@
-import { createRetryStrategy, type RetryStrategyConfig } from "./createRetryStrategy.js";
+import { createRetryStrategy, named, type RetryStrategyConfig } from "./createRetryStrategy.js";
 import type { RetryStrategy } from "./retryStrategy.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { describeValue } from "../validation/describeValue.js";
@@ -81,13 +81,3 @@ function classStrategy(name: string, value: unknown, cap: number): RetryStrategy
   return strategy;
 }
 
-/** Runs `make`, prefixing its validation errors with the option's path, so they say which class they are about. */
-function named<T>(name: string, make: () => T): T {
-  try {
-    return make();
-  } catch (error) {
-    if (error instanceof RangeError && !error.message.startsWith(name)) throw new RangeError(`${name}: ${error.message}`, { cause: error });
-    if (error instanceof TypeError && !error.message.startsWith(name)) throw new TypeError(`${name}: ${error.message}`, { cause: error });
-    throw error;
-  }
-}

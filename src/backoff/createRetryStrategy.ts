@@ -42,10 +42,25 @@ export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig,
       }
       return noRetry();
     case "fixed":
-      return fixedBackoff(numbers as FixedBackoffOptions);
+      return named(name, () => fixedBackoff(numbers as FixedBackoffOptions));
     case "exponential":
-      return exponentialBackoff(numbers as ExponentialBackoffOptions);
+      return named(name, () => exponentialBackoff(numbers as ExponentialBackoffOptions));
     case "decorrelated":
-      return decorrelatedJitterBackoff(numbers as DecorrelatedJitterBackoffOptions);
+      return named(name, () => decorrelatedJitterBackoff(numbers as DecorrelatedJitterBackoffOptions));
+  }
+}
+
+/**
+ * Runs `make`, prefixing its validation errors with the option's path (`retry: maxDelayInMs
+ * must be ...`), so an error from a config says which option it is about; the strategy
+ * functions themselves name their own options bare, as their callers pass them.
+ */
+export function named<T>(name: string, make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    if (error instanceof RangeError && !error.message.startsWith(name)) throw new RangeError(`${name}: ${error.message}`, { cause: error });
+    if (error instanceof TypeError && !error.message.startsWith(name)) throw new TypeError(`${name}: ${error.message}`, { cause: error });
+    throw error;
   }
 }

@@ -45,4 +45,12 @@ describe("createRetryStrategy", () => {
     expect(() => createRetryStrategy(null as never)).toThrow(TypeError);
     expect(() => createRetryStrategy({ strategy: "none", maxRetries: 3 } as never)).toThrow(/takes no other options/);
   });
+
+  it("names the option path in a config's number errors (retry: ..., or the name given)", () => {
+    expect(() => createRetryStrategy({ strategy: "exponential", maxDelayInMs: -1 })).toThrow(new RangeError("retry: maxDelayInMs must be between 0 and 86400000; got -1."));
+    expect(() => createRetryStrategy({ strategy: "fixed", delayInMs: null } as never)).toThrow(/^retry: delayInMs must be a number; got null\.$/);
+    expect(() => createRetryStrategy({ strategy: "decorrelated", baseDelayInMs: 0 }, "backoff.throttled")).toThrow(/^backoff\.throttled: baseDelayInMs must be between 1/);
+    // A strategy function called directly names its options bare, as its caller wrote them.
+    expect(() => fixedBackoff({ delayInMs: -1 })).toThrow(/^delayInMs must be between/);
+  });
 });
