@@ -182,14 +182,14 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   // A breaker passed in is shared with other clients: its owner disposes it, not this handle.
   const sharedBreaker = isPartitionBreaker(options.circuitBreaker);
   const metrics = createMetrics(options.metrics, service);
-  // The OpenTelemetry observer records the data-safety counters itself.
-  const safetyMetrics = metrics && !choosesOpenTelemetry(options.metrics) ? createSafetyMetricsObserver(service, (options.metrics || {}) as MetricsOptions) : undefined;
+  // The Prometheus sink's options, for its separate observers; the OpenTelemetry observer records
+  // the data-safety counters and secondary reads itself.
+  const prometheusOptions = metrics && !choosesOpenTelemetry(options.metrics) ? ((options.metrics || {}) as MetricsOptions) : undefined;
+  const safetyMetrics = prometheusOptions && createSafetyMetricsObserver(service, prometheusOptions);
   const ambiguousWrites = resolveInstallAmbiguousWrites(options.ambiguousWrites, service);
   const readBackRoutes = ambiguousWrites && createReadBackRoutes();
   const secondaryReads = resolveInstallSecondaryReads(target, options.secondaryReads);
-  // The OpenTelemetry observer counts secondary reads itself (`azure.storage.client.secondary_reads`).
-  const secondaryMetrics =
-    metrics && secondaryReads && !choosesOpenTelemetry(options.metrics) ? createSecondaryReadMetricsObserver(service, (options.metrics || {}) as MetricsOptions) : undefined;
+  const secondaryMetrics = prometheusOptions && secondaryReads ? createSecondaryReadMetricsObserver(service, prometheusOptions) : undefined;
   const retryPolicy = resilientRetryPolicy({
     retry: resolveRetry(options.retry, preset.retry),
     backoff: resolveBackoff(options.backoff, options.retry, preset),

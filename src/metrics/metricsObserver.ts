@@ -32,7 +32,6 @@ export interface MetricsObserver extends RetryObserver {
   dispose(): void;
 }
 
-/** Classes pre-initialised at 0 in `retries_exhausted_total`, so `increase()` sees the first one. */
 const STATUS_LABELS = new Map(THROTTLE_STATUSES.map((status) => [status, String(status)]));
 const ERROR_CODE_LABELS = new Set(THROTTLE_ERROR_CODES);
 

@@ -28,7 +28,7 @@ import type { AttemptClass, DelaySource, StopReason } from "../observers/retryEv
 import { attachRetryInfo, startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import { resolveRetryPolicyOptions, type AmbiguousWriteSettings, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
 import { answered, endAttempt, failed, startAttempt } from "./runAttempt.js";
-import { isSecondaryReadMethod, SecondaryRoute, sendsReadToSecondary } from "./secondaryReads.js";
+import { isSecondaryReadMethod, SecondaryRoute } from "./secondaryReads.js";
 
 /** The policy's name; unique in a pipeline, so users can find and remove it. */
 export const resilientRetryPolicyName = "resilientRetryPolicy";
@@ -163,9 +163,10 @@ class Operation {
         if (!paced && this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
         this.#retriesDone += 1;
         releaseBody(result);
-        // A read the primary's partition failed may be served by the secondary now, before the
-        // backoff; it may take only the time the backoff leaves before the deadline.
-        if (this.secondary !== undefined && sendsReadToSecondary(result.outcomeClass)) {
+        // A read the primary's partition failed (a retry follows only throttled, timeout or
+        // transient) may be served by the secondary now, before the backoff; it may take only
+        // the time the backoff leaves before the deadline.
+        if (this.secondary !== undefined) {
           const read = await this.readSecondary(next, step.delayInMs);
           if (read !== undefined) return read;
           if (performance.now() + step.delayInMs >= this.deadline) return this.finish(result, result.outcomeClass, "deadline");

@@ -4,7 +4,6 @@
 import type { PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
-import type { OutcomeClass } from "../classification/outcomeClass.js";
 import { parseStorageHost } from "../partition/detectServiceFromUrl.js";
 import { isPathStyleHost } from "../partition/parseAccountAndPath.js";
 import type { StorageOperation } from "../address/storageOperation.js";
@@ -77,15 +76,6 @@ export function isSecondaryReadMethod(method: string): boolean {
 
 /** Operations that are GETs but change state: never sent to the secondary. */
 const NOT_READS: ReadonlySet<StorageOperation> = new Set<StorageOperation>(["receive_messages"]);
-
-/**
- * The outcomes of a partition being moved or overloaded (throttled, timeout, transient),
- * after which the next read may try the secondary. The breaker's `isRebalancingOutcome`
- * answers the same; it is not imported because breaker/ already imports policies/.
- */
-export function sendsReadToSecondary(outcomeClass: OutcomeClass): boolean {
-  return outcomeClass === "throttled" || outcomeClass === "timeout" || outcomeClass === "transient";
-}
 
 /**
  * The secondary's URL for `url`, changing nothing but the account root (so the path, the
