@@ -1,3 +1,5 @@
+import { sleepInSlices } from "../timing/sleepInSlices.js";
+
 /**
  * Tells a bounded caller (a queue consumer, a worker pool, a semaphore: N operations at a
  * time) from an open one (each request its own caller), from how the client's operations
@@ -113,13 +115,7 @@ export class CallerLoad {
     this.#sleeping += 1;
     this.#waitingOnPartition += 1;
     try {
-      for (let left = delayInMs; left > 0; ) {
-        const slice = releasable ? Math.min(left, CHECK_EVERY_IN_MS) : left;
-        if (!(await sleep(slice))) return "aborted";
-        left -= slice;
-        if (left > 0 && releasable && this.#starving(waiter)) return "released";
-      }
-      return "waited";
+      return await sleepInSlices(delayInMs, sleep, releasable ? () => this.#starving(waiter) : undefined, CHECK_EVERY_IN_MS);
     } finally {
       this.#waiters.delete(waiter);
       this.#sleeping -= 1;

@@ -11,6 +11,7 @@ import { CircuitOpenError } from "../errors/circuitOpenError.js";
 import { PartitionBusyError } from "../errors/partitionBusyError.js";
 import { logger } from "../logging/logger.js";
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
+import { sleepInSlices } from "../timing/sleepInSlices.js";
 import { type AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
 import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
@@ -352,14 +353,10 @@ class Operation {
    * of the outage, and each failed probe held one for its backoff.
    */
   private async backoff(delayInMs: number): Promise<"waited" | "aborted" | "released"> {
-    const gate = this.s.gate;
-    if (gate?.refusesNow === undefined) return (await this.sleep(delayInMs)) ? "waited" : "aborted";
-    const cutShort = (): boolean => (gate.refusesNow as (address: RequestAddress) => boolean)(this.address) && !this.mayWaitOnPartition("circuit");
-    for (let left = delayInMs; left > 0; left -= BACKOFF_CHECK_EVERY_IN_MS) {
-      if (cutShort()) return "released";
-      if (!(await this.sleep(Math.min(left, BACKOFF_CHECK_EVERY_IN_MS)))) return "aborted";
-    }
-    return "waited";
+    const refusesNow = this.s.gate?.refusesNow;
+    const cutShort = refusesNow === undefined ? undefined : (): boolean => refusesNow(this.address) && !this.mayWaitOnPartition("circuit");
+    if (cutShort?.() === true) return "released";
+    return sleepInSlices(delayInMs, (ms) => this.sleep(ms), cutShort, BACKOFF_CHECK_EVERY_IN_MS);
   }
 
   private async sleep(delayInMs: number): Promise<boolean> {
