@@ -104,12 +104,16 @@ function canonicalDouble(raw: unknown): string | undefined {
   return Number.isFinite(parsed) ? String(parsed === 0 ? 0 : parsed) : undefined;
 }
 
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})$/i;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?$/i;
+const TICKS_PER_MS = 10_000n;
 
 /**
- * An instant to the service's 100 ns, in UTC: `...05.678Z`, `...05.6780000Z` and
- * `...07.6780000+02:00` are equal; a date that does not exist, or more than 7 fractional
- * digits that are not zeros (the service keeps 7), cannot be read.
+ * An instant as the service reads it, in 100-ns ticks since 1970 (UTC), as decimal text. A
+ * value without a zone is UTC (the service's reading; Azurite stores it with a `Z` added);
+ * an offset is converted; up to 7 fractional digits count, so `...05.678Z`,
+ * `...05.6780000Z`, `...05.678` and `...07.6780000+02:00` are equal. A date that does not
+ * exist, an offset past 23:59, or more than 7 fractional digits that are not zeros (the
+ * service keeps 7) cannot be read. The fraction is added as an integer: `Date` keeps only ms.
  */
 function canonicalDateTime(raw: unknown): string | undefined {
   if (typeof raw !== "string") return undefined;
@@ -123,10 +127,19 @@ function canonicalDateTime(raw: unknown): string | undefined {
   // setUTC* roll 31 February into March: compare back to refuse dates that do not exist.
   if (at.getUTCMonth() !== Number(month) - 1 || at.getUTCDate() !== Number(day) || at.getUTCHours() !== Number(hour)) return undefined;
   if (at.getUTCMinutes() !== Number(minute) || at.getUTCSeconds() !== Number(second)) return undefined;
-  const offsetInMinutes = zone.toUpperCase() === "Z" ? 0 : (zone.startsWith("-") ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
-  const utc = new Date(at.getTime() - offsetInMinutes * 60_000);
-  if (Number.isNaN(utc.getTime())) return undefined;
-  return `${utc.toISOString().slice(0, -5)}.${fraction.slice(0, 7).padEnd(7, "0")}Z`;
+  const offsetInMinutes = zoneOffsetInMinutes(zone);
+  if (offsetInMinutes === undefined || Number.isNaN(at.getTime())) return undefined;
+  const utcMs = at.getTime() - offsetInMinutes * 60_000;
+  return (BigInt(utcMs) * TICKS_PER_MS + BigInt(fraction.slice(0, 7).padEnd(7, "0"))).toString();
+}
+
+/** `Z` is 0, `+02:00` is 120, `-05:30` is -330; undefined past 23:59. */
+function zoneOffsetInMinutes(zone: string): number | undefined {
+  if (zone.toUpperCase() === "Z") return 0;
+  const hours = Number(zone.slice(1, 3));
+  const minutes = Number(zone.slice(4, 6));
+  if (hours > 23 || minutes > 59) return undefined;
+  return (zone.startsWith("-") ? -1 : 1) * (hours * 60 + minutes);
 }
 
 /** Base64, strictly: `Buffer.from(x, "base64")` would skip any character it does not know. */
