@@ -297,6 +297,26 @@ describe("EDM round trips through a real read-back", () => {
   });
 });
 
+// Issue 21 item 1: Azurite's own Tables suite inserts `{ value: "2023-01-01T23:00:00", type: "DateTime" }`
+// (no zone, which the service reads as UTC and Azurite stores with a Z added); applied inserts of it
+// were reported failed after a reset.
+describe("an applied insert with a DateTime as callers write it, its answer lost", () => {
+  it.each([
+    ["without a zone (UTC)", "2023-01-01T23:00:00"],
+    ["with seven fractional digits, no zone", "2023-01-01T23:00:00.1234567"],
+    ["with an offset and seven fractional digits", "2023-01-02T01:00:00.1234567+02:00"],
+  ])("%s: read back, settled as applied", async (_name, value) => {
+    install(client);
+    env.simulator.addFault({ kind: "resetAfterForward", match: firstWrite("POST") });
+    const raw = capture();
+    const result = await client.createEntity({ partitionKey: "p", rowKey: "dt", dateField: { value, type: "DateTime" } }, raw);
+    expect(env.simulator.records.map((r) => `${r.method} ${r.status ?? "reset"}`)).toEqual(["POST reset", "POST 409", "GET 200"]);
+    expect(getRetryInfo(raw.last())).toMatchObject({ stopReason: "success", ambiguousWrite: "applied", possiblyApplied: false, unknownOutcomes: 1 });
+    expect(events).toMatchObject([{ operation: "insert_entity", result: "applied" }]);
+    expect(result.etag).toBe((await direct.getEntity("p", "dt")).etag);
+  });
+});
+
 // Issue 17 item 3: the store's answer cut while the client read its body.
 describe("an answer cut mid-body", () => {
   it("a read is retried and succeeds", async () => {
