@@ -37,7 +37,7 @@ export function canonicalEdmValue(type: string, raw: unknown): string | undefine
     case "Edm.String":
       return typeof raw === "string" ? raw : undefined;
     case "Edm.Boolean":
-      return typeof raw === "boolean" ? String(raw) : undefined;
+      return canonicalBoolean(raw);
     case "Edm.Int32":
       return canonicalInt32(raw);
     case "Edm.Int64":
@@ -47,7 +47,7 @@ export function canonicalEdmValue(type: string, raw: unknown): string | undefine
     case "Edm.DateTime":
       return canonicalDateTime(raw);
     case "Edm.Guid":
-      return typeof raw === "string" && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(raw) ? raw.toLowerCase() : undefined;
+      return canonicalGuid(raw);
     case "Edm.Binary":
       return canonicalBinary(raw);
     default:
@@ -64,8 +64,22 @@ function numberOf(raw: unknown): number | undefined {
   return raw instanceof JsonNumberLiteral ? raw.value : undefined;
 }
 
+/** An annotated boolean given as text (`"true"`) is stored, and answered, as the JSON `true`. */
+function canonicalBoolean(raw: unknown): string | undefined {
+  if (typeof raw === "boolean") return String(raw);
+  const text = typeof raw === "string" ? raw.toLowerCase() : undefined;
+  return text === "true" || text === "false" ? text : undefined;
+}
+
+/** Case aside, with or without braces: `{0B3C...}` is stored and answered as `0b3c...` by the service. */
+function canonicalGuid(raw: unknown): string | undefined {
+  if (typeof raw !== "string") return undefined;
+  const match = /^(\{?)([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\}?)$/i.exec(raw);
+  return match !== null && (match[1] === "") === (match[3] === "") ? match[2].toLowerCase() : undefined;
+}
+
 function canonicalInt32(raw: unknown): string | undefined {
-  const n = typeof raw === "string" && /^-?\d+$/.test(raw) ? Number(raw) : numberOf(raw);
+  const n = typeof raw === "string" && /^[+-]?\d+$/.test(raw) ? Number(raw) : numberOf(raw);
   return n !== undefined && isInt32(n) ? String(n) : undefined;
 }
 
@@ -75,7 +89,7 @@ function canonicalInt64(raw: unknown): string | undefined {
   if (typeof raw === "string") text = raw.trim();
   else if (raw instanceof JsonNumberLiteral) text = raw.source ?? (Number.isSafeInteger(raw.value) ? String(raw.value) : undefined);
   else if (typeof raw === "number" && Number.isSafeInteger(raw)) text = String(raw);
-  if (text === undefined || !/^-?\d+$/.test(text)) return undefined;
+  if (text === undefined || !/^[+-]?\d+$/.test(text)) return undefined;
   const value = BigInt(text);
   return value >= -(2n ** 63n) && value < 2n ** 63n ? value.toString() : undefined;
 }
@@ -142,8 +156,13 @@ function zoneOffsetInMinutes(zone: string): number | undefined {
   return (zone.startsWith("-") ? -1 : 1) * (hours * 60 + minutes);
 }
 
-/** Base64, strictly: `Buffer.from(x, "base64")` would skip any character it does not know. */
+/**
+ * Base64 as bytes, padding optional (`AQ` and `AQ==` are one byte); strictly otherwise:
+ * `Buffer.from(x, "base64")` would skip any character it does not know.
+ */
 function canonicalBinary(raw: unknown): string | undefined {
-  if (typeof raw !== "string" || raw.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(raw)) return undefined;
+  if (typeof raw !== "string" || !/^[A-Za-z0-9+/]*={0,2}$/.test(raw)) return undefined;
+  const padded = raw.includes("=") ? raw.length % 4 === 0 : raw.length % 4 !== 1;
+  if (!padded) return undefined;
   return Buffer.from(raw, "base64").toString("base64");
 }
