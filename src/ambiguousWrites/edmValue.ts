@@ -75,7 +75,9 @@ function canonicalBoolean(raw: unknown): string | undefined {
 function canonicalGuid(raw: unknown): string | undefined {
   if (typeof raw !== "string") return undefined;
   const match = /^(\{?)([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\}?)$/i.exec(raw);
-  return match !== null && (match[1] === "") === (match[3] === "") ? match[2].toLowerCase() : undefined;
+  if (match === null) return undefined;
+  const [, open = "", guid = "", close = ""] = match;
+  return open.length === close.length ? guid.toLowerCase() : undefined;
 }
 
 function canonicalInt32(raw: unknown): string | undefined {
