@@ -64,14 +64,14 @@ function numberOf(raw: unknown): number | undefined {
   return raw instanceof JsonNumberLiteral ? raw.value : undefined;
 }
 
-/** An annotated boolean given as text (`"true"`) is stored, and answered, as the JSON `true`. */
+/** An annotated boolean given as text (`"true"`) is answered as the JSON `true` (Azurite). */
 function canonicalBoolean(raw: unknown): string | undefined {
   if (typeof raw === "boolean") return String(raw);
   const text = typeof raw === "string" ? raw.toLowerCase() : undefined;
   return text === "true" || text === "false" ? text : undefined;
 }
 
-/** Case aside, with or without braces: `{0B3C...}` is stored and answered as `0b3c...` by the service. */
+/** Case and braces aside: `{0B3C...}` and `0b3c...` are one GUID (Azurite answers the text as sent). */
 function canonicalGuid(raw: unknown): string | undefined {
   if (typeof raw !== "string") return undefined;
   const match = /^(\{?)([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\}?)$/i.exec(raw);
@@ -164,7 +164,7 @@ function zoneOffsetInMinutes(zone: string): number | undefined {
  */
 function canonicalBinary(raw: unknown): string | undefined {
   if (typeof raw !== "string" || !/^[A-Za-z0-9+/]*={0,2}$/.test(raw)) return undefined;
-  const padded = raw.includes("=") ? raw.length % 4 === 0 : raw.length % 4 !== 1;
-  if (!padded) return undefined;
+  const wholeLength = raw.includes("=") ? raw.length % 4 === 0 : raw.length % 4 !== 1;
+  if (!wholeLength) return undefined;
   return Buffer.from(raw, "base64").toString("base64");
 }
