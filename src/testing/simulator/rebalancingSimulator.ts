@@ -305,6 +305,7 @@ class Simulator implements RebalancingSimulator {
   }
 
   #describe(req: IncomingMessage, body: Buffer): SimulatedRequestInfo {
+    // The server side: what arrived is read with the address module's pure readers, not a RequestAddress (a client request's).
     const pathAndQuery = req.url ?? "/";
     // A Host naming a storage endpoint (a client pointed at the proxy by DNS) scopes host-style;
     // any other Host is the proxy's own address, so scope path-style as the target would.
