@@ -50,7 +50,7 @@ export { readRequestAddress } from "./address/requestAddress.js";
 export type { RetryInfo } from "./policies/retryInfo.js";
 export { getRetryInfo } from "./policies/retryInfo.js";
 
-export type { StorageService } from "./partition/partitionScope.js";
+export type { StorageService } from "./address/partitionScope.js";
 export type { InstallResilienceOptions, ResilienceHandle } from "./install/installResilience.js";
 export { installResilience, SDK_RETRY_POLICY_NAMES } from "./install/installResilience.js";
 export type { ServicePreset } from "./presets/servicePresets.js";
@@ -77,7 +77,7 @@ export type { OpenTelemetryInstrumentKind, OpenTelemetryMetricKey, OpenTelemetry
 export { OPEN_TELEMETRY_ATTRIBUTES, OPEN_TELEMETRY_METER_NAME, OPEN_TELEMETRY_METRICS } from "./metrics/openTelemetryNames.js";
 export type { OperationRequest, StorageOperation } from "./address/storageOperation.js";
 export { STORAGE_OPERATIONS, storageOperationName } from "./address/storageOperation.js";
-export type { PartitionScope } from "./partition/partitionScope.js";
+export type { PartitionScope } from "./address/partitionScope.js";
 export { OTHER_PARTITION_LABEL } from "./metrics/topScopeLabels.js";
 export type { MetricsRequestHandler } from "./metrics/metricsHandler.js";
 export { metricsHandler } from "./metrics/metricsHandler.js";
@@ -102,8 +102,8 @@ export type { RetryBudget, RetryBudgetOptions, RetryBudgetSnapshot } from "./bud
 export { createRetryBudget, DEFAULT_RETRY_BUDGET_OPTIONS } from "./budget/retryBudget.js";
 export type { AmbiguousWriteResult } from "./ambiguousWrites/ambiguousWriteResult.js";
 export { AMBIGUOUS_WRITE_RESULTS } from "./ambiguousWrites/ambiguousWriteResult.js";
-export type { TableWrite, TableWriteKind } from "./ambiguousWrites/tableWrite.js";
-export { describeTableWrite } from "./ambiguousWrites/tableWrite.js";
+export type { TableWrite, TableWriteKind } from "./address/tableWrite.js";
+export { describeTableWrite } from "./address/tableWrite.js";
 export { isUnknownOutcome } from "./ambiguousWrites/isUnknownOutcome.js";
 export { entityMatches } from "./ambiguousWrites/entityMatches.js";
 export { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "./policies/ambiguousWriteReadBack.js";

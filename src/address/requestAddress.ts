@@ -1,23 +1,30 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { scopeOfParsedUrl, serviceOfParsedUrl } from "../partition/extractScope.js";
-import { parseAccountAndPath, type AccountAndPath } from "../partition/parseAccountAndPath.js";
-import type { PartitionScope, StorageService } from "../partition/partitionScope.js";
-import { parseTableSegment } from "../partition/parseTableSegment.js";
-import { scopeKey } from "../partition/scopeKey.js";
+import { scopeOfParsedUrl, serviceOfParsedUrl } from "./extractScope.js";
+import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
+import type { PartitionScope, StorageService } from "./partitionScope.js";
+import { parseTableSegment } from "./parseTableSegment.js";
+import { scopeKey } from "./scopeKey.js";
+import { bodyText } from "./requestBodyText.js";
+import { isWriteMethod } from "./requestMethod.js";
+import { secondaryUrlOf } from "./secondaryUrl.js";
 import { operationOfParsedUrl, type StorageOperation } from "./storageOperation.js";
+import { tableWriteOfParsedUrl, type TableWrite } from "./tableWrite.js";
 
 /**
  * What one request addresses in Azure Storage, read once per operation and asked by
  * everything that needs it: the partition gate (scope key), the metric labels (service,
- * account, resource, operation), the ambiguous-write description and the logs. Every
- * field is computed on first use and kept (a success that nobody asks about costs no
- * parse). Never throws: what cannot be read is `undefined`.
+ * account, resource, operation), the ambiguous-write description, the secondary read's
+ * URL and the logs. Nothing else in the package reads a request's URL. Every field is
+ * computed on first use and kept (a success that nobody asks about costs no parse). Never
+ * throws: what cannot be read is `undefined`.
  */
 export interface RequestAddress {
   /** The request this address was read from. */
   readonly request: PipelineRequest;
   /** The storage service: the install's hint when given, else read from the URL (its host, or a path only Tables uses). */
   readonly service: StorageService | undefined;
+  /** The storage account (`myacct`, `devstoreaccount1`), without a `-secondary` suffix; undefined when the URL names none. */
+  readonly account: string | undefined;
   /** The partition scope (service, account, table/container/queue, partition), or undefined. */
   readonly scope: PartitionScope | undefined;
   /** `scopeKey(scope)`, e.g. `"table|acct|orders|pk-1"`: the key circuits and pacing are kept under. */
@@ -30,6 +37,15 @@ export interface RequestAddress {
    * need the RowKey, which the scope does not carry.
    */
   readonly entityKeys: EntityKeys | undefined;
+  /** What a Tables entity write does (`describeTableWrite` of the request and its body text), or undefined for anything else. */
+  readonly tableWrite: TableWrite | undefined;
+  /**
+   * The URL to send this request to on the secondary region (RA-GRS / RA-GZRS): the same
+   * path and query (a SAS stays as signed) under `endpoint` when given, else under the
+   * account with `-secondary` appended. Undefined when no secondary can be derived (a
+   * custom domain, Cosmos DB, a URL already on the secondary).
+   */
+  secondaryUrl(endpoint: string | undefined): string | undefined;
 }
 
 /** A Tables entity's keys, as its address names them (unescaped and percent-decoded). */
@@ -47,7 +63,8 @@ export type ReadRequestAddress = (request: PipelineRequest, service?: StorageSer
  * Reads what `request` addresses (see {@link RequestAddress}): nothing now, each field on
  * first access, the URL parsed at most once for all of them. The answers are those of the
  * pure functions: `scope` is `extractScope(request, service)`, `scopeKey` is
- * `scopeKey(scope)`, `operation` is `storageOperationName(address.service, request)`.
+ * `scopeKey(scope)`, `operation` is `storageOperationName(address.service, request)`,
+ * `tableWrite` is `describeTableWrite(request, bodyText(request))`.
  * Make one per operation and pass it along: the address keeps what it read, nothing else does.
  */
 export function readRequestAddress(request: PipelineRequest, service?: StorageService): RequestAddress {
@@ -63,12 +80,14 @@ class LazyRequestAddress implements RequestAddress {
   // request's URL (a SAS) and headers (Authorization) along.
   readonly #request: PipelineRequest;
   readonly #hint: StorageService | undefined;
+  #url: Lazy<string | undefined> = UNREAD;
   #parsed: Lazy<AccountAndPath | undefined> = UNREAD;
   #service: Lazy<StorageService | undefined> = UNREAD;
   #scope: Lazy<PartitionScope | undefined> = UNREAD;
   #scopeKey: Lazy<string | undefined> = UNREAD;
   #operation: Lazy<StorageOperation> = UNREAD;
   #entityKeys: Lazy<EntityKeys | undefined> = UNREAD;
+  #tableWrite: Lazy<TableWrite | undefined> = UNREAD;
 
   constructor(request: PipelineRequest, hint: StorageService | undefined) {
     this.#request = request;
@@ -85,6 +104,10 @@ class LazyRequestAddress implements RequestAddress {
       this.#service = this.#hint ?? (parsed === undefined ? undefined : serviceOfParsedUrl(parsed));
     }
     return this.#service;
+  }
+
+  get account(): string | undefined {
+    return this.#parsedUrl()?.account;
   }
 
   get scope(): PartitionScope | undefined {
@@ -120,16 +143,33 @@ class LazyRequestAddress implements RequestAddress {
     return this.#entityKeys;
   }
 
+  get tableWrite(): TableWrite | undefined {
+    if (this.#tableWrite === UNREAD) {
+      // A read is never a write: its body is not decoded, its URL not parsed for this.
+      const parsed = isWriteMethod(this.request.method) ? this.#parsedUrl() : undefined;
+      this.#tableWrite = parsed === undefined ? undefined : guarded(() => tableWriteOfParsedUrl(this.request, parsed, bodyText(this.request)), undefined);
+    }
+    return this.#tableWrite;
+  }
+
+  secondaryUrl(endpoint: string | undefined): string | undefined {
+    const url = this.#urlText();
+    return url === undefined ? undefined : guarded(() => secondaryUrlOf(url, endpoint), undefined);
+  }
+
   /** The one URL parse every field shares. */
   #parsedUrl(): AccountAndPath | undefined {
-    if (this.#parsed === UNREAD) {
-      this.#parsed = parseAccountAndPath(guarded(() => this.request.url, undefined) as string);
-    }
+    if (this.#parsed === UNREAD) this.#parsed = parseAccountAndPath(this.#urlText() as string);
     return this.#parsed;
+  }
+
+  /** The request's URL, read once: every answer comes from the same text. */
+  #urlText(): string | undefined {
+    if (this.#url === UNREAD) this.#url = guarded(() => this.request.url, undefined);
+    return this.#url;
   }
 }
 
-/** Reads sit in every request's path: a bug (or a hostile request object) costs the answer, not the request. */
 /** Naming never fails a request: a bug there costs the label, not the operation. */
 function operationOf(service: StorageService, request: PipelineRequest, parsed: AccountAndPath): StorageOperation {
   try {
@@ -139,6 +179,7 @@ function operationOf(service: StorageService, request: PipelineRequest, parsed: 
   }
 }
 
+/** Reads sit in every request's path: a bug (or a hostile request object) costs the answer, not the request. */
 function guarded<T>(read: () => T, fallback: T): T {
   try {
     return read();

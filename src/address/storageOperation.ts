@@ -1,8 +1,8 @@
 // The `operation` label: the fixed set of names and the one function that reads them from a request.
 // Over 250 lines: the set itself, listed twice (type and array), is a third of it.
-import { parseAccountAndPath, type AccountAndPath } from "../partition/parseAccountAndPath.js";
-import type { StorageService } from "../partition/partitionScope.js";
-import { queryParameter } from "../partition/tableScope.js";
+import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
+import type { StorageService } from "./partitionScope.js";
+import { queryParameter, searchOf } from "./urlText.js";
 
 /**
  * The `operation` label: a small fixed set of names for what a request does, read from its
@@ -138,14 +138,6 @@ interface OperationParts {
   /** The raw query string without its `?`. */
   search: string;
   headers: OperationRequest["headers"];
-}
-
-/** The query string of a URL, without `?` and without any `#fragment`. */
-function searchOf(url: string): string {
-  const question = url.indexOf("?");
-  if (question === -1) return "";
-  const hash = url.indexOf("#", question);
-  return hash === -1 ? url.slice(question + 1) : url.slice(question + 1, hash);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { AttemptResult } from "../classification/attemptResult.js";
-import type { TableWrite } from "./tableWrite.js";
+import type { TableWrite } from "../address/tableWrite.js";
 
 /**
  * True when `result` is the answer a retry gets if an earlier attempt of `write` was

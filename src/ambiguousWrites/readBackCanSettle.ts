@@ -1,4 +1,4 @@
-import type { TableWrite } from "./tableWrite.js";
+import type { TableWrite } from "../address/tableWrite.js";
 
 /**
  * True when reading the entity back can show that *this* write applied; only inserts.

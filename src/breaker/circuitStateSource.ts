@@ -1,4 +1,4 @@
-import type { StorageService } from "../partition/partitionScope.js";
+import type { StorageService } from "../address/partitionScope.js";
 
 /** The states a partition's circuit can be in, as metrics and logs name them. */
 export type CircuitState = "closed" | "open" | "half_open";

@@ -3,7 +3,7 @@
 // the pacing (flow/) are in their own files.
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { logger } from "../logging/logger.js";
-import type { StorageService } from "../partition/partitionScope.js";
+import type { StorageService } from "../address/partitionScope.js";
 import { AccountPacing } from "../flow/accountPacing.js";
 import { Pacer } from "../flow/pacer.js";
 import type { AttemptGate, Admission, SendAdmission } from "../policies/attemptGate.js";

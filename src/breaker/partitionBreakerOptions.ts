@@ -1,6 +1,6 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { resolvePacingOptions, type PacingOptions, type ResolvedPacingOptions } from "../flow/pacingOptions.js";
-import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";

@@ -1,5 +1,5 @@
-import { detectServiceFromUrl } from "../partition/detectServiceFromUrl.js";
-import type { StorageService } from "../partition/partitionScope.js";
+import { detectServiceFromUrl } from "../address/storageHost.js";
+import type { StorageService } from "../address/partitionScope.js";
 
 const CLASS_NAMES: Readonly<Record<string, StorageService>> = {
   TableClient: "table",

@@ -7,10 +7,10 @@ import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
 import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
 import { createPipelineRequest } from "@azure/core-rest-pipeline";
-import { readRequestAddress } from "../address/requestAddress.js";
+import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionStatus.js";
-import { scopeKey } from "../partition/scopeKey.js";
+import { scopeKey } from "../address/scopeKey.js";
 import { createMetricsObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
 import type { MetricsOptions } from "../metrics/metricsOptions.js";
 import { createOpenTelemetryMetricsObserver } from "../metrics/openTelemetryObserver.js";
@@ -25,7 +25,7 @@ import { resolveAmbiguousWrites, type AmbiguousWriteOptions } from "../policies/
 import { createReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
 import { createSecondaryReadMetricsObserver } from "../metrics/secondaryReadMetrics.js";
-import { resolveSecondaryReads, secondaryUrlOf, type SecondaryReadOptions } from "../policies/secondaryReads.js";
+import { resolveSecondaryReads, type SecondaryReadOptions } from "../policies/secondaryReads.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import { SERVICE_PRESETS } from "../presets/servicePresets.js";
 import { createRetryLogObserver } from "../observers/retryLogObserver.js";
@@ -35,7 +35,7 @@ import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { detectService } from "./detectService.js";
 import { findPipeline } from "./findPipeline.js";
-import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 
 /** Options of {@link installResilience}. Every one is optional; defaults come from the service's preset. */
 export interface InstallResilienceOptions {
@@ -265,8 +265,8 @@ function withPackageObservers(
 function resolveInstallSecondaryReads(target: unknown, option: unknown): SecondaryReadOptions | undefined {
   const settings = resolveSecondaryReads(option);
   if (settings === undefined) return undefined;
-  const url = (target as { url?: unknown } | null)?.url;
-  if (settings.endpoint === undefined && typeof url === "string" && secondaryUrlOf(`${url.replace(/\/+$/, "")}/x`, undefined) === undefined) {
+  const endpoint = endpointAddress(target, undefined);
+  if (settings.endpoint === undefined && endpoint !== undefined && endpoint.secondaryUrl(undefined) === undefined) {
     throw new TypeError(
       "secondaryReads is true, but the client's endpoint has no -secondary twin by convention (a custom domain, Cosmos DB, " +
         "or an endpoint already on the secondary); pass secondaryReads: { endpoint } naming the secondary.",
@@ -399,13 +399,13 @@ function removeRetryPolicies(pipeline: Pipeline): PipelinePolicy[] {
 
 /** The storage account a client talks to, read from its URL as a request's would be; undefined when it has none. */
 function accountOf(target: unknown, service: StorageService): string | undefined {
+  return endpointAddress(target, service)?.account;
+}
+
+/** The address of a client's own URL (its endpoint), read as a request's would be; undefined when the client has no URL. */
+function endpointAddress(target: unknown, service: StorageService | undefined): RequestAddress | undefined {
   const url = (target as { url?: unknown } | null)?.url;
-  if (typeof url !== "string") return undefined;
-  try {
-    return readRequestAddress(createPipelineRequest({ url: `${url.replace(/\/+$/, "")}/x`, method: "GET" }), service).scope?.account;
-  } catch {
-    return undefined;
-  }
+  return typeof url === "string" ? readRequestAddress(createPipelineRequest({ url, method: "GET" }), service) : undefined;
 }
 
 /** A breaker from `createPartitionBreaker()` (duck-typed: another copy of the package makes one too). */

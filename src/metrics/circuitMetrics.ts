@@ -1,7 +1,7 @@
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../breaker/circuitStateSource.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
-import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { CounterChild, GaugeCollector } from "./metricFamily.js";
 import type { StorageMetricFamilies } from "./storageMetricFamilies.js";
 

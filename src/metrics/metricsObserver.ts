@@ -3,7 +3,7 @@ import { readRequestAddress, type RequestAddress } from "../address/requestAddre
 import type { StorageOperation } from "../address/storageOperation.js";
 import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
 import type { CircuitStateSource } from "../breaker/circuitStateSource.js";
-import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver } from "../observers/retryEvents.js";
 import { isExhausted, outcomeOf } from "./operationOutcome.js";
 import { createCircuitMetrics, type CircuitMetrics } from "./circuitMetrics.js";

@@ -2,7 +2,7 @@ import type { Attributes, Counter, Histogram, Meter, ObservableResult } from "@o
 import type { CircuitState, CircuitStateSource } from "../breaker/circuitStateSource.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
-import type { StorageService } from "../partition/partitionScope.js";
+import type { StorageService } from "../address/partitionScope.js";
 import { OPEN_TELEMETRY_ATTRIBUTES as ATTR, OPEN_TELEMETRY_METRICS, type OpenTelemetryMetricKey } from "./openTelemetryNames.js";
 import type { PacedScope, PacedScopeSource } from "./pacingMetrics.js";
 import { OTHER_PARTITION_LABEL, TopScopeLabels } from "./topScopeLabels.js";

@@ -5,7 +5,7 @@ import type { StorageOperation } from "../address/storageOperation.js";
 import { AMBIGUOUS_WRITE_RESULTS } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../breaker/circuitStateSource.js";
 import type { AmbiguousWriteEvent, AttemptClass, AttemptEvent, OperationEvent, RetryEvent } from "../observers/retryEvents.js";
-import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { THROTTLE_ERROR_CODES, type OperationOutcome } from "./metricNames.js";
 import type { MetricsObserver } from "./metricsObserver.js";

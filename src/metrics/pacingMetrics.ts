@@ -1,6 +1,6 @@
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
-import type { StorageService } from "../partition/partitionScope.js";
+import type { StorageService } from "../address/partitionScope.js";
 import type { GaugeCollector } from "./metricFamily.js";
 import type { StorageMetricFamilies } from "./storageMetricFamilies.js";
 import { OTHER_PARTITION_LABEL, type TopScopeLabels } from "./topScopeLabels.js";

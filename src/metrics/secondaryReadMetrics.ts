@@ -1,7 +1,7 @@
 import { CounterFamily, registerFamily, type CounterChild } from "./metricFamily.js";
 import { resolveMetricsOptions, type MetricsOptions } from "./metricsOptions.js";
 import { OUTCOME_CLASSES, type OutcomeClass } from "../classification/outcomeClass.js";
-import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { AttemptEvent, RetryObserver } from "../observers/retryEvents.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 

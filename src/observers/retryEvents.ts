@@ -2,7 +2,7 @@ import type { PipelineRequest, PipelineResponse } from "@azure/core-rest-pipelin
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { OutcomeClass } from "../classification/outcomeClass.js";
 import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
-import type { TableWrite } from "../ambiguousWrites/tableWrite.js";
+import type { TableWrite } from "../address/tableWrite.js";
 
 /** An attempt's class as the policy reports it: an outcome class, or refused by an open circuit. */
 export type AttemptClass = OutcomeClass | "circuit_open";

@@ -1,6 +1,6 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
-import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { RetryObserver } from "./retryEvents.js";
 import { formatLogFields } from "../logging/formatLogFields.js";
 import { logger } from "../logging/logger.js";

@@ -6,11 +6,11 @@ import {
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
 import { logger } from "../logging/logger.js";
-import { entityUrl } from "../ambiguousWrites/entityUrl.js";
-import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
+import { entityUrl } from "../address/entityUrl.js";
+import { isWriteMethod } from "../address/requestMethod.js";
 import { readBackCanSettle } from "../ambiguousWrites/readBackCanSettle.js";
 import { decideInsertReadBack, readBackRefusal, type ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
-import type { TableWrite } from "../ambiguousWrites/tableWrite.js";
+import type { TableWrite } from "../address/tableWrite.js";
 import { isReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import { describeValue } from "../validation/describeValue.js";
 

@@ -15,9 +15,9 @@ import { sleepInSlices } from "../timing/sleepInSlices.js";
 import { type AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
 import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
-import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
-import { bodyText } from "../ambiguousWrites/requestBodyText.js";
-import { describeTableWrite, type TableWrite } from "../ambiguousWrites/tableWrite.js";
+import { isWriteMethod } from "../address/requestMethod.js";
+import { bodyText } from "../address/requestBodyText.js";
+import type { TableWrite } from "../address/tableWrite.js";
 import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
 import { SEND_NOW, type Admission, type Refusal } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
@@ -78,7 +78,6 @@ class Operation {
   readonly write: boolean;
   /** The way to the secondary region, for a read of a client with `secondaryReads` on. */
   readonly secondary: SecondaryRoute | undefined;
-  #tableWrite: TableWrite | undefined | null = null;
   /** The last attempt that reached the network: what the caller gets if we give up. */
   #last: AttemptResult | undefined;
   #retriesDone = 0;
@@ -192,7 +191,7 @@ class Operation {
     const route = this.secondary as SecondaryRoute;
     // Counts the primary's failed attempts (not circuit refusals): one secondary read after each at most.
     const primaryFailures = this.#retriesDone;
-    if (!route.open(this.request, this.address.operation, primaryFailures)) return undefined;
+    if (!route.open(this.address, primaryFailures)) return undefined;
     if (this.info.attempts > 0 && this.s.budget !== undefined && !this.s.budget.tryRetry()) return undefined;
     const started = performance.now();
     // The deadline less `reserveInMs` (the primary's next backoff): the secondary never eats the primary's schedule.
@@ -311,10 +310,9 @@ class Operation {
     return { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now, deadlines: this.s.deadlines };
   }
 
-  /** The write's description, parsed at most once. */
+  /** The write's description: the address reads it at most once. */
   private tableWrite(): TableWrite | undefined {
-    if (this.#tableWrite === null) this.#tableWrite = describeTableWrite(this.request, bodyText(this.request));
-    return this.#tableWrite;
+    return this.address.tableWrite;
   }
 
   /** Sleeps before a retry or a circuit re-ask; false when the caller aborted meanwhile. */

@@ -13,7 +13,7 @@ import { optionalNumberOption, validateNumberOption } from "../validation/valida
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
-import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { AttemptGate } from "./attemptGate.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import { isReadBackRoutes, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";

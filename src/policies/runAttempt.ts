@@ -10,7 +10,7 @@ import type { AbortSignalLike } from "@azure/abort-controller";
 import { classify } from "../classification/classify.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import type { ArmedDeadline, AttemptDeadlines } from "../timing/attemptDeadlines.js";
-import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
+import { isWriteMethod } from "../address/requestMethod.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { failedChangeset } from "./changesetAttempt.js";
 import type { RequestAddress } from "../address/requestAddress.js";

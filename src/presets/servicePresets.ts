@@ -1,6 +1,6 @@
 import type { RetriableClass } from "../classification/outcomeClass.js";
 import type { ExponentialBackoffOptions } from "../backoff/exponentialBackoff.js";
-import type { StorageService } from "../partition/partitionScope.js";
+import type { StorageService } from "../address/partitionScope.js";
 
 /** The defaults `installResilience` applies for one service; every field can be overridden. */
 export interface ServicePreset {

@@ -1,6 +1,6 @@
 import { CounterFamily, registerFamily, type CounterChild } from "../metrics/metricFamily.js";
 import { resolveMetricsOptions, type MetricsOptions } from "../metrics/metricsOptions.js";
-import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import { AMBIGUOUS_WRITE_RESULTS } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { AmbiguousWriteEvent, OperationEvent, RetryObserver } from "../observers/retryEvents.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";

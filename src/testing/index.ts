@@ -6,7 +6,7 @@ export { DEFAULT_SIMULATOR_OPTIONS, startRebalancingSimulator } from "./simulato
 export type { FaultKind, FaultMatch, FaultRule, RetryAfterHeader, SimulatedRequestInfo } from "./simulator/faultRule.js";
 export { FAULT_KINDS } from "./simulator/faultRule.js";
 export type { RecordFilter, RequestRecord, RequestTotals } from "./simulator/requestLog.js";
-export type { PartitionScope, StorageService } from "../partition/partitionScope.js";
+export type { PartitionScope, StorageService } from "../address/partitionScope.js";
 
 export type { RunningAzurite, StartAzuriteOptions } from "./azurite/startAzurite.js";
 export { DEFAULT_START_AZURITE_OPTIONS, startAzurite } from "./azurite/startAzurite.js";

@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { STORAGE_SERVICES, type StorageService } from "../../partition/partitionScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../../address/partitionScope.js";
 import { describeValue as describe } from "../../validation/describeValue.js";
 import { optionalNumberOption } from "../../validation/validateNumberOption.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "./devstoreAccount.js";

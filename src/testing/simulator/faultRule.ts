@@ -1,4 +1,4 @@
-import { STORAGE_SERVICES, type PartitionScope, type StorageService } from "../../partition/partitionScope.js";
+import { STORAGE_SERVICES, type PartitionScope, type StorageService } from "../../address/partitionScope.js";
 import { describeValue as describe } from "../../validation/describeValue.js";
 import { optionalNumberOption } from "../../validation/validateNumberOption.js";
 import { validateChoiceOption } from "../../validation/validateChoiceOption.js";

@@ -3,9 +3,9 @@
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
-import { detectServiceFromUrl } from "../../partition/detectServiceFromUrl.js";
-import { extractScope } from "../../partition/extractScope.js";
-import { STORAGE_SERVICES, type StorageService } from "../../partition/partitionScope.js";
+import { detectServiceFromUrl } from "../../address/storageHost.js";
+import { extractScope } from "../../address/extractScope.js";
+import { STORAGE_SERVICES, type StorageService } from "../../address/partitionScope.js";
 import { describeValue as describe } from "../../validation/describeValue.js";
 import { optionalNumberOption } from "../../validation/validateNumberOption.js";
 import { validateChoiceOption } from "../../validation/validateChoiceOption.js";
@@ -305,6 +305,7 @@ class Simulator implements RebalancingSimulator {
   }
 
   #describe(req: IncomingMessage, body: Buffer): SimulatedRequestInfo {
+    // The server side: what arrived is read with the address module's pure readers, not a RequestAddress (a client request's).
     const pathAndQuery = req.url ?? "/";
     // A Host naming a storage endpoint (a client pointed at the proxy by DNS) scopes host-style;
     // any other Host is the proxy's own address, so scope path-style as the target would.

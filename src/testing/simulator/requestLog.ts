@@ -1,4 +1,4 @@
-import type { PartitionScope } from "../../partition/partitionScope.js";
+import type { PartitionScope } from "../../address/partitionScope.js";
 import type { FaultKind } from "./faultRule.js";
 
 /** One request the simulator saw, and what it did with it. */

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { StorageService } from "../../partition/partitionScope.js";
+import type { StorageService } from "../../address/partitionScope.js";
 
 /** An error answer, as Azure Storage would send it. */
 export interface StorageErrorResponse {

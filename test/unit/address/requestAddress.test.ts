@@ -3,16 +3,16 @@ import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { readRequestAddress } from "../../../src/address/requestAddress.js";
 import { storageOperationName } from "../../../src/address/storageOperation.js";
-import { extractScope } from "../../../src/partition/extractScope.js";
-import { parseAccountAndPath } from "../../../src/partition/parseAccountAndPath.js";
-import type { StorageService } from "../../../src/partition/partitionScope.js";
-import { scopeKey } from "../../../src/partition/scopeKey.js";
+import { extractScope } from "../../../src/address/extractScope.js";
+import { parseAccountAndPath } from "../../../src/address/parseAccountAndPath.js";
+import type { StorageService } from "../../../src/address/partitionScope.js";
+import { scopeKey } from "../../../src/address/scopeKey.js";
 import { captureTableRequests, type CapturedRequest } from "../../support/captureTableRequests.js";
 import { deleteBatchBody } from "../../support/tableBatchBody.js";
 
 // Counted, so the tests can tell how often the URL was parsed.
-vi.mock("../../../src/partition/parseAccountAndPath.js", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("../../../src/partition/parseAccountAndPath.js")>();
+vi.mock("../../../src/address/parseAccountAndPath.js", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../../src/address/parseAccountAndPath.js")>();
   return { ...actual, parseAccountAndPath: vi.fn(actual.parseAccountAndPath) };
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createHttpHeaders, RestError } from "@azure/core-rest-pipeline";
 import { describeTableWrite, entityMatches, isUnknownOutcome, type AttemptResult } from "../../../src/index.js";
-import { entityUrl } from "../../../src/ambiguousWrites/entityUrl.js";
+import { entityUrl } from "../../../src/address/entityUrl.js";
 import { isAppliedAnswer } from "../../../src/ambiguousWrites/isAppliedAnswer.js";
 
 const base = "https://acct.table.core.windows.net";

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import { createRetryBudget, fixedBackoff, getRetryInfo, resilientRetryPolicy, type AttemptGate, type RetryObserver } from "../../../src/index.js";
 import { SEND_NOW, type Admission } from "../../../src/policies/attemptGate.js";
-import { resolveSecondaryReads, secondaryUrlOf } from "../../../src/policies/secondaryReads.js";
+import { resolveSecondaryReads } from "../../../src/policies/secondaryReads.js";
+import { secondaryUrlOf } from "../../../src/address/secondaryUrl.js";
 import type { RequestAddress } from "../../../src/address/requestAddress.js";
 
 const PRIMARY = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { PartitionScope } from "../../../../src/partition/partitionScope.js";
+import type { PartitionScope } from "../../../../src/address/partitionScope.js";
 import type { SimulatedRequestInfo } from "../../../../src/testing/simulator/faultRule.js";
 import { FaultSchedule } from "../../../../src/testing/simulator/faultSchedule.js";
 import { mulberry32 } from "../../../../src/testing/simulator/mulberry32.js";

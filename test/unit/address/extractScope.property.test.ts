@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { extractScope } from "../../../src/partition/extractScope.js";
-import type { StorageService } from "../../../src/partition/partitionScope.js";
-import { scopeKey } from "../../../src/partition/scopeKey.js";
+import { extractScope } from "../../../src/address/extractScope.js";
+import type { StorageService } from "../../../src/address/partitionScope.js";
+import { scopeKey } from "../../../src/address/scopeKey.js";
 
 const services = fc.constantFrom<StorageService | undefined>(undefined, "table", "blob", "queue");
 

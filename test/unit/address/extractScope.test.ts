@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { extractScope } from "../../../src/partition/extractScope.js";
+import { extractScope } from "../../../src/address/extractScope.js";
 import { captureTableRequests } from "../../support/captureTableRequests.js";
 
 const AZ = "http://127.0.0.1:10002/devstoreaccount1";

@@ -1,3 +1,5 @@
+// What a hostname says: the account and service an Azure Storage host names, or that the
+// account is in the path instead (an emulator).
 import type { StorageService } from "./partitionScope.js";
 
 /**
@@ -8,6 +10,9 @@ import type { StorageService } from "./partitionScope.js";
  */
 const STORAGE_HOST =
   /^([^.]+)\.(?:(?:z\d+\.)?(table|blob|queue)\.(?:core\.(?:windows\.net|chinacloudapi\.cn|usgovcloudapi\.net|cloudapi\.de)|storage\.azure\.net)|(table)\.cosmos\.azure\.(?:com|cn|us))$/;
+
+/** Hosts an emulator listens on, where the account is the first path segment. */
+const PATH_STYLE_HOSTNAMES = new Set(["localhost", "host.docker.internal"]);
 
 /** Azurite's production-style URLs: `<account>.<service>.localhost`. */
 const AZURITE_PRODUCT_STYLE_HOST = /^([^.]+)\.(table|blob|queue)\.localhost$/;
@@ -52,4 +57,12 @@ export function detectServiceFromUrl(url: string): StorageService | undefined {
 /** RA-GRS secondary endpoints append `-secondary`; the partition is the primary's. */
 export function stripSecondary(account: string): string {
   return account.endsWith("-secondary") ? account.slice(0, -"-secondary".length) : account;
+}
+
+/** Hosts where the account is the first path segment (an emulator): loopback names, IP literals, single-label names. */
+export function isPathStyleHost(hostname: string): boolean {
+  if (PATH_STYLE_HOSTNAMES.has(hostname)) return true;
+  if (hostname.startsWith("[")) return true; // IPv6 literal
+  if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(hostname)) return true;
+  return !hostname.includes(".");
 }

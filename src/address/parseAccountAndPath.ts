@@ -1,6 +1,6 @@
-import { parseStorageHost, stripSecondary } from "./detectServiceFromUrl.js";
+import { isPathStyleHost, parseStorageHost, stripSecondary } from "./storageHost.js";
 import type { StorageService } from "./partitionScope.js";
-import { safeDecodeURIComponent } from "./safeDecodeURIComponent.js";
+import { safeDecodeURIComponent } from "./urlText.js";
 
 /** The account, the account-relative path and the host's service of a storage URL. */
 export interface AccountAndPath {
@@ -13,13 +13,10 @@ export interface AccountAndPath {
   pathSegments: string[];
   /**
    * The service the hostname names (`myacct.table.core.windows.net`: `"table"`), as
-   * `detectServiceFromUrl` reads it; undefined for path-style and custom-domain hosts.
+   * `parseStorageHost` reads it; undefined for path-style and custom-domain hosts.
    */
   hostService: StorageService | undefined;
 }
-
-/** Hosts an emulator listens on, where the account is the first path segment. */
-const PATH_STYLE_HOSTNAMES = new Set(["localhost", "host.docker.internal"]);
 
 /**
  * Splits a storage URL into account and path segments. Host-style URLs
@@ -27,15 +24,12 @@ const PATH_STYLE_HOSTNAMES = new Set(["localhost", "host.docker.internal"]);
  * path-style ones (Azurite, `http://127.0.0.1:10002/devstoreaccount1/orders`) in the
  * first path segment. Undefined for what is not an http(s) URL with an account.
  *
- * Speed, kept inside this function (STYLE.md §10): the WHATWG URL parser costs about
- * 600 ns per request with its getters. A client talks to one endpoint, so what the parser
- * says about the text before the path (the origin) is kept, and a path made only of
- * characters the parser leaves as they are is split by hand; anything else goes through
- * the parser. Measured on Node 24 with fresh URL strings, as requests bring them
- * (a loop over 2,000 fresh entity URLs, min of 250 rounds): an anchored regex test, `split` and `map`
- * 390 ns; a character loop 360 ns; one unanchored regex search for a character that is not
- * plain, then `indexOf` and `slice` per segment, 210 ns. The metric labels pay this on
- * every operation: the bare-mock ratio with everything on went from 5.1x to 4.8x.
+ * Speed, kept inside this function, behind the interface it would have without it: the
+ * WHATWG URL parser costs about 600 ns per request with its getters. A client talks to one
+ * endpoint, so what the parser says about the text before the path (the origin) is kept,
+ * and a path made only of characters the parser leaves as they are is split by hand;
+ * anything else goes through the parser. About 210 ns per fresh entity URL against 600 ns
+ * (Node 24; the alternatives tried are in docs/benchmarks.md, section 1).
  */
 export function parseAccountAndPath(url: string): AccountAndPath | undefined {
   if (typeof url !== "string") return undefined;
@@ -150,14 +144,6 @@ function parseWithUrlParser(url: string): AccountAndPath | undefined {
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return undefined;
   return fromParts(hostInfo(parsed.hostname.toLowerCase()), splitPath(parsed.pathname));
-}
-
-/** Hosts where the account is the first path segment (an emulator): loopback names, IP literals, single-label names. */
-export function isPathStyleHost(hostname: string): boolean {
-  if (PATH_STYLE_HOSTNAMES.has(hostname)) return true;
-  if (hostname.startsWith("[")) return true; // IPv6 literal
-  if (/^\d{1,3}(?:\.\d{1,3}){3}$/.test(hostname)) return true;
-  return !hostname.includes(".");
 }
 
 function splitPath(pathname: string): string[] {

@@ -1,7 +1,7 @@
 import { parseAccountAndPath } from "./parseAccountAndPath.js";
 import type { PartitionScope } from "./partitionScope.js";
-import { safeDecodeURIComponent } from "./safeDecodeURIComponent.js";
 import { tableScope } from "./tableScope.js";
+import { safeDecodeURIComponent, searchOf } from "./urlText.js";
 
 /** One HTTP request inside a `$batch` body. */
 interface SubRequest {
@@ -31,21 +31,16 @@ export function tableBatchScope(account: string, body: string): PartitionScope |
 }
 
 function subRequestScope(account: string, request: SubRequest): PartitionScope {
-  const parsed = parseAccountAndPath(request.url);
-  if (parsed !== undefined) {
-    const search = request.url.includes("?") ? request.url.slice(request.url.indexOf("?")) : "";
-    return tableScope({ method: request.method, account, pathSegments: parsed.pathSegments, search, body: request.body });
-  }
-  // A relative sub-request URL: its last path segment is the table or entity address.
-  const [path = "", query = ""] = request.url.split("?", 2);
-  const last = path.split("/").filter((segment) => segment !== "").pop() ?? "";
-  return tableScope({
-    method: request.method,
-    account,
-    pathSegments: [safeDecodeURIComponent(last)],
-    search: query,
-    body: request.body,
-  });
+  const absolute = parseAccountAndPath(request.url);
+  const pathSegments = absolute?.pathSegments ?? [lastPathSegment(request.url)];
+  return tableScope({ method: request.method, account, pathSegments, search: searchOf(request.url), body: request.body });
+}
+
+/** A relative sub-request URL (`/orders(PartitionKey='p',RowKey='r')`): its last path segment is the table or entity address. */
+function lastPathSegment(url: string): string {
+  const end = url.search(/[?#]/);
+  const path = end === -1 ? url : url.slice(0, end);
+  return safeDecodeURIComponent(path.split("/").filter((segment) => segment !== "").pop() ?? "");
 }
 
 /**

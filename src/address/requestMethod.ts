@@ -1,3 +1,5 @@
+// The request's HTTP method, as the address module and the loop read it.
+
 /**
  * `method.toUpperCase()`, without building a string for the methods the SDKs send, which
  * are upper-case already: this runs on every request (naming, scoping, write detection).
@@ -16,4 +18,10 @@ export function upperCaseMethod(method: string): string {
     default:
       return method.toUpperCase();
   }
+}
+
+/** True for methods that change state (everything but GET, HEAD, OPTIONS). */
+export function isWriteMethod(method: string): boolean {
+  const m = upperCaseMethod(method);
+  return m !== "GET" && m !== "HEAD" && m !== "OPTIONS";
 }

@@ -1,7 +1,7 @@
 import { partitionKeyFromFilter } from "./partitionKeyFromFilter.js";
 import type { PartitionScope } from "./partitionScope.js";
 import { parseTableSegment } from "./parseTableSegment.js";
-import { safeDecodeURIComponent } from "./safeDecodeURIComponent.js";
+import { queryParameter } from "./urlText.js";
 
 /** A Tables request already split into account, path and query. */
 export interface TableRequestParts {
@@ -77,18 +77,4 @@ export function stringPropertyFromJson(body: string | undefined, property: strin
       return undefined;
     }
   }
-}
-
-/**
- * One query parameter, percent-decoded. Parsed by hand rather than with
- * URLSearchParams, which would turn a literal `+` in a key into a space.
- */
-export function queryParameter(search: string, name: string): string | undefined {
-  const query = search.startsWith("?") ? search.slice(1) : search;
-  for (const pair of query.split("&")) {
-    const equals = pair.indexOf("=");
-    const key = safeDecodeURIComponent(equals === -1 ? pair : pair.slice(0, equals));
-    if (key === name) return equals === -1 ? "" : safeDecodeURIComponent(pair.slice(equals + 1));
-  }
-  return undefined;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { upperCaseMethod } from "../../../src/partition/upperCaseMethod.js";
+import { upperCaseMethod } from "../../../src/address/requestMethod.js";
 
 describe("upperCaseMethod", () => {
   it("answers as toUpperCase() for the SDKs' methods and for any other spelling", () => {

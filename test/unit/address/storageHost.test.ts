@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { detectServiceFromUrl } from "../../../src/partition/detectServiceFromUrl.js";
+import { detectServiceFromUrl } from "../../../src/address/storageHost.js";
 
 describe("detectServiceFromUrl", () => {
   it.each([

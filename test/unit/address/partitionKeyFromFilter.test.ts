@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { partitionKeyFromFilter } from "../../../src/partition/partitionKeyFromFilter.js";
+import { partitionKeyFromFilter } from "../../../src/address/partitionKeyFromFilter.js";
 
 describe("partitionKeyFromFilter", () => {
   it.each([

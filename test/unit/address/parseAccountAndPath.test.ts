@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseAccountAndPath } from "../../../src/partition/parseAccountAndPath.js";
+import { parseAccountAndPath } from "../../../src/address/parseAccountAndPath.js";
 
 describe("parseAccountAndPath", () => {
   it("reads the account from a host-style URL", () => {

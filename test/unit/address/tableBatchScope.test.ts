@@ -1,6 +1,6 @@
 import type { TransactionAction } from "@azure/data-tables";
 import { describe, expect, it } from "vitest";
-import { extractScope } from "../../../src/partition/extractScope.js";
+import { extractScope } from "../../../src/address/extractScope.js";
 import { captureTableRequests, type CapturedRequest } from "../../support/captureTableRequests.js";
 
 const PK = "p'1 é/ü,)";

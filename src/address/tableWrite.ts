@@ -1,8 +1,8 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { parseAccountAndPath } from "../partition/parseAccountAndPath.js";
-import { parseTableSegment } from "../partition/parseTableSegment.js";
-import { isWriteMethod } from "./isWriteMethod.js";
-import { parseJsonObject } from "./parseJsonObject.js";
+import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
+import { parseTableSegment } from "./parseTableSegment.js";
+import { isWriteMethod } from "./requestMethod.js";
+import { searchOf } from "./urlText.js";
 
 /** What a Tables write does, as far as settling an ambiguous outcome goes. */
 export type TableWriteKind = "insert" | "replace" | "merge" | "delete" | "upsert" | "batch";
@@ -22,21 +22,27 @@ export interface TableWrite {
 /**
  * Describes a Tables entity write, or returns undefined for anything else (reads, table
  * operations, ACLs, other services' URLs that do not parse as Tables addresses).
- * `body` is needed for inserts, whose keys are in the body.
+ * `body` is needed for inserts, whose keys are in the body. The request's address
+ * (`RequestAddress.tableWrite`) answers the same from the parse it already holds.
  */
 export function describeTableWrite(request: Pick<PipelineRequest, "method" | "url" | "headers">, body: string | undefined): TableWrite | undefined {
+  if (!isWriteMethod(request.method)) return undefined;
+  const parsed = parseAccountAndPath(request.url);
+  return parsed === undefined ? undefined : tableWriteOfParsedUrl(request, parsed, body);
+}
+
+/** {@link describeTableWrite} of a request whose URL `parsed` already holds. */
+export function tableWriteOfParsedUrl(request: Pick<PipelineRequest, "method" | "url" | "headers">, parsed: AccountAndPath, body: string | undefined): TableWrite | undefined {
   const method = request.method.toUpperCase();
-  if (!isWriteMethod(method)) return undefined;
-  const parts = parseAccountAndPath(request.url);
-  if (parts === undefined || parts.pathSegments.length !== 1) return undefined;
-  const segment = parseTableSegment(parts.pathSegments[0] as string);
+  if (!isWriteMethod(method) || parsed.pathSegments.length !== 1) return undefined;
+  const segment = parseTableSegment(parsed.pathSegments[0] as string);
   if (segment === undefined || segment.name === "" || segment.name === "Tables") return undefined;
   if (segment.name === "$batch") return method === "POST" ? { kind: "batch", operation: "batch" } : undefined;
   const partitionKey = segment.keys.get("PartitionKey");
   const rowKey = segment.keys.get("RowKey");
   const ifMatch = request.headers.get("if-match") ?? undefined;
   if (!segment.hasParentheses) {
-    if (method !== "POST" || request.url.includes("comp=")) return undefined;
+    if (method !== "POST" || searchOf(request.url).includes("comp=")) return undefined;
     const keys = entityKeysFromBody(body);
     return keys === undefined ? undefined : { kind: "insert", operation: "insert_entity", ...keys };
   }
@@ -55,4 +61,15 @@ function entityKeysFromBody(body: string | undefined): { partitionKey: string; r
   if (entity === undefined) return undefined;
   const { PartitionKey: partitionKey, RowKey: rowKey } = entity;
   return typeof partitionKey === "string" && typeof rowKey === "string" ? { partitionKey, rowKey } : undefined;
+}
+
+/** A JSON object body, or undefined for anything else (empty, truncated, an array, too large). */
+function parseJsonObject(text: string | undefined, maxLength = 8 * 1024 * 1024): Record<string, unknown> | undefined {
+  if (text === undefined || text === "" || text.length > maxLength) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }

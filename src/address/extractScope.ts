@@ -1,9 +1,8 @@
-import { blobScope } from "./blobScope.js";
 import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
 import type { PartitionScope, ScopeRequest, StorageService } from "./partitionScope.js";
-import { queueScope } from "./queueScope.js";
 import { tableBatchScope } from "./tableBatchScope.js";
 import { tableScope } from "./tableScope.js";
+import { searchOf } from "./urlText.js";
 
 /**
  * The partition a storage request touches (see {@link PartitionScope}). `service`
@@ -57,9 +56,19 @@ function tableByShape(pathSegments: string[]): StorageService | undefined {
   return first === "$batch" || first.startsWith("Tables") || first.includes("(") ? "table" : undefined;
 }
 
-function searchOf(url: string): string {
-  const hash = url.indexOf("#");
-  const withoutHash = hash === -1 ? url : url.slice(0, hash);
-  const question = withoutHash.indexOf("?");
-  return question === -1 ? "" : withoutHash.slice(question);
+/**
+ * The scope of a Blob request: `/{container}/{blob name}` is the blob's own partition
+ * (the name may hold slashes); `/{container}` is container-wide; the root is account-wide.
+ */
+function blobScope(account: string, pathSegments: string[]): PartitionScope {
+  const [container = "", ...blobPath] = pathSegments;
+  const scope: PartitionScope = { service: "blob", account, resource: container };
+  if (container === "") return scope;
+  const blobName = blobPath.join("/");
+  return blobName === "" ? scope : { ...scope, partition: blobName };
+}
+
+/** The scope of a Queue request: a queue is one partition, so there is never a `partition`. */
+function queueScope(account: string, pathSegments: string[]): PartitionScope {
+  return { service: "queue", account, resource: pathSegments[0] ?? "" };
 }
