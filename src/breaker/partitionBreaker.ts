@@ -141,8 +141,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       }
     }
   };
-  /** `state`'s circuit as it reads at `at`, announcing a change time made since it was last looked at. */
-  const circuitStateAt = (state: ScopeState, at: number): CircuitState => {
+  /** Reads `state`'s circuit at `at`, announcing the change time made (open → half-open) since the breaker last looked. */
+  const observe = (state: ScopeState, at: number): CircuitState => {
     const current = state.circuit.stateAt(at);
     announce(state, current);
     return current;
@@ -151,7 +151,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const scopesIn = (wanted: CircuitState): string[] => {
     const at = now();
     const keys: string[] = [];
-    for (const state of registry.values()) if (circuitStateAt(state, at) === wanted) keys.push(state.key);
+    for (const state of registry.values()) if (observe(state, at) === wanted) keys.push(state.key);
     return keys;
   };
 
@@ -183,7 +183,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const state = key === undefined ? undefined : registry.touch(key);
     if (state === undefined) return reserved ?? admitToAccount(address, at, remainingInMs, 0, key);
     const { circuit } = state;
-    circuitStateAt(state, at);
+    observe(state, at);
     if (!circuit.admit(at)) {
       return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at) };
     }
@@ -225,7 +225,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     if (key === undefined) return;
     const state = failed ? (registry.touch(key) ?? addState(key, address)) : registry.peek(key);
     if (state === undefined) return;
-    const before = circuitStateAt(state, at);
+    const before = observe(state, at);
     const change = state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at);
     if (change !== undefined) announce(state, change.to);
     // Back from serving nothing (a move): what the pacer learnt about it then says nothing about now.
@@ -269,7 +269,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     record,
     stateOf(scope) {
       const state = registry.peek(scope);
-      return state === undefined ? undefined : circuitStateAt(state, now());
+      return state === undefined ? undefined : observe(state, now());
     },
     openScopes() {
       return scopesIn("open");
@@ -289,7 +289,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       if (state === undefined) return HEALTHY_PARTITION;
       const at = now();
       const { circuit, pacer } = state;
-      const circuitState = circuitStateAt(state, at);
+      const circuitState = observe(state, at);
       if (circuitState !== "closed") {
         return { state: circuitState, available: !circuit.refuses(at), retryAfterInMs: circuit.retryAfterInMs(at) };
       }
@@ -308,7 +308,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     stateCounts() {
       const at = now();
       const counts: Record<CircuitState, number> = { closed: 0, open: 0, half_open: 0 };
-      for (const state of registry.values()) counts[circuitStateAt(state, at)] += 1;
+      for (const state of registry.values()) counts[observe(state, at)] += 1;
       return counts;
     },
     onTransition(listener) {
