@@ -1,5 +1,34 @@
 import type { CircuitState } from "./circuitStateSource.js";
 
+/** What every circuit of one breaker shares: its options, resolved once. */
+export interface CircuitConfig {
+  /** How long a circuit stays open before one probe may go through. */
+  readonly resetTimeoutInMs: number;
+  /** Rebalancing failures in a row (with no success for {@link QUIET_IN_MS}) that open it. */
+  readonly consecutiveFailures: number;
+  /** While a probe is out, how soon a refused attempt may ask again. */
+  readonly halfOpenPollInMs: number;
+}
+
+/** A change of one circuit's state, as {@link Circuit.record} returns it. */
+export interface CircuitChange {
+  readonly from: CircuitState;
+  readonly to: CircuitState;
+}
+
+/**
+ * The circuit's state as stored. An `open` phase past its reset timeout *reads* as half-open
+ * with no probe out (see `stateAt`): the probe falls due with time, not with a call, so
+ * nothing needs to write it then.
+ */
+type Phase =
+  | { readonly name: "closed" }
+  | { readonly name: "open"; readonly openedAt: number }
+  | { readonly name: "half_open"; readonly probeAdmittedAt: number | undefined };
+
+const CLOSED: Phase = Object.freeze({ name: "closed" });
+const HALF_OPEN_NO_PROBE: Phase = Object.freeze({ name: "half_open", probeAdmittedAt: undefined });
+
 /**
  * One partition's circuit, as a small synchronous state machine (no timers: `now` is passed
  * in). It opens only on a partition that serves nothing: `consecutiveFailures` rebalancing
@@ -7,74 +36,91 @@ import type { CircuitState } from "./circuitStateSource.js";
  * at capacity, so its successes keep arriving between throttled answers and it never opens
  * (its pacing handles it); a partition being moved answers nothing but failures.
  *
+ * Its state is private and written in one place (`#enter`). Only `record` changes the state
+ * by a call, and returns the change; open → half-open happens by time and is read, not
+ * written. The queries (`stateAt`, `refuses`, `retryAfterInMs`) change nothing.
+ *
  * Why not opossum, which this package used before: opossum opens on an error *percentage*,
  * exactly the rule that starved hot partitions, and its `fire(action)` wraps an attempt in a
  * promise, where the retry loop and `partitionStatus` need a synchronous answer.
  */
 export class Circuit {
-  state: CircuitState = "closed";
-  /** When the circuit last opened; the probe is due `resetTimeoutInMs` later. */
-  openedAt = 0;
-  consecutiveFailures = 0;
+  #phase: Phase = CLOSED;
+  #consecutiveFailures = 0;
   /** Treats the moment it was made (at a failure) as the last known good one. */
-  lastSuccessAt: number;
-  /** A half-open circuit lets one probe through; true while it is out. */
-  probeOut = false;
-  /** When the probe out was admitted. */
-  probeAdmittedAt = 0;
+  #lastSuccessAt: number;
+  readonly #config: CircuitConfig;
 
-  constructor(now: number) {
-    this.lastSuccessAt = now;
+  constructor(now: number, config: CircuitConfig) {
+    this.#lastSuccessAt = now;
+    this.#config = config;
   }
 
-  /** Whether an attempt may go out now; moves open to half-open when the probe is due. */
-  admits(now: number, resetTimeoutInMs: number): boolean {
-    if (this.state === "open" && now - this.openedAt >= resetTimeoutInMs) this.state = "half_open";
-    if (this.state === "closed") return true;
+  /** The state at `now`: open past its reset timeout reads as half-open (the probe is due). */
+  stateAt(now: number): CircuitState {
+    const phase = this.#phase;
+    return phase.name === "open" && now - phase.openedAt >= this.#config.resetTimeoutInMs ? "half_open" : phase.name;
+  }
+
+  /** Whether an attempt asked now would be refused: open, or half-open with its probe out. */
+  refuses(now: number): boolean {
+    const phase = this.#phase;
+    if (phase.name === "open") return now - phase.openedAt < this.#config.resetTimeoutInMs;
     // A probe unreported for a reset period was admitted but never sent (its operation ended first: retry
     // budget spent, aborted while paced) or is lost: let another go, or the circuit would refuse for ever.
-    if (this.state === "half_open" && (!this.probeOut || now - this.probeAdmittedAt >= resetTimeoutInMs)) {
-      this.probeOut = true;
-      this.probeAdmittedAt = now;
-      return true;
-    }
+    if (phase.name === "half_open") return phase.probeAdmittedAt !== undefined && now - phase.probeAdmittedAt < this.#config.resetTimeoutInMs;
     return false;
   }
 
-  /** Milliseconds until a refused attempt may ask again: the probe time, or a short poll while a probe is out. */
-  retryAfterInMs(now: number, resetTimeoutInMs: number, halfOpenPollInMs: number): number {
-    return this.state === "open" ? Math.max(0, this.openedAt + resetTimeoutInMs - now) : halfOpenPollInMs;
+  /** Milliseconds until a refused attempt may ask again: the probe time, or a short poll while a probe is out; 0 when not refused. */
+  retryAfterInMs(now: number): number {
+    if (!this.refuses(now)) return 0;
+    const phase = this.#phase;
+    return phase.name === "open" ? phase.openedAt + this.#config.resetTimeoutInMs - now : this.#config.halfOpenPollInMs;
   }
 
   /**
-   * Counts an attempt's outcome and returns the new state. `evidence` is `"served"` (any
-   * answer that proves the partition works, even a 404), `"failed"` (a rebalancing outcome)
-   * or `"none"` (aborted: says nothing about the partition).
+   * Whether an attempt may go out now. In half-open the admitted attempt is the probe, and the
+   * others are refused until it reports. Admitting never changes the state (a due probe
+   * already reads half-open), so there is no change to return.
    */
-  record(evidence: "served" | "failed" | "none", now: number, consecutiveFailures: number): CircuitState {
-    if (evidence === "served") {
-      this.consecutiveFailures = 0;
-      this.lastSuccessAt = now;
-      this.probeOut = false;
-      this.state = "closed";
-      return this.state;
-    }
-    if (this.state === "half_open" && this.probeOut) {
-      // The probe failed, or was aborted (no evidence to close on): open again.
-      this.probeOut = false;
-      this.open(now);
-      return this.state;
-    }
-    if (evidence === "failed") {
-      this.consecutiveFailures += 1;
-      if (this.state === "closed" && this.consecutiveFailures >= consecutiveFailures && now - this.lastSuccessAt >= QUIET_IN_MS) this.open(now);
-    }
-    return this.state;
+  admit(now: number): boolean {
+    if (this.refuses(now)) return false;
+    if (this.#phase.name !== "closed") this.#enter({ name: "half_open", probeAdmittedAt: now }, now);
+    return true;
   }
 
-  private open(now: number): void {
-    this.state = "open";
-    this.openedAt = now;
+  /** Gives back a probe admitted but not sent (refused by the pacing after the circuit let it), so another may go at once. */
+  returnProbe(now: number): void {
+    if (this.#phase.name === "half_open") this.#enter(HALF_OPEN_NO_PROBE, now);
+  }
+
+  /**
+   * Counts an attempt's outcome; returns the change of state it made, if any. `evidence` is
+   * `"served"` (any answer that proves the partition works, even a 404), `"failed"` (a
+   * rebalancing outcome) or `"none"` (aborted: says nothing about the partition).
+   */
+  record(evidence: "served" | "failed" | "none", now: number): CircuitChange | undefined {
+    const phase = this.#phase;
+    if (evidence === "served") {
+      this.#consecutiveFailures = 0;
+      this.#lastSuccessAt = now;
+      return this.#enter(CLOSED, now);
+    }
+    // The probe failed, or was aborted (no evidence to close on): open again.
+    if (phase.name === "half_open" && phase.probeAdmittedAt !== undefined) return this.#enter({ name: "open", openedAt: now }, now);
+    if (evidence !== "failed") return undefined;
+    this.#consecutiveFailures += 1;
+    const servesNothing = this.#consecutiveFailures >= this.#config.consecutiveFailures && now - this.#lastSuccessAt >= QUIET_IN_MS;
+    return phase.name === "closed" && servesNothing ? this.#enter({ name: "open", openedAt: now }, now) : undefined;
+  }
+
+  /** The one place the state changes; returns the change as `stateAt(now)` reads it, if any. */
+  #enter(phase: Phase, now: number): CircuitChange | undefined {
+    const from = this.stateAt(now);
+    this.#phase = phase;
+    const to = this.stateAt(now);
+    return from === to ? undefined : { from, to };
   }
 }
 

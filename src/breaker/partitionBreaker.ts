@@ -56,6 +56,12 @@ interface ScopeState {
   readonly key: string;
   readonly service: StorageService;
   readonly circuit: Circuit;
+  /**
+   * The circuit's state as the log and listeners were last told it. Open → half-open happens
+   * by time, with no call to return it: it is announced the first time the breaker looks at
+   * the circuit after it happened (an admit, a record, or a query).
+   */
+  announced: CircuitState;
   /** Made at the scope's first throttled answer (pacing on). */
   pacer: Pacer | undefined;
   lastFailureAt: number;
@@ -86,9 +92,8 @@ interface PacedTicket {
 export function createPartitionBreaker(options: PartitionBreakerOptions = {}): PartitionBreaker {
   const o = resolvePartitionBreakerOptions(options);
   const halfOpenPollInMs = Math.max(MIN_HALF_OPEN_POLL_IN_MS, Math.round(o.resetTimeoutInMs / HALF_OPEN_POLL_DIVISOR));
+  const circuitConfig = { resetTimeoutInMs: o.resetTimeoutInMs, consecutiveFailures: o.consecutiveFailures, halfOpenPollInMs };
   const now = (): number => Date.now();
-  const openKeys = new Set<string>();
-  const halfOpenKeys = new Set<string>();
   const listeners = new Set<(transition: CircuitTransition) => void>();
   const registry = createScopeRegistry<ScopeState>({
     maxEntries: o.maxScopes,
@@ -96,12 +101,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     // A scope with nothing left to remember goes back to costing nothing.
     isRetirable: (state) => {
       const at = now();
-      const calm = state.circuit.state === "closed" && at - state.lastFailureAt >= o.rollingWindowInMs;
+      const calm = state.circuit.stateAt(at) === "closed" && at - state.lastFailureAt >= o.rollingWindowInMs;
       return calm && (state.pacer === undefined || forgotten(state, at));
-    },
-    onEvict: (key) => {
-      openKeys.delete(key);
-      halfOpenKeys.delete(key);
     },
   });
   /** Accounts that answered throttled lately (see AccountPacing), least recently used first. */
@@ -125,11 +126,11 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     return account;
   };
 
-  const announce = (state: ScopeState, from: CircuitState): void => {
-    const to = state.circuit.state;
+  /** Logs and delivers `state`'s circuit moving from what was last announced to `to`, if it moved. */
+  const announce = (state: ScopeState, to: CircuitState): void => {
+    const from = state.announced;
     if (from === to) return;
-    setFor(from)?.delete(state.key);
-    setFor(to)?.add(state.key);
+    state.announced = to;
     logger.warning(describeTransition(state.key, from, to, o.resetTimeoutInMs));
     const event: CircuitTransition = { service: state.service, scope: state.key, from, to };
     for (const listener of listeners) {
@@ -140,18 +141,18 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       }
     }
   };
-  const setFor = (state: CircuitState): Set<string> | undefined =>
-    state === "open" ? openKeys : state === "half_open" ? halfOpenKeys : undefined;
-
-  /** Open circuits whose probe is due become half-open, so the counts are true without a timer per circuit. */
-  const refresh = (): void => {
+  /** Reads `state`'s circuit at `at`, announcing the change time made (open → half-open) since the breaker last looked. */
+  const observe = (state: ScopeState, at: number): CircuitState => {
+    const current = state.circuit.stateAt(at);
+    announce(state, current);
+    return current;
+  };
+  /** Scopes whose circuit reads `wanted` now (no timer per circuit: the registry is read when asked). */
+  const scopesIn = (wanted: CircuitState): string[] => {
     const at = now();
-    for (const key of [...openKeys]) {
-      const state = registry.peek(key);
-      if (state === undefined || at - state.circuit.openedAt < o.resetTimeoutInMs) continue;
-      state.circuit.state = "half_open";
-      announce(state, "open");
-    }
+    const keys: string[] = [];
+    for (const state of registry.values()) if (observe(state, at) === wanted) keys.push(state.key);
+    return keys;
   };
 
   // The key an operation's address maps to when it is not the address's own (a user getScope, or this
@@ -182,11 +183,9 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const state = key === undefined ? undefined : registry.touch(key);
     if (state === undefined) return reserved ?? admitToAccount(address, at, remainingInMs, 0, key);
     const { circuit } = state;
-    const before = circuit.state;
-    const admitted = circuit.admits(at, o.resetTimeoutInMs);
-    announce(state, before);
-    if (!admitted) {
-      return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at, o.resetTimeoutInMs, halfOpenPollInMs) };
+    observe(state, at);
+    if (!circuit.admit(at)) {
+      return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at) };
     }
     if (reserved !== undefined) return reserved;
     // Calm for forgetAfterInMs: what the pacer learnt is stale (statusOf and pacedScopes already say
@@ -194,7 +193,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     if (state.pacer !== undefined && forgotten(state, at)) state.pacer = undefined;
     const slot = state.pacer === undefined ? 0 : state.pacer.reserve(at, remainingInMs);
     if (typeof slot !== "number") {
-      circuit.probeOut = false;
+      circuit.returnProbe(at);
       return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
     }
     return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer !== undefined);
@@ -226,11 +225,11 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     if (key === undefined) return;
     const state = failed ? (registry.touch(key) ?? addState(key, address)) : registry.peek(key);
     if (state === undefined) return;
-    const before = state.circuit.state;
-    state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at, o.consecutiveFailures);
-    announce(state, before);
+    const before = observe(state, at);
+    const change = state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at);
+    if (change !== undefined) announce(state, change.to);
     // Back from serving nothing (a move): what the pacer learnt about it then says nothing about now.
-    if (before === "half_open" && state.circuit.state === "closed") state.pacer = undefined;
+    if (change?.from === "half_open" && change.to === "closed") state.pacer = undefined;
     if (!failed) return;
     state.lastFailureAt = at;
     // Throttles while the circuit is not closed (probes into an outage) teach the pacer nothing.
@@ -251,7 +250,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const state: ScopeState = {
       key,
       service: address.service ?? o.service ?? "table",
-      circuit: new Circuit(at),
+      circuit: new Circuit(at, circuitConfig),
+      announced: "closed",
       pacer: undefined,
       lastFailureAt: at,
       lastThrottleAt: -Infinity,
@@ -268,34 +268,31 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     admit,
     record,
     stateOf(scope) {
-      refresh();
-      return registry.peek(scope)?.circuit.state;
+      const state = registry.peek(scope);
+      return state === undefined ? undefined : observe(state, now());
     },
     openScopes() {
-      refresh();
-      return [...openKeys];
+      return scopesIn("open");
     },
     halfOpenScopes() {
-      refresh();
-      return [...halfOpenKeys];
+      return scopesIn("half_open");
     },
     refusesNow(address) {
       if (disposed || (registry.size() === 0 && accounts.size === 0)) return false;
       const key = scopeKeyOf(address);
       const circuit = key === undefined ? undefined : registry.peek(key)?.circuit;
-      return circuit !== undefined && (circuit.state === "open" || (circuit.state === "half_open" && circuit.probeOut));
+      return circuit !== undefined && circuit.refuses(now());
     },
     statusOf(scope) {
       if (disposed) return HEALTHY_PARTITION;
-      refresh();
       const state = registry.peek(scope);
       if (state === undefined) return HEALTHY_PARTITION;
       const at = now();
       const { circuit, pacer } = state;
-      if (circuit.state === "open" || (circuit.state === "half_open" && circuit.probeOut)) {
-        return { state: circuit.state, available: false, retryAfterInMs: circuit.retryAfterInMs(at, o.resetTimeoutInMs, halfOpenPollInMs) };
+      const circuitState = observe(state, at);
+      if (circuitState !== "closed") {
+        return { state: circuitState, available: !circuit.refuses(at), retryAfterInMs: circuit.retryAfterInMs(at) };
       }
-      if (circuit.state === "half_open") return { state: "half_open", available: true, retryAfterInMs: 0 };
       if (pacer === undefined || !pacer.rate.paced || forgotten(state, at)) return HEALTHY_PARTITION;
       const queueInMs = pacer.queueInMs(at);
       return { state: "paced", available: queueInMs === 0, retryAfterInMs: queueInMs, ratePerSecond: pacer.rate.rateAt(at) };
@@ -309,8 +306,10 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       return paced;
     },
     stateCounts() {
-      refresh();
-      return { closed: registry.size() - openKeys.size - halfOpenKeys.size, open: openKeys.size, half_open: halfOpenKeys.size };
+      const at = now();
+      const counts: Record<CircuitState, number> = { closed: 0, open: 0, half_open: 0 };
+      for (const state of registry.values()) counts[observe(state, at)] += 1;
+      return counts;
     },
     onTransition(listener) {
       if (typeof listener !== "function") throw new TypeError("onTransition needs a listener function.");

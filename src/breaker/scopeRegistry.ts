@@ -28,7 +28,7 @@ export interface ScopeRegistryOptions<T> {
   /** An entry unused for this long is evicted by the sweep; `Infinity` for never. */
   idleTtlInMs: number;
   /** Called once for every evicted entry (by bound, sweep or clear). */
-  onEvict: (key: string, value: T) => void;
+  onEvict?: (key: string, value: T) => void;
   /** The clock. Defaults to `Date.now`. */
   now?: () => number;
   /** An entry the sweep evicts even when it is in use (e.g. a circuit with nothing left to remember). */
@@ -57,7 +57,7 @@ export function createScopeRegistry<T>(options: ScopeRegistryOptions<T>): ScopeR
 
   const evict = (key: string, slot: Slot<T>): void => {
     slots.delete(key);
-    onEvict(key, slot.value);
+    onEvict?.(key, slot.value);
   };
   const stopTimerIfEmpty = (): void => {
     if (slots.size > 0 || timer === undefined) return;

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { Circuit, QUIET_IN_MS } from "../../../src/breaker/circuit.js";
+import { Circuit, QUIET_IN_MS, type CircuitConfig } from "../../../src/breaker/circuit.js";
 import type { CircuitState } from "../../../src/breaker/circuitStateSource.js";
 
 const RESET_IN_MS = 3_000;
 const POLL_IN_MS = 300;
+const config = (consecutiveFailures = 5): CircuitConfig => ({ resetTimeoutInMs: RESET_IN_MS, consecutiveFailures, halfOpenPollInMs: POLL_IN_MS });
 
 /** One outcome at a time (ms): `S` served, `F` a rebalancing failure, `-` aborted (no evidence). */
 type Step = [at: number, evidence: "S" | "F" | "-"];
@@ -11,8 +12,11 @@ const EVIDENCE = { S: "served", F: "failed", "-": "none" } as const;
 
 /** Plays `steps` on a circuit made at the first step's time; returns its state after each. */
 function play(steps: Step[], consecutiveFailures = 5): CircuitState[] {
-  const circuit = new Circuit(steps[0]?.[0] ?? 0);
-  return steps.map(([at, evidence]) => circuit.record(EVIDENCE[evidence], at, consecutiveFailures));
+  const circuit = new Circuit(steps[0]?.[0] ?? 0, config(consecutiveFailures));
+  return steps.map(([at, evidence]) => {
+    circuit.record(EVIDENCE[evidence], at);
+    return circuit.stateAt(at);
+  });
 }
 
 /** `count` steps of `evidence`, `everyInMs` apart from `from`. */
@@ -22,12 +26,92 @@ function run(evidence: Step[1], count: number, everyInMs: number, from = 0): Ste
 
 /** A circuit opened at `at` (5 failures 100 ms apart, the last at `at`). */
 function openedAt(at: number): Circuit {
-  const circuit = new Circuit(at - 400);
-  for (const [t] of run("F", 5, 100, at - 400)) circuit.record("failed", t, 5);
-  expect(circuit.state).toBe("open");
-  expect(circuit.openedAt).toBe(at);
+  const circuit = new Circuit(at - 400, config());
+  for (const [t] of run("F", 5, 100, at - 400)) circuit.record("failed", t);
+  expect(circuit.stateAt(at)).toBe("open");
+  expect(circuit.retryAfterInMs(at)).toBe(RESET_IN_MS);
   return circuit;
 }
+
+/**
+ * A script of calls, one per word: `F400` records a failure at 400 ms, `S` a served answer,
+ * `N` an abort (no evidence), `A` asks admit, `R` gives the probe back. The circuit is made at 0.
+ */
+type Script = string;
+
+interface Played {
+  /** Each change `record` returned, as `from>to@at`. */
+  changes: string[];
+  /** Each admit's answer, as `at:yes` / `at:no`. */
+  admits: string[];
+  /** The state read at the last call's time. */
+  final: CircuitState;
+}
+
+/** Plays `script`; with `queries`, asks every query twice before each call, at its time. */
+function perform(script: Script, queries = false): Played {
+  const circuit = new Circuit(0, config());
+  const played: Played = { changes: [], admits: [], final: "closed" };
+  let at = 0;
+  for (const word of script.split(" ")) {
+    const call = word[0];
+    at = Number(word.slice(1));
+    const ask = (): unknown[] => [circuit.stateAt(at), circuit.refuses(at), circuit.retryAfterInMs(at)];
+    if (queries) expect(ask()).toEqual(ask());
+    if (call === "A") played.admits.push(`${at}:${circuit.admit(at) ? "yes" : "no"}`);
+    else if (call === "R") circuit.returnProbe(at);
+    else {
+      const change = circuit.record(call === "S" ? "served" : call === "F" ? "failed" : "none", at);
+      if (change !== undefined) played.changes.push(`${change.from}>${change.to}@${at}`);
+    }
+  }
+  played.final = circuit.stateAt(at);
+  return played;
+}
+
+/** Five failures 100 ms apart: the circuit opens at 400 and its probe is due at 3400. */
+const OPEN = "F0 F100 F200 F300 F400";
+
+const TRANSITIONS: [name: string, script: Script, changes: string[], admits: string[], final: CircuitState][] = [
+  ["closed → open: the 5th failure 250 ms after the last success", OPEN, ["closed>open@400"], [], "open"],
+  ["closed, served: no change", "F0 S100 A150", [], ["150:yes"], "closed"],
+  ["closed, aborted: no change", "F0 N100", [], [], "closed"],
+  ["open refuses before its reset timeout", `${OPEN} A3399`, ["closed>open@400"], ["3399:no"], "open"],
+  ["open → half-open by time: admit returns no change, the probe goes", `${OPEN} A3400`, ["closed>open@400"], ["3400:yes"], "half_open"],
+  ["half-open lets one probe: the next is refused", `${OPEN} A3400 A3401`, ["closed>open@400"], ["3400:yes", "3401:no"], "half_open"],
+  ["half-open → closed: the probe is served", `${OPEN} A3400 S3450 A3460`, ["closed>open@400", "half_open>closed@3450"], ["3400:yes", "3460:yes"], "closed"],
+  ["half-open → open: the probe failed", `${OPEN} A3400 F3450 A6449`, ["closed>open@400", "half_open>open@3450"], ["3400:yes", "6449:no"], "open"],
+  ["half-open → open: the probe aborted", `${OPEN} A3400 N3450 A6450`, ["closed>open@400", "half_open>open@3450"], ["3400:yes", "6450:yes"], "half_open"],
+  ["open → closed: a late success from an attempt sent before it opened", `${OPEN} S500`, ["closed>open@400", "open>closed@500"], [], "closed"],
+  ["open, failures: no change, the probe time does not move", `${OPEN} F1000 A3400`, ["closed>open@400"], ["3400:yes"], "half_open"],
+  ["half-open by time, no probe out: a failure changes nothing", `${OPEN} F3500 A3600`, ["closed>open@400"], ["3600:yes"], "half_open"],
+  ["half-open by time, no probe out: a success closes it", `${OPEN} S3500`, ["closed>open@400", "half_open>closed@3500"], [], "closed"],
+  ["a probe given back lets another go at once", `${OPEN} A3400 R3400 A3410 A3420`, ["closed>open@400"], ["3400:yes", "3410:yes", "3420:no"], "half_open"],
+  ["giving back when closed changes nothing", "F0 R100 A100", [], ["100:yes"], "closed"],
+  ["a probe unreported for a reset period is given up: another may go", `${OPEN} A3400 A6399 A6400 A6401`, ["closed>open@400"], ["3400:yes", "6399:no", "6400:yes", "6401:no"], "half_open"],
+  ["a served probe starts a fresh count: 4 failures do not reopen it", `${OPEN} A3400 S3450 F3500 F3600 F3700 F3800`, ["closed>open@400", "half_open>closed@3450"], ["3400:yes"], "closed"],
+  ["... the 5th does", `${OPEN} A3400 S3450 F3500 F3600 F3700 F3800 F3900`, ["closed>open@400", "half_open>closed@3450", "closed>open@3900"], ["3400:yes"], "open"],
+];
+
+describe("Circuit: transitions", () => {
+  it.each(TRANSITIONS)("%s", (_name, script, changes, admits, final) => {
+    expect(perform(script)).toEqual({ changes, admits, final });
+  });
+
+  it.each(TRANSITIONS)("queries change nothing: %s", (_name, script) => {
+    expect(perform(script, true)).toEqual(perform(script));
+  });
+
+  it("reads half-open once the reset period passes, without being asked to admit", () => {
+    const circuit = openedAt(400);
+    expect(circuit.stateAt(3_399)).toBe("open");
+    expect(circuit.stateAt(3_400)).toBe("half_open");
+    expect(circuit.refuses(3_400)).toBe(false);
+    // Read at an earlier time again: nothing was written.
+    expect(circuit.stateAt(3_399)).toBe("open");
+    expect(circuit.refuses(3_399)).toBe(true);
+  });
+});
 
 describe("Circuit: when it opens", () => {
   it("waits a quarter second without a success", () => {
@@ -61,69 +145,33 @@ describe("Circuit: when it opens", () => {
   });
 });
 
-describe("Circuit: open and half-open", () => {
-  it("refuses while open, with retryAfterInMs counting down to the probe", () => {
+describe("Circuit: retryAfterInMs", () => {
+  it("counts down to the probe while open", () => {
     const circuit = openedAt(10_000);
-    expect(circuit.admits(10_000, RESET_IN_MS)).toBe(false);
-    expect(circuit.retryAfterInMs(10_000, RESET_IN_MS, POLL_IN_MS)).toBe(3_000);
-    expect(circuit.admits(12_999, RESET_IN_MS)).toBe(false);
-    expect(circuit.retryAfterInMs(12_999, RESET_IN_MS, POLL_IN_MS)).toBe(1);
-    expect(circuit.state).toBe("open");
-    // Late (an open circuit nobody asked about): never negative.
-    expect(circuit.retryAfterInMs(20_000, RESET_IN_MS, POLL_IN_MS)).toBe(0);
+    expect(circuit.admit(10_000)).toBe(false);
+    expect(circuit.retryAfterInMs(10_000)).toBe(3_000);
+    expect(circuit.admit(12_999)).toBe(false);
+    expect(circuit.retryAfterInMs(12_999)).toBe(1);
+    // Past the probe time (an open circuit nobody asked about): nothing to wait for.
+    expect(circuit.retryAfterInMs(20_000)).toBe(0);
   });
 
-  it("half-open admits exactly one probe; the others are told to poll", () => {
+  it("is the short poll while a probe is out, and 0 once it is given back", () => {
     const circuit = openedAt(0);
-    expect(circuit.admits(3_000, RESET_IN_MS)).toBe(true);
-    expect(circuit.state).toBe("half_open");
-    expect(circuit.probeOut).toBe(true);
-    const others = Array.from({ length: 10 }, (_, i) => circuit.admits(3_001 + i, RESET_IN_MS));
-    expect(others).toEqual(Array.from({ length: 10 }, () => false));
-    expect(circuit.retryAfterInMs(3_010, RESET_IN_MS, POLL_IN_MS)).toBe(POLL_IN_MS);
+    expect(circuit.admit(3_000)).toBe(true);
+    expect(circuit.retryAfterInMs(3_010)).toBe(POLL_IN_MS);
+    circuit.returnProbe(3_020);
+    expect(circuit.retryAfterInMs(3_020)).toBe(0);
   });
 
-  it("a served probe closes it, with a fresh count", () => {
+  it("a failed probe reopens it for another full reset period", () => {
     const circuit = openedAt(0);
-    circuit.admits(3_000, RESET_IN_MS);
-    expect(circuit.record("served", 3_050, 5)).toBe("closed");
-    expect(circuit.probeOut).toBe(false);
-    expect(circuit.admits(3_060, RESET_IN_MS)).toBe(true);
-    // The run starts again: 4 failures 100 ms apart do not reopen it.
-    const states = run("F", 4, 100, 3_100).map(([at]) => circuit.record("failed", at, 5));
-    expect(states.at(-1)).toBe("closed");
+    circuit.admit(3_000);
+    circuit.record("failed", 3_200);
+    expect(circuit.retryAfterInMs(3_200)).toBe(RESET_IN_MS);
   });
 
-  it.each<["failed" | "none"]>([["failed"], ["none"]])("a %s probe reopens it for another full reset period", (evidence) => {
-    const circuit = openedAt(0);
-    circuit.admits(3_000, RESET_IN_MS);
-    expect(circuit.record(evidence, 3_200, 5)).toBe("open");
-    expect(circuit.openedAt).toBe(3_200);
-    expect(circuit.probeOut).toBe(false);
-    expect(circuit.admits(3_200, RESET_IN_MS)).toBe(false);
-    expect(circuit.retryAfterInMs(3_200, RESET_IN_MS, POLL_IN_MS)).toBe(RESET_IN_MS);
-    expect(circuit.admits(6_199, RESET_IN_MS)).toBe(false);
-    expect(circuit.admits(6_200, RESET_IN_MS)).toBe(true);
-  });
-
-  it("a probe never reported back is given up after a reset period: another may go", () => {
-    const circuit = openedAt(0);
-    expect(circuit.admits(3_000, RESET_IN_MS)).toBe(true);
-    expect(circuit.admits(5_999, RESET_IN_MS)).toBe(false);
-    expect(circuit.admits(6_000, RESET_IN_MS)).toBe(true);
-    expect(circuit.admits(6_001, RESET_IN_MS)).toBe(false);
-    expect(circuit.record("served", 6_100, 5)).toBe("closed");
-  });
-
-  it("a late success from an attempt sent before it opened closes it: the partition answers", () => {
-    const circuit = openedAt(0);
-    expect(circuit.record("served", 100, 5)).toBe("closed");
-  });
-
-  it("failures while open keep it open and do not move the probe", () => {
-    const circuit = openedAt(0);
-    circuit.record("failed", 1_000, 5);
-    expect(circuit.state).toBe("open");
-    expect(circuit.openedAt).toBe(0);
+  it("is 0 on a closed circuit", () => {
+    expect(new Circuit(0, config()).retryAfterInMs(0)).toBe(0);
   });
 });

@@ -349,6 +349,36 @@ describe("createPartitionBreaker: half-open", () => {
     expect(breaker.stateOf(key("p1"))).toBe("half_open");
   });
 
+  it("announces open → half-open once, whichever looks first, and admitting the probe announces nothing more", () => {
+    const { breaker, transitions } = opened();
+    vi.advanceTimersByTime(3000);
+    expect(breaker.stateOf(key("p1"))).toBe("half_open");
+    expect(breaker.stateCounts()).toEqual({ closed: 0, open: 0, half_open: 1 });
+    expect(breaker.halfOpenScopes()).toEqual([key("p1")]);
+    expect(attempt(breaker, "p1", "success")).toMatchObject(SENT);
+    expect(transitions.map((t) => `${t.from}>${t.to}`)).toEqual(["closed>open", "open>half_open", "half_open>closed"]);
+  });
+
+  it("refusesNow and statusOf answer as admit would, and change nothing", () => {
+    const { breaker } = opened();
+    const address = readRequestAddress(entityRequest("p1"));
+    vi.advanceTimersByTime(2999);
+    expect(breaker.refusesNow?.(address)).toBe(true);
+    expect(breaker.statusOf(key("p1"))).toEqual({ state: "open", available: false, retryAfterInMs: 1 });
+    vi.advanceTimersByTime(1);
+    for (let i = 0; i < 2; i++) {
+      expect(breaker.refusesNow?.(address)).toBe(false);
+      expect(breaker.statusOf(key("p1"))).toEqual({ state: "half_open", available: true, retryAfterInMs: 0 });
+    }
+    expect(breaker.admit(address, 60_000)).toMatchObject(SENT); // the probe, never reported
+    expect(breaker.refusesNow?.(address)).toBe(true);
+    expect(breaker.statusOf(key("p1"))).toEqual({ state: "half_open", available: false, retryAfterInMs: 300 });
+    vi.advanceTimersByTime(3000);
+    expect(breaker.refusesNow?.(address)).toBe(false);
+    expect(breaker.statusOf(key("p1"))).toEqual({ state: "half_open", available: true, retryAfterInMs: 0 });
+    expect(breaker.admit(address, 60_000)).toMatchObject(SENT);
+  });
+
   it("a successful probe closes it", () => {
     const { breaker, transitions } = opened();
     vi.advanceTimersByTime(3000);
