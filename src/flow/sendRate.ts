@@ -35,6 +35,8 @@ export class SendRate {
   #atCapacity = false;
   /** The first success after the last cut (slow start runs from it); undefined until then. */
   #growFrom: number | undefined;
+  /** The last throttled answer of any round (ms): past the plateau, doubling waits for a quiet spell after it. */
+  #lastThrottleAt = -Infinity;
   readonly #sends: RateMeter;
   readonly #successes: RateMeter;
   readonly #settings: SendRateSettings;
@@ -68,6 +70,8 @@ export class SendRate {
     if (!this.#paced) return Infinity;
     const served = this.#successes.ratePerSecond(now) ?? 0;
     let curve = this.#curveAt(Math.max(at, now));
+    // A later slot gets the slow start's projection, never a probe past the plateau (that waits for evidence).
+    if (at > now && curve > this.#plateau) curve = Math.max(this.#plateau, this.#curveAt(now));
     if (curve > this.#plateau) curve = Math.min(curve, Math.max(this.#plateau, MAX_AHEAD_OF_SENT * (this.#sends.ratePerSecond(now) ?? 0)));
     return Math.max(this.#settings.minRatePerSecond, served, curve);
   }
@@ -88,17 +92,20 @@ export class SendRate {
    * to attempts sent before the last cut were already accounted for by it. Returns true when it cut.
    */
   throttled(sentAt: number, now: number): boolean {
+    this.#lastThrottleAt = now;
     if (sentAt < this.#cutAt || now - this.#cutAt < MIN_CUT_INTERVAL_IN_MS) return false;
     const measured = this.#sends.ratePerSecond(now);
     if (measured === undefined) return false;
     const { decreaseFactor, minRatePerSecond } = this.#settings;
-    const served = this.#successes.ratePerSecond(now) ?? 0;
     const allowed = this.rateAt(now);
     // The rate sent, as measured, but never above the rate allowed (slots reserved in a burst read high).
     const sentRate = Math.min(measured, allowed);
-    this.#atCapacity = served >= MIN_SERVED_SHARE * sentRate;
+    // The share served, from counts over the same window (a rate read from a few successes is noise; a share is not).
+    const share = this.#successes.countAt(now) / Math.max(1, this.#sends.countAt(now));
+    const served = this.#successes.ratePerSecond(now) ?? share * sentRate;
+    this.#atCapacity = share >= MIN_SERVED_SHARE;
     if (this.#atCapacity) {
-      this.#plateau = Math.max(minRatePerSecond, served);
+      this.#plateau = Math.max(minRatePerSecond, Math.min(served, sentRate));
       this.#startRate = this.#plateau;
     } else {
       // A window that was partly idle reads low: one cut keeps at least half of what was allowed,
@@ -120,30 +127,34 @@ export class SendRate {
   /** The curve's rate at `at`, before the floor and the clamp. */
   #curveAt(at: number): number {
     const w = this.#plateau;
-    if (this.#atCapacity) return probe(w, (at - this.#cutAt) / 1000);
+    if (this.#atCapacity) return this.#probe(this.#cutAt, at);
     if (this.#growFrom === undefined || at <= this.#growFrom) return this.#startRate;
     const threshold = w === Infinity ? Infinity : this.#settings.decreaseFactor * w;
     const doublings = (at - this.#growFrom) / DOUBLING_IN_MS;
-    const grown = this.#startRate * 2 ** doublings;
+    const grown = this.#startRate * 2 ** Math.min(doublings, MAX_DOUBLINGS);
     if (grown < threshold) return grown;
     if (w === Infinity) return grown;
     // Past the hand-over: CUBIC from decreaseFactor x plateau, reaching the plateau K seconds later.
     const handOverAt = this.#startRate >= threshold ? this.#growFrom : this.#growFrom + DOUBLING_IN_MS * Math.log2(threshold / this.#startRate);
     const k = Math.cbrt((w - Math.min(threshold, w)) / CUBIC_SCALE);
     const t = (at - handOverAt) / 1000 - k;
-    return t <= 0 ? CUBIC_SCALE * t * t * t + w : probe(w, t);
+    return t <= 0 ? CUBIC_SCALE * t * t * t + w : this.#probe(handOverAt + k * 1000, at);
   }
-}
 
-/**
- * Past the plateau `w` by `t` seconds: a convex cubic, then doubling once it found no limit for
- * GENTLE_PROBE_IN_MS. Relative to `w` rather than CUBIC's absolute C: eight clients sharing a
- * partition each learn an eighth of it, and with C each would probe as hard as one alone.
- */
-function probe(w: number, t: number): number {
-  const gentle = GENTLE_PROBE_IN_MS / 1000;
-  if (t <= gentle) return w * (1 + PROBE_GAIN * t * t * t);
-  return w * (1 + PROBE_GAIN * gentle * gentle * gentle) * 2 ** (((t - gentle) * 1000) / DOUBLING_IN_MS);
+  /**
+   * Past the plateau since `from`: a convex cubic for GENTLE_PROBE_IN_MS, then doubling, but
+   * only once no throttled answer came for QUIET_IN_MS (answers to a queue reserved at the old
+   * rate still arrive for as long as the queue is). Relative to the plateau rather than CUBIC's
+   * absolute C: eight clients sharing a partition each learn an eighth of it, and with C each
+   * would probe as hard as one alone.
+   */
+  #probe(from: number, at: number): number {
+    const w = this.#plateau;
+    const t = Math.min(at - from, GENTLE_PROBE_IN_MS) / 1000;
+    const gentle = w * (1 + PROBE_GAIN * t * t * t);
+    const doublingFrom = Math.max(from + GENTLE_PROBE_IN_MS, this.#lastThrottleAt + QUIET_IN_MS);
+    return at <= doublingFrom ? gentle : gentle * 2 ** Math.min((at - doublingFrom) / DOUBLING_IN_MS, MAX_DOUBLINGS);
+  }
 }
 
 /** The rate controller's settings (see `PacingOptions`). */
@@ -173,6 +184,12 @@ export const DOUBLING_IN_MS = 125;
 /** How long past the plateau the probe stays on CUBIC's gentle curve before doubling. */
 export const GENTLE_PROBE_IN_MS = 2_000;
 
+/** Past the plateau, doubling starts only after this long without a throttled answer. */
+export const QUIET_IN_MS = 1_000;
+
+/** A bound on the doublings counted (2^40 is beyond any rate), so that a long calm never makes Infinity. */
+const MAX_DOUBLINGS = 40;
+
 /** The gentle probe's growth: w × (1 + PROBE_GAIN × t³), +1 % after one second, +8 % after two. */
 const PROBE_GAIN = 0.01;
 
@@ -200,6 +217,12 @@ class RateMeter {
   constructor(now: number) {
     this.#bucketStart = now;
     this.#since = now;
+  }
+
+  /** Events over the last one to two buckets. */
+  countAt(now: number): number {
+    this.#roll(now);
+    return this.#current + this.#previous;
   }
 
   count(now: number): void {
