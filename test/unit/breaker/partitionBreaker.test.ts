@@ -187,10 +187,10 @@ describe("createPartitionBreaker: a hot partition", () => {
 
   it("refuses with paced, and reserves nothing, when the queue would outlast remainingInMs", () => {
     const breaker = make();
-    // 100 attempts in 1 s (the first one throttled, which gives the scope state), then a throttle: it served
-    // all but two of them, so the cut goes to the rate it served, about 100/s, never below.
+    // 100 attempts in 1 s (the first two throttled, which give the scope state and a pacer), then a throttle: it
+    // served all but three of them, so the cut goes to the rate it served, about 100/s, never below.
     for (let i = 0; i < 100; i++) {
-      attempt(breaker, "hot", i === 0 ? "throttled" : "success");
+      attempt(breaker, "hot", i < 2 ? "throttled" : "success");
       vi.advanceTimersByTime(10);
     }
     attempt(breaker, "hot", "throttled");
@@ -686,6 +686,20 @@ describe("createPartitionBreaker: the account pacer", () => {
     const after = accountEntries(breaker)[0]?.ratePerSecond ?? Infinity;
     expect(after).toBeGreaterThan(50 * during);
     expect(after).toBeGreaterThan(200);
+  });
+});
+
+describe("createPartitionBreaker: a partition's first throttle", () => {
+  it("gets it no pacer (a table being split: each new range is hot once); a second one within forgetAfterInMs does", () => {
+    const breaker = make();
+    attempt(breaker, "split", "throttled");
+    for (let i = 0; i < 20; i++) {
+      vi.advanceTimersByTime(50);
+      expect(attempt(breaker, "split", "success")).toEqual(SEND_NOW);
+    }
+    attempt(breaker, "split", "throttled");
+    // The pacer is there now: admissions carry its ticket (paced), though it has not cut yet.
+    expect(attempt(breaker, "split", "success")).toMatchObject({ decision: "send", paced: true });
   });
 });
 
