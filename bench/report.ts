@@ -6,6 +6,7 @@ import type { MachineInfo } from "./machine.js";
 import type { HotPartitionResult } from "./hotPartition.js";
 import type { ManyPartitionsResult } from "./manyPartitions.js";
 import { MOCK_PIPELINE_BUDGET, type Comparison, type OverheadResult } from "./overhead.js";
+import { span, type PacingResult } from "./pacing.js";
 import type { QueueConsumerResult } from "./queueConsumer.js";
 import type { RebalancingFigures, RebalancingResult } from "./rebalancing.js";
 import { panelChart, type Band } from "../tools/report/panelChart.js";
@@ -26,6 +27,7 @@ export interface BenchResults {
   closedLoop?: ClosedLoopResult;
   hotPartition?: HotPartitionResult;
   queueConsumer?: QueueConsumerResult;
+  pacing?: PacingResult;
   /** Promises rejected with no handler during the run, with the phase they surfaced in. */
   unhandledRejections?: string[];
 }
@@ -33,7 +35,7 @@ export interface BenchResults {
 /** The chart files, relative to docs/. */
 export const CHART_FILES = { rebalancing: "bench-rebalancing.svg", closedLoop: "bench-closed-loop.svg" } as const;
 
-type SectionName = "machine" | "overhead" | "rebalancing" | "many-partitions" | "closed-loop" | "hot-partition" | "queue-consumer";
+type SectionName = "machine" | "overhead" | "rebalancing" | "many-partitions" | "closed-loop" | "hot-partition" | "queue-consumer" | "pacing";
 
 /** The generated markdown, by section. A section with no results says how to produce them. */
 export function renderSections(results: BenchResults): Record<SectionName, string> {
@@ -45,6 +47,7 @@ export function renderSections(results: BenchResults): Record<SectionName, strin
     "closed-loop": results.closedLoop ? closedLoopSection(results.closedLoop) : notRun("closed-loop"),
     "hot-partition": results.hotPartition ? hotPartitionSection(results.hotPartition) : notRun("hot-partition"),
     "queue-consumer": results.queueConsumer ? queueConsumerSection(results.queueConsumer) : notRun("queue-consumer"),
+    pacing: results.pacing ? pacingSection(results.pacing) : notRun("pacing"),
   };
 }
 
@@ -303,6 +306,61 @@ function hotPartitionSection(h: HotPartitionResult): string {
     "| configuration | hot partition: succeeded | attempts | throttled answers | goodput/s (of capacity) | p50 ms | p99 ms | last one done, s | other partitions: succeeded | their p99 ms | hot partition's failures |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ...rows,
+  ].join("\n");
+}
+
+function pacingSection(p: PacingResult): string {
+  const s = p.settings;
+  const a = s.account;
+  const seeds = `${s.seeds} seed${s.seeds === 1 ? "" : "s"}, min–max`;
+  const accountRow = (id: "sdk-default" | "package", label: string): string => {
+    const runs = p.account.filter((r) => r.id === id);
+    return (
+      `| ${label} | ${span(runs.map((r) => r.succeeded))} / ${runs[0]?.operations ?? 0} | ${span(runs.map((r) => r.p99InMs / 1000), 1)} | ` +
+      `${span(runs.map((r) => r.p99PastLimitInMs / 1000), 1)} | ${span(runs.map((r) => r.lastDoneAfterEndInMs / 1000), 1)} | ${span(runs.map((r) => r.throttledAttempts))} |`
+    );
+  };
+  const splitRow = (id: "pacing-off" | "package", label: string): string => {
+    const runs = p.splits.filter((r) => r.id === id);
+    return `| ${label} | ${span(runs.map((r) => r.succeeded))} / ${runs[0]?.operations.toLocaleString("en") ?? 0} | ${span(runs.map((r) => r.elapsedInMs / 1000), 2)} | ${runs.some((r) => r.accountPaced) ? "yes" : "no"} |`;
+  };
+  const off = p.splits.filter((r) => r.id === "pacing-off");
+  const ratios = p.splits.filter((r) => r.id === "package").map((r) => r.elapsedInMs / Math.max(1, off.find((o) => o.seed === r.seed)?.elapsedInMs ?? 1));
+  const c = s.clients;
+  const clientRows = c.counts.map((count) => {
+    const runs = p.clients.filter((r) => r.clients === count);
+    const hotOps = runs[0]?.hotOperations ?? 0;
+    return (
+      `| ${count === 1 ? "one client" : `${count} independent clients (${count} installs)`} | ${span(runs.map((r) => r.hotSucceeded))} / ${hotOps} | ` +
+      `${span(runs.map((r) => r.doneWithin11))} | ${span(runs.map((r) => r.doneWithin15))} | ${span(runs.map((r) => r.lastHotDoneInMs / 1000), 1)} | ` +
+      `${span(runs.map((r) => (100 * r.hotThrottled) / Math.max(1, r.hotAttempts)))} % |`
+    );
+  });
+  return [
+    `**Account throttled as a whole** (${seeds}): ${a.opsPerSecond} upserts/s for ${a.durationInMs / 1000} s over ${a.partitions} partitions; every one answers ` +
+      `503 ServerBusy from ${a.throttleStartInMs / 1000} s to ${(a.throttleStartInMs + a.throttleDurationInMs) / 1000} s. The physical limit of the p99 is about the throttle's ` +
+      `${a.throttleDurationInMs / 1000} s (an operation arriving as it starts can end as it ends).`,
+    "",
+    "| configuration | succeeded | p99, s | p99 past the limit, s | last one done after the throttle's end, s | attempts into the throttled account |",
+    "| --- | ---: | ---: | ---: | ---: | ---: |",
+    accountRow("sdk-default", "SDK default retry"),
+    accountRow("package", "this package (defaults)"),
+    "",
+    `**A table being split** (${seeds}): each of ${s.splits.partitions.toLocaleString("en")} partitions answers 503 ServerBusy once, then serves; stub transport, ` +
+      `${s.splits.inFlight} operations in flight, a 1 ms fixed backoff in both rows. With pacing / pacing off: ${span(ratios, 2)}x (target: within 2x).`,
+    "",
+    "| configuration | succeeded | seconds | account pacer engaged |",
+    "| --- | ---: | ---: | --- |",
+    splitRow("pacing-off", "this package, pacing: false"),
+    splitRow("package", "this package (defaults)"),
+    "",
+    `**One hot partition, one client and many** (${seeds}): ${c.opsPerSecond} upserts/s for ${c.durationInMs / 1000} s, every other one to a partition that serves ` +
+      `${c.capacityPerSecond}/s (a token bucket, 503 ServerBusy beyond); the operations are dealt at random among the clients. At capacity the hot ` +
+      `partition's operations need ${((c.opsPerSecond * c.durationInMs) / 2000 / c.capacityPerSecond).toFixed(0)} s.`,
+    "",
+    "| clients | hot partition: succeeded | done within 1.1x that time | within 1.5x | last one done, s | attempts throttled |",
+    "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ...clientRows,
   ].join("\n");
 }
 

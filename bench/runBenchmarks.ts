@@ -4,6 +4,7 @@ import { FULL_CLOSED_LOOP_SETTINGS, runClosedLoop, SMOKE_CLOSED_LOOP_SETTINGS } 
 import { machineInfo } from "./machine.js";
 import { FULL_HOT_PARTITION_SETTINGS, runHotPartition, SMOKE_HOT_PARTITION_SETTINGS } from "./hotPartition.js";
 import { FULL_MANY_PARTITIONS_SETTINGS, runManyPartitions, SMOKE_MANY_PARTITIONS_SETTINGS } from "./manyPartitions.js";
+import { FULL_PACING_SETTINGS, runPacing, SMOKE_PACING_SETTINGS } from "./pacing.js";
 import { FULL_OVERHEAD_SETTINGS, runOverhead, SMOKE_OVERHEAD_SETTINGS } from "./overhead.js";
 import { FULL_REBALANCING_SETTINGS, runRebalancing, SMOKE_REBALANCING_SETTINGS } from "./rebalancing.js";
 import { FULL_QUEUE_CONSUMER_SETTINGS, runQueueConsumer, SMOKE_QUEUE_CONSUMER_SETTINGS } from "./queueConsumer.js";
@@ -12,7 +13,7 @@ import { tableClient } from "./tableConfigurations.js";
 import { benchTableName } from "./workload.js";
 
 /** The benchmarks by name, in the order they run. */
-export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "hot-partition", "queue-consumer", "many-partitions"] as const;
+export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "hot-partition", "queue-consumer", "pacing", "many-partitions"] as const;
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 export interface RunOptions {
@@ -67,7 +68,7 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     log(`unhandled rejection during ${line}`);
   };
   process.on("unhandledRejection", onUnhandled);
-  const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop") || only.has("hot-partition") || only.has("queue-consumer");
+  const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop") || only.has("hot-partition") || only.has("queue-consumer") || only.has("pacing");
   const azurite = needsAzurite ? await startAzurite({ services: only.has("queue-consumer") ? ["table", "queue"] : ["table"] }) : undefined;
   const progress = (line: string) => {
     phase = line;
@@ -100,6 +101,10 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     if (only.has("queue-consumer") && azurite !== undefined) {
       progress("queue consumer");
       results.queueConsumer = await runQueueConsumer(azurite.tableUrl, azurite.queueUrl, smoke ? SMOKE_QUEUE_CONSUMER_SETTINGS : FULL_QUEUE_CONSUMER_SETTINGS, progress);
+    }
+    if (only.has("pacing") && azurite !== undefined) {
+      progress("pacing: account throttled, partitions split, one and many clients on a hot partition");
+      results.pacing = await runPacing(azurite.tableUrl, smoke ? SMOKE_PACING_SETTINGS : FULL_PACING_SETTINGS, progress);
     }
     // Last: its million-request loops hold the event loop for seconds at a time, long enough for
     // Azurite to close idle keep-alive sockets under any client that comes after.

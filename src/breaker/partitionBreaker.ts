@@ -14,6 +14,7 @@ import type { CircuitState, CircuitStateSource, CircuitTransition } from "./circ
 import { isRebalancingOutcome } from "./isRebalancingOutcome.js";
 import { resolvePartitionBreakerOptions, type PartitionBreakerMode, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "./partitionStatus.js";
+import type { PacedScope } from "../flow/pacedScope.js";
 import { createScopeRegistry } from "./scopeRegistry.js";
 
 /**
@@ -39,8 +40,12 @@ export interface PartitionBreaker extends AttemptGate, CircuitStateSource {
    * asks before it sends (a queue consumer). Cheap and synchronous; changes nothing.
    */
   statusOf(scope: string): PartitionStatus;
-  /** Scopes whose attempts are paced, with their current send rate (attempts/s). */
-  pacedScopes(): { scope: string; ratePerSecond: number }[];
+  /**
+   * Scopes whose attempts are paced, with their current send rate (attempts/s): partitions
+   * (`level: "partition"`, keyed as `statusOf` takes them) and accounts throttling as a whole
+   * (`level: "account"`, keyed `service|account`), whose rate every attempt to them also keeps.
+   */
+  pacedScopes(): PacedScope[];
   /** Shuts every circuit down and stops every timer; later attempts pass straight through. Idempotent. */
   dispose(): void;
 }
@@ -219,22 +224,33 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const at = now();
     const reservedAt = (admission.ticket as PacedTicket | undefined)?.reservedAt ?? -Infinity;
     const throttled = o.pacing !== undefined && (cls === "throttled" || cls === "timeout");
+    const served = !failed && cls !== "aborted";
     const key = scopeKeyOf(address);
-    if (throttled) accountOf(address, true, at)?.throttled(key ?? "", reservedAt, at);
-    else if (!failed && cls !== "aborted") accountOf(address, false, at)?.served(at);
+    const known = key === undefined ? undefined : registry.peek(key);
+    if (throttled) {
+      // A partition's first throttle is what a growing table being split looks like; only repeats are the account's evidence.
+      const repeat = known !== undefined && o.pacing !== undefined && at - known.lastThrottleAt < o.pacing.forgetAfterInMs;
+      accountOf(address, true, at)?.throttled(key ?? "", repeat, reservedAt, at);
+    } else if (served) accountOf(address, false, at)?.served(at);
     if (key === undefined) return;
-    const state = failed ? (registry.touch(key) ?? addState(key, address)) : registry.peek(key);
+    const state = failed ? (known === undefined ? addState(key, address) : registry.touch(key)) : known;
     if (state === undefined) return;
     const before = observe(state, at);
     const change = state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at);
     if (change !== undefined) announce(state, change.to);
     // Back from serving nothing (a move): what the pacer learnt about it then says nothing about now.
     if (change?.from === "half_open" && change.to === "closed") state.pacer = undefined;
+    // The served rate is the pacer's floor, and its successes drive the slow start.
+    if (served) state.pacer?.rate.served(at);
     if (!failed) return;
     state.lastFailureAt = at;
     // Throttles while the circuit is not closed (probes into an outage) teach the pacer nothing.
     if (!throttled || o.pacing === undefined || before !== "closed") return;
+    const throttledLately = at - state.lastThrottleAt < o.pacing.forgetAfterInMs;
     state.lastThrottleAt = at;
+    // A partition's first throttle is no evidence (a growing table's new ranges are each hot once): its pacer
+    // comes with the second. Split-once partitions then cost no pacer (within 2x of pacing off at 100,000 of them).
+    if (state.pacer === undefined && !throttledLately) return;
     state.pacer ??= new Pacer(at, o.pacing);
     // An attempt admitted before the scope had a pacer counts as reserved before any cut.
     if (state.pacer.rate.throttled(reservedAt, at)) {
@@ -299,9 +315,13 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     },
     pacedScopes() {
       const at = now();
-      const paced: { scope: string; ratePerSecond: number }[] = [];
+      const paced: PacedScope[] = [];
       for (const state of registry.values()) {
-        if (state.pacer?.rate.paced && !forgotten(state, at)) paced.push({ scope: state.key, ratePerSecond: state.pacer.rate.rateAt(at) });
+        if (state.pacer?.rate.paced && !forgotten(state, at)) paced.push({ scope: state.key, ratePerSecond: state.pacer.rate.rateAt(at), level: "partition" });
+      }
+      for (const [key, account] of accounts) {
+        const pacer = account.pacedAt(at);
+        if (pacer !== undefined) paced.push({ scope: key, ratePerSecond: pacer.rate.rateAt(at), level: "account" });
       }
       return paced;
     },

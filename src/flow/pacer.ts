@@ -1,10 +1,13 @@
 import { SendRate, type SendRateSettings } from "./sendRate.js";
 
 /**
- * Spaces one partition scope's attempts (first attempts and retries alike) at its learnt
- * send rate: each attempt reserves the next free slot, `1 / rate` after the previous one.
- * A slot beyond the caller's remaining time is not reserved: the caller is told at once how
- * long the queue is, instead of waiting to its deadline for nothing.
+ * Spaces one scope's attempts (first attempts and retries alike) at its learnt send rate:
+ * each attempt reserves the next free slot, `1 / rate` after the previous one, at the rate the
+ * scope will have *at that slot* (in slow start it doubles every eighth of a second, so a
+ * queue made while the rate is low is not spread out at that low rate: a backlog of 600
+ * behind a scope just back from an outage at 5/s is sent within about a second and a half,
+ * not two minutes). A slot beyond the caller's remaining time is not reserved: the caller
+ * is told at once how long the queue is, instead of waiting to its deadline for nothing.
  */
 export class Pacer {
   readonly rate: SendRate;
@@ -20,12 +23,12 @@ export class Pacer {
    * with the wait the caller cannot afford.
    */
   reserve(now: number, remainingInMs: number): number | { refusedFor: number } {
-    const rate = this.rate.rateAt(now);
+    const slot = Math.max(now, this.#nextSlotAt);
+    const rate = this.rate.rateAt(now, slot);
     if (rate === Infinity) {
       this.rate.sent(now);
       return 0;
     }
-    const slot = Math.max(now, this.#nextSlotAt);
     const delayInMs = slot - now;
     if (delayInMs > remainingInMs) return { refusedFor: delayInMs };
     this.#nextSlotAt = slot + 1000 / rate;

@@ -1,29 +1,55 @@
 /**
- * A partition's sustainable send rate, learnt from its answers the way TCP CUBIC and the
- * AWS SDK's adaptive retry mode learn a link's (RFC 8312; read, not copied): on a throttled
- * answer the rate drops to `decreaseFactor` × the rate actually sent; then it grows back
- * along a cubic curve, fast at first, flat near the rate of the last throttle, and past it
- * slowly, probing for more. Unlike the AWS SDK, one controller per partition scope, so one
- * hot key never slows the others. Pure arithmetic: `now` (ms) is passed in.
+ * A paced scope's send rate, learnt from its answers (RFC 8312's CUBIC and TCP slow start,
+ * read, not copied; the AWS SDK's adaptive retry mode is the nearest client-side relative).
+ *
+ * - **Floor: what it serves.** The rate is never below the rate at which the scope has just
+ *   served successes: a hot partition serving 50/s is sent at least 50/s.
+ * - **A cut** (a throttled answer, once per round): when the scope served a fair share of
+ *   what it was sent ({@link MIN_SERVED_SHARE}), it is at its capacity: the rate drops to the
+ *   rate it served, and that becomes the plateau (CUBIC's W_max) it probes past, slowly at
+ *   first. When it served (almost) nothing, it is out or throttled as a whole: the rate drops
+ *   to `decreaseFactor` × the rate sent, and nothing is learnt about its capacity.
+ * - **Slow start**: from the first success after a cut, the rate doubles every
+ *   {@link DOUBLING_IN_MS} up to `decreaseFactor` × the plateau (all the way, when no plateau is
+ *   known), then follows CUBIC's curve to the plateau. So a scope back from an outage is at
+ *   full speed within about a second; only near the rate where it last throttled is the climb careful.
+ * - **Probing**: past the plateau, CUBIC's gentle convex curve for {@link GENTLE_PROBE_IN_MS};
+ *   if no throttle came by then the limit has moved (a split partition, a calmer account),
+ *   and the rate doubles again. Above the plateau it runs at most {@link MAX_AHEAD_OF_SENT} ×
+ *   the rate actually sent: a little-used scope does not grow on no evidence.
+ *
+ * Unlike the AWS SDK's adaptive mode (one controller per client; after a throttle, regrowth
+ * only along the cubic curve from a floor of 0.5 requests/s, which its users meet as slow
+ * recovery), one controller per scope, with a served-rate floor and slow start. Pure
+ * arithmetic: `now` (ms) is passed in.
  */
 export class SendRate {
-  /** Rate at the last cut (attempts/s), the curve's plateau. */
-  #plateau = Infinity;
+  #paced = false;
   /** When the last cut happened; `-Infinity` before the first. */
   #cutAt = -Infinity;
-  /** Seconds from a cut to the plateau. */
-  #k = 0;
-  readonly #meter: SendMeter;
+  /** The rate right after the last cut. */
+  #startRate = 0;
+  /** The capacity learnt (attempts/s): the rate served at the last cut that found the scope at capacity; Infinity while unknown. */
+  #plateau = Infinity;
+  /** True when the last cut found the scope at capacity (CUBIC from the plateau at once); false: slow start first. */
+  #atCapacity = false;
+  /** The first success after the last cut (slow start runs from it); undefined until then. */
+  #growFrom: number | undefined;
+  /** The last throttled answer of any round (ms): past the plateau, doubling waits for a quiet spell after it. */
+  #lastThrottleAt = -Infinity;
+  readonly #sends: RateMeter;
+  readonly #successes: RateMeter;
   readonly #settings: SendRateSettings;
 
   constructor(now: number, settings: SendRateSettings) {
     this.#settings = settings;
-    this.#meter = new SendMeter(now);
+    this.#sends = new RateMeter(now);
+    this.#successes = new RateMeter(now);
   }
 
   /** True once a throttle has cut the rate (before that, attempts go out unpaced while the send rate is measured). */
   get paced(): boolean {
-    return this.#cutAt !== -Infinity;
+    return this.#paced;
   }
 
   /** When the last cut happened (ms), `-Infinity` before the first. */
@@ -31,22 +57,34 @@ export class SendRate {
     return this.#cutAt;
   }
 
-  /** The allowed rate at `now`, attempts/s (`Infinity` before the first cut). */
-  rateAt(now: number): number {
-    if (!this.paced) return Infinity;
-    const t = (now - this.#cutAt) / 1000 - this.#k;
-    const cubic = CUBIC_SCALE * t * t * t + this.#plateau;
-    // Past the plateau the curve probes for more, but only as far as the partition is used: at
-    // most MAX_AHEAD_OF_SENT × the rate sent lately, as the AWS SDK's adaptive mode clamps its
-    // rate to twice the measured one. Unclamped, a paced scope with little demand grew without
-    // evidence (to past twice its offered rate in a second CI run), and a burst met that rate.
-    const probing = cubic <= this.#plateau ? cubic : Math.min(cubic, Math.max(this.#plateau, MAX_AHEAD_OF_SENT * (this.#meter.ratePerSecond(now) ?? 0)));
-    return Math.max(this.#settings.minRatePerSecond, probing);
+  /** The capacity learnt at the last cut that found the scope at capacity (attempts/s); Infinity while unknown. */
+  get plateau(): number {
+    return this.#plateau;
   }
 
-  /** An attempt was sent at `now`. */
+  /**
+   * The allowed rate, attempts/s (`Infinity` before the first cut): at `at` (default `now`; a
+   * pacer asks for a later slot's time), from what was measured up to `now`.
+   */
+  rateAt(now: number, at = now): number {
+    if (!this.#paced) return Infinity;
+    const served = this.#successes.ratePerSecond(now) ?? 0;
+    let curve = this.#curveAt(Math.max(at, now));
+    // A later slot gets the slow start's projection, never a probe past the plateau (that waits for evidence).
+    if (at > now && curve > this.#plateau) curve = Math.max(this.#plateau, this.#curveAt(now));
+    if (curve > this.#plateau) curve = Math.min(curve, Math.max(this.#plateau, MAX_AHEAD_OF_SENT * (this.#sends.ratePerSecond(now) ?? 0)));
+    return Math.max(this.#settings.minRatePerSecond, served, curve);
+  }
+
+  /** An attempt was sent (or given its slot) at `now`. */
   sent(now: number): void {
-    this.#meter.count(now);
+    this.#sends.count(now);
+  }
+
+  /** An answer that proves the scope serves (any answer but a throttle, an outage failure or an abort) came at `now`. */
+  served(now: number): void {
+    this.#successes.count(now);
+    if (this.#paced && this.#growFrom === undefined && now >= this.#cutAt) this.#growFrom = now;
   }
 
   /**
@@ -54,17 +92,68 @@ export class SendRate {
    * to attempts sent before the last cut were already accounted for by it. Returns true when it cut.
    */
   throttled(sentAt: number, now: number): boolean {
+    this.#lastThrottleAt = now;
     if (sentAt < this.#cutAt || now - this.#cutAt < MIN_CUT_INTERVAL_IN_MS) return false;
-    const measured = this.#meter.ratePerSecond(now);
+    const measured = this.#sends.ratePerSecond(now);
     if (measured === undefined) return false;
     const { decreaseFactor, minRatePerSecond } = this.#settings;
-    // The rate sent, as measured; but a window that was partly idle reads low, so one cut
-    // never takes more than half of the rate allowed (before the first cut, nothing bounds it).
     const allowed = this.rateAt(now);
-    this.#plateau = Math.max(minRatePerSecond, Math.min(measured, allowed), allowed === Infinity ? 0 : allowed * MAX_ONE_CUT);
+    // The rate sent, as measured, but never above the rate allowed (slots reserved in a burst read high).
+    const sentRate = Math.min(measured, allowed);
+    // The share served, from counts over the same window (a rate read from a few successes is noise; a share is not).
+    const share = this.#successes.countAt(now) / Math.max(1, this.#sends.countAt(now));
+    const served = this.#successes.ratePerSecond(now) ?? share * sentRate;
+    this.#atCapacity = share >= MIN_SERVED_SHARE;
+    if (this.#atCapacity) {
+      this.#plateau = Math.max(minRatePerSecond, Math.min(served, sentRate));
+      this.#startRate = this.#plateau;
+    } else {
+      // A window that was partly idle reads low: one cut keeps at least half of what was allowed,
+      // unless that was a slow start's projection rather than a rate the scope took.
+      const keep = allowed === Infinity || !this.#inCubic(allowed) ? 0 : allowed * MAX_ONE_CUT;
+      this.#startRate = Math.max(minRatePerSecond, served, decreaseFactor * sentRate, keep);
+    }
+    this.#paced = true;
     this.#cutAt = now;
-    this.#k = Math.cbrt((this.#plateau * (1 - decreaseFactor)) / CUBIC_SCALE);
+    this.#growFrom = undefined;
     return true;
+  }
+
+  /** Whether `rate` is at or past the point where slow start hands over to CUBIC. */
+  #inCubic(rate: number): boolean {
+    return this.#atCapacity || rate >= this.#settings.decreaseFactor * this.#plateau;
+  }
+
+  /** The curve's rate at `at`, before the floor and the clamp. */
+  #curveAt(at: number): number {
+    const w = this.#plateau;
+    if (this.#atCapacity) return this.#probe(this.#cutAt, at);
+    if (this.#growFrom === undefined || at <= this.#growFrom) return this.#startRate;
+    const threshold = w === Infinity ? Infinity : this.#settings.decreaseFactor * w;
+    const doublings = (at - this.#growFrom) / DOUBLING_IN_MS;
+    const grown = this.#startRate * 2 ** Math.min(doublings, MAX_DOUBLINGS);
+    if (grown < threshold) return grown;
+    if (w === Infinity) return grown;
+    // Past the hand-over: CUBIC from decreaseFactor x plateau, reaching the plateau K seconds later.
+    const handOverAt = this.#startRate >= threshold ? this.#growFrom : this.#growFrom + DOUBLING_IN_MS * Math.log2(threshold / this.#startRate);
+    const k = Math.cbrt((w - Math.min(threshold, w)) / CUBIC_SCALE);
+    const t = (at - handOverAt) / 1000 - k;
+    return t <= 0 ? CUBIC_SCALE * t * t * t + w : this.#probe(handOverAt + k * 1000, at);
+  }
+
+  /**
+   * Past the plateau since `from`: a convex cubic for GENTLE_PROBE_IN_MS, then doubling, but
+   * only once no throttled answer came for QUIET_IN_MS (answers to a queue reserved at the old
+   * rate still arrive for as long as the queue is). Relative to the plateau rather than CUBIC's
+   * absolute C: eight clients sharing a partition each learn an eighth of it, and with C each
+   * would probe as hard as one alone.
+   */
+  #probe(from: number, at: number): number {
+    const w = this.#plateau;
+    const t = Math.min(at - from, GENTLE_PROBE_IN_MS) / 1000;
+    const gentle = w * (1 + PROBE_GAIN * t * t * t);
+    const doublingFrom = Math.max(from + GENTLE_PROBE_IN_MS, this.#lastThrottleAt + QUIET_IN_MS);
+    return at <= doublingFrom ? gentle : gentle * 2 ** Math.min((at - doublingFrom) / DOUBLING_IN_MS, MAX_DOUBLINGS);
   }
 }
 
@@ -82,22 +171,44 @@ export interface SendRateSettings {
  */
 const MIN_CUT_INTERVAL_IN_MS = 500;
 
-/** The most of the allowed rate one cut keeps at the least (with β = 0.7: a cut to at least 0.35 ×). */
+/**
+ * A scope that served at least this share of what it was sent, while throttling, is at its
+ * capacity (a hot partition at 2x its target serves about half); below it, it is out or
+ * throttled as a whole, and what it served says nothing about what it can serve.
+ */
+export const MIN_SERVED_SHARE = 0.2;
+
+/** Slow start: the rate doubles this often while answers succeed (from 1/s to 256/s in one second). */
+export const DOUBLING_IN_MS = 125;
+
+/** How long past the plateau the probe stays on CUBIC's gentle curve before doubling. */
+export const GENTLE_PROBE_IN_MS = 2_000;
+
+/** Past the plateau, doubling starts only after this long without a throttled answer. */
+export const QUIET_IN_MS = 1_000;
+
+/** A bound on the doublings counted (2^40 is beyond any rate), so that a long calm never makes Infinity. */
+const MAX_DOUBLINGS = 40;
+
+/** The gentle probe's growth: w × (1 + PROBE_GAIN × t³), +1 % after one second, +8 % after two. */
+const PROBE_GAIN = 0.01;
+
+/** The most of the allowed rate one cut keeps at the least, outside slow start (with β = 0.7: a cut to at least 0.35 ×). */
 const MAX_ONE_CUT = 0.5;
 
 /** How far past the plateau the allowed rate may run ahead of the rate actually sent (the AWS SDK's factor). */
 const MAX_AHEAD_OF_SENT = 2;
 
-/** RFC 8312's C, as the AWS SDK uses it: the plateau is reached K = cbrt(W × (1 − β) / C) s after a cut. */
+/** RFC 8312's C, as the AWS SDK uses it: from decreaseFactor x W, the plateau W is reached K = cbrt(W × (1 − β) / C) s later. */
 const CUBIC_SCALE = 0.4;
 
-/** Sends are counted in buckets this long; the rate is read over the current and the previous one. */
+/** Events are counted in buckets this long; the rate is read over the current and the previous one. */
 const METER_BUCKET_IN_MS = 500;
-/** A rate read from fewer sends than this, over less than a bucket, is noise: no cut on it yet. */
-const MIN_SENDS_TO_MEASURE = 8;
+/** A rate read from fewer events than this, over less than a bucket, is noise: no cut on it yet. */
+const MIN_EVENTS_TO_MEASURE = 8;
 
-/** Counts sends in two half-second buckets: the measured send rate, in constant memory. */
-class SendMeter {
+/** Counts events (sends, successes) in two half-second buckets: a rate in constant memory. */
+class RateMeter {
   #bucketStart: number;
   #current = 0;
   #previous = 0;
@@ -108,20 +219,26 @@ class SendMeter {
     this.#since = now;
   }
 
+  /** Events over the last one to two buckets. */
+  countAt(now: number): number {
+    this.#roll(now);
+    return this.#current + this.#previous;
+  }
+
   count(now: number): void {
     this.#roll(now);
     this.#current += 1;
   }
 
-  /** Sends per second over the last one to two buckets; undefined while too little is known. */
+  /** Events per second over the last one to two buckets; undefined while too little is known. */
   ratePerSecond(now: number): number | undefined {
     this.#roll(now);
-    const sends = this.#current + this.#previous;
+    const events = this.#current + this.#previous;
     const spanInMs = Math.min(now - this.#since, now - this.#bucketStart + METER_BUCKET_IN_MS);
-    if (sends < MIN_SENDS_TO_MEASURE && spanInMs < METER_BUCKET_IN_MS) return undefined;
-    // Nothing sent lately (a late answer after a long timeout): no rate to cut from.
-    if (sends === 0) return undefined;
-    return (sends * 1000) / Math.max(spanInMs, 1);
+    if (events < MIN_EVENTS_TO_MEASURE && spanInMs < METER_BUCKET_IN_MS) return undefined;
+    // Nothing lately (a late answer after a long timeout): no rate.
+    if (events === 0) return undefined;
+    return (events * 1000) / Math.max(spanInMs, 1);
   }
 
   #roll(now: number): void {

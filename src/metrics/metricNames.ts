@@ -34,6 +34,10 @@ export const METRIC_NAMES = Object.freeze({
   pacedPartitions: "paced_partitions",
   /** Gauge (opt-in): the send rate (attempts/s) each paced partition is held to, by bounded partition label. */
   partitionSendRate: "partition_send_rate",
+  /** Gauge: accounts paced as a whole because they throttle as a whole, read from the breaker at scrape time. */
+  pacedAccounts: "paced_accounts",
+  /** Gauge: the send rate (attempts/s) paced accounts are held to, summed (no account label). */
+  accountSendRate: "account_send_rate",
   /** Counter: Tables `$batch` attempts answered 202 whose changeset failed, by the class of its status and code. */
   batchChangesetFailures: "batch_changeset_failures_total",
 } as const);
@@ -57,6 +61,8 @@ export const METRIC_LABELS: Readonly<Record<MetricKey, readonly string[]>> = Obj
   pacingDelay: ["service", "operation"],
   pacedPartitions: ["service"],
   partitionSendRate: ["service", "partition"],
+  pacedAccounts: ["service"],
+  accountSendRate: ["service"],
   batchChangesetFailures: ["service", "class"],
 });
 

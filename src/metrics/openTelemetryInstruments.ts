@@ -4,7 +4,7 @@ import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
 import type { StorageService } from "../address/partitionScope.js";
 import { OPEN_TELEMETRY_ATTRIBUTES as ATTR, OPEN_TELEMETRY_METRICS, type OpenTelemetryMetricKey } from "./openTelemetryNames.js";
-import type { PacedScope, PacedScopeSource } from "./pacingMetrics.js";
+import { isPartition, type PacedScope, type PacedScopeSource } from "./pacingMetrics.js";
 import { OTHER_PARTITION_LABEL, TopScopeLabels } from "./topScopeLabels.js";
 
 /** A breaker reported on the circuit instruments, under the service of the observer that added it. */
@@ -36,7 +36,7 @@ export interface OpenTelemetryInstruments {
 }
 
 type HistogramKey = "operationDuration" | "retryDelay" | "pacingDelay";
-type ObservableKey = "circuitBreakers" | "pacedPartitions" | "partitionSendRate";
+type ObservableKey = "circuitBreakers" | "pacedPartitions" | "partitionSendRate" | "pacedAccounts" | "accountSendRate";
 
 const CIRCUIT_STATES: readonly CircuitState[] = ["closed", "open", "half_open"];
 const shared = new WeakMap<Meter, OpenTelemetryInstruments>();
@@ -130,7 +130,24 @@ function observePacing(meter: Meter, instruments: OpenTelemetryInstruments): voi
   };
   count.addCallback((result: ObservableResult) => {
     const sums = new Map<StorageService, number>();
-    for (const { service, paced } of read()) sums.set(service, (sums.get(service) ?? 0) + paced.length);
+    for (const { service, paced } of read()) sums.set(service, (sums.get(service) ?? 0) + paced.filter(isPartition).length);
+    for (const [service, sum] of sums) result.observe(sum, { [ATTR.service]: service });
+  });
+  const accountCountSpec = OPEN_TELEMETRY_METRICS.pacedAccounts;
+  const accountRateSpec = OPEN_TELEMETRY_METRICS.accountSendRate;
+  const accountCount = meter.createObservableUpDownCounter(accountCountSpec.name, { unit: accountCountSpec.unit, description: accountCountSpec.description });
+  const accountRate = meter.createObservableGauge(accountRateSpec.name, { unit: accountRateSpec.unit, description: accountRateSpec.description });
+  accountCount.addCallback((result: ObservableResult) => {
+    const sums = new Map<StorageService, number>();
+    for (const { service, paced } of read()) sums.set(service, (sums.get(service) ?? 0) + paced.filter((p) => !isPartition(p)).length);
+    for (const [service, sum] of sums) result.observe(sum, { [ATTR.service]: service });
+  });
+  accountRate.addCallback((result: ObservableResult) => {
+    const sums = new Map<StorageService, number>();
+    for (const { service, paced } of read()) {
+      for (const p of paced) if (!isPartition(p) && Number.isFinite(p.ratePerSecond)) sums.set(service, (sums.get(service) ?? 0) + p.ratePerSecond);
+    }
+    // No observation while no account is paced, as in Prometheus.
     for (const [service, sum] of sums) result.observe(sum, { [ATTR.service]: service });
   });
   rate.addCallback((result: ObservableResult) => {
@@ -139,7 +156,7 @@ function observePacing(meter: Meter, instruments: OpenTelemetryInstruments): voi
       const labels = instruments.partitionLabels.get(service);
       // Without the opt-in there is no partition attribute, so no send rate: as in Prometheus.
       if (labels === undefined) continue;
-      for (const { scope, ratePerSecond } of paced) {
+      for (const { scope, ratePerSecond } of paced.filter(isPartition)) {
         if (!Number.isFinite(ratePerSecond)) continue;
         const partition = labels.has(scope) ? scope : OTHER_PARTITION_LABEL;
         const key = `${service}|${partition}`;

@@ -102,6 +102,18 @@ export const OPEN_TELEMETRY_METRICS: Readonly<Record<OpenTelemetryMetricKey, Ope
     unit: "{attempt}/s",
     description: "Send rate each paced partition is held to; only scopes with their own partition value, the rest summed as other.",
   },
+  pacedAccounts: {
+    name: "azure.storage.client.paced_account.count",
+    kind: "observableUpDownCounter",
+    unit: "{account}",
+    description: "Accounts paced as a whole because they answer throttled as a whole (repeated throttles across partitions outnumbering successes).",
+  },
+  accountSendRate: {
+    name: "azure.storage.client.account.send_rate",
+    kind: "observableGauge",
+    unit: "{attempt}/s",
+    description: "Send rate the paced accounts are held to, summed; every attempt to such an account also keeps it.",
+  },
   batchChangesetFailures: {
     name: "azure.storage.client.batch.changeset_failures",
     kind: "counter",

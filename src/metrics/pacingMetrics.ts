@@ -1,3 +1,4 @@
+import type { PacedScope } from "../flow/pacedScope.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
 import type { StorageService } from "../address/partitionScope.js";
@@ -5,13 +6,7 @@ import type { GaugeCollector } from "./metricFamily.js";
 import type { StorageMetricFamilies } from "./storageMetricFamilies.js";
 import { OTHER_PARTITION_LABEL, type TopScopeLabels } from "./topScopeLabels.js";
 
-/** One paced partition scope and the send rate it is held to, as `PartitionBreaker.pacedScopes()` lists them. */
-export interface PacedScope {
-  /** The partition's scope key (no secrets; names account, table or container, and partition). */
-  scope: string;
-  /** Attempts per second. */
-  ratePerSecond: number;
-}
+export type { PacedScope };
 
 /** What the metrics layer reads about pacing: a `PartitionBreaker` is one. */
 export interface PacedScopeSource {
@@ -22,9 +17,10 @@ export interface PacedScopeSource {
 /** Reports breakers' paced scopes on one service's metric families. */
 export interface PacingMetrics {
   /**
-   * `paced_partitions{service}` reads `source.pacedScopes()` at every scrape, and with the
-   * partition label on, so does `partition_send_rate{service,partition}`. Returns a function
-   * that stops both (also done by `dispose()`).
+   * `paced_partitions{service}`, `paced_accounts{service}` and `account_send_rate{service}`
+   * read `source.pacedScopes()` at every scrape, and with the partition label on, so does
+   * `partition_send_rate{service,partition}`. Returns a function that stops them all (also
+   * done by `dispose()`).
    */
   observe(source: PacedScopeSource): () => void;
   /** Stops reporting every source observed. Idempotent. */
@@ -43,7 +39,7 @@ export function isPacedScopeSource(source: unknown): source is PacedScopeSource 
  * rest are summed under `other`, so the series count stays at most `topN + 1`.
  */
 export function createPacingMetrics(
-  families: Pick<StorageMetricFamilies, "pacedPartitions" | "partitionSendRate">,
+  families: Pick<StorageMetricFamilies, "pacedPartitions" | "partitionSendRate" | "pacedAccounts" | "accountSendRate">,
   service: StorageService,
   labels: TopScopeLabels | undefined,
 ): PacingMetrics {
@@ -63,12 +59,23 @@ export function createPacingMetrics(
       };
       const countCollector: GaugeCollector = (emit) => {
         const paced = read();
-        if (paced !== undefined) emit({ service }, paced.length);
+        if (paced !== undefined) emit({ service }, paced.filter(isPartition).length);
+      };
+      const accountCountCollector: GaugeCollector = (emit) => {
+        const paced = read();
+        if (paced !== undefined) emit({ service }, paced.length - paced.filter(isPartition).length);
+      };
+      const accountRateCollector: GaugeCollector = (emit) => {
+        const paced = read();
+        if (paced === undefined) return;
+        const accounts = paced.filter((p) => !isPartition(p) && Number.isFinite(p.ratePerSecond));
+        // No series while no account is paced: a 0 would read as "held to nothing".
+        if (accounts.length > 0) emit({ service }, accounts.reduce((sum, p) => sum + p.ratePerSecond, 0));
       };
       const rateCollector: GaugeCollector = (emit) => {
         const paced = labels === undefined ? undefined : read();
         if (paced === undefined || labels === undefined) return;
-        for (const { scope, ratePerSecond } of paced) {
+        for (const { scope, ratePerSecond } of paced.filter(isPartition)) {
           // A scope without its own label adds its rate to `other`: the send rate the rest are held to, together.
           if (Number.isFinite(ratePerSecond)) emit({ service, partition: labels.has(scope) ? scope : OTHER_PARTITION_LABEL }, ratePerSecond);
         }
@@ -77,12 +84,16 @@ export function createPacingMetrics(
       const rate = families.partitionSendRate;
       count.collectors.add(countCollector);
       rate?.collectors.add(rateCollector);
+      families.pacedAccounts.collectors.add(accountCountCollector);
+      families.accountSendRate.collectors.add(accountRateCollector);
       let active = true;
       const unsubscribe = (): void => {
         if (!active) return;
         active = false;
         count.collectors.delete(countCollector);
         rate?.collectors.delete(rateCollector);
+        families.pacedAccounts.collectors.delete(accountCountCollector);
+        families.accountSendRate.collectors.delete(accountRateCollector);
         subscriptions.delete(unsubscribe);
       };
       subscriptions.add(unsubscribe);
@@ -92,4 +103,9 @@ export function createPacingMetrics(
       for (const unsubscribe of [...subscriptions]) unsubscribe();
     },
   };
+}
+
+/** A partition's entry (an entry without `level`, from an older or hand-written source, is one). */
+export function isPartition(scope: PacedScope): boolean {
+  return scope.level !== "account";
 }

@@ -16,6 +16,8 @@ export interface StorageMetricFamilies {
   circuitRejections: CounterFamily;
   pacingDelay: HistogramFamily;
   pacedPartitions: CollectedGaugeFamily;
+  pacedAccounts: CollectedGaugeFamily;
+  accountSendRate: CollectedGaugeFamily;
   batchChangesetFailures: CounterFamily;
   /** Only when the bounded partition label is enabled. */
   partitionThrottles?: CounterFamily;
@@ -40,6 +42,8 @@ const HELP: Readonly<Record<MetricKey, string>> = {
   pacedPartitions: "Partition scopes whose attempts are paced because they answered throttled lately (hot partitions).",
   batchChangesetFailures:
     "Tables $batch attempts answered 202 Accepted whose changeset failed, by the class of the changeset's status and error code (throttled, transient and timeout ones are retried whole).",
+  pacedAccounts: "Accounts paced as a whole because they answer throttled as a whole (repeated throttles across partitions outnumbering successes).",
+  accountSendRate: "Send rate (attempts per second) the paced accounts are held to, summed; every attempt to such an account also keeps it.",
   partitionSendRate: "Send rate (attempts per second) each paced partition is held to; only scopes with their own partition label, the rest summed as other.",
 };
 
@@ -100,6 +104,8 @@ export function storageMetricFamilies(
     circuitRejections: counter("circuitRejections"),
     pacingDelay: histogram("pacingDelay"),
     pacedPartitions: gauge("pacedPartitions"),
+    pacedAccounts: gauge("pacedAccounts"),
+    accountSendRate: gauge("accountSendRate"),
     batchChangesetFailures: counter("batchChangesetFailures"),
   };
   if (withPartitionLabel) {

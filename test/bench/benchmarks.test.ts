@@ -112,12 +112,24 @@ describe("benchmarks (smoke configuration)", () => {
     expect(runs[0]!.sentBack).toBe(0);
   });
 
+  it("pacing: the account-throttle, split and many-clients rows, every figure", () => {
+    const p = results.pacing!;
+    expect(p.account.map((r) => r.id)).toEqual(["sdk-default", "package"]);
+    for (const r of p.account) expectFigures(r, ["operations", "succeeded", "p99InMs", "p99PastLimitInMs", "lastDoneAfterEndInMs", "throttledAttempts"]);
+    expect(p.splits.map((r) => r.id)).toEqual(["pacing-off", "package"]);
+    // Every split partition serves its retry: all succeed, and the account pacer never engages on first throttles.
+    for (const r of p.splits) expect(r.succeeded).toBe(p.settings.splits.partitions);
+    expect(p.splits.find((r) => r.id === "package")!.accountPaced).toBe(false);
+    expect(p.clients.map((r) => r.clients)).toEqual(p.settings.clients.counts);
+    for (const r of p.clients) expectFigures(r, ["hotOperations", "hotSucceeded", "doneWithin11", "doneWithin15", "lastHotDoneInMs", "hotAttempts", "hotThrottled"]);
+  });
+
   it("the report renders every section and both charts from the results", () => {
     const sections = renderSections(JSON.parse(JSON.stringify(results)) as BenchResults);
     const doc = applySections("# Benchmarks\n\n<!-- bench:overhead:start -->\nold\n<!-- bench:overhead:end -->\n\nprose\n", sections);
     expect(doc).not.toContain("\nold\n");
     expect(doc).toContain("prose");
-    for (const name of ["machine", "overhead", "rebalancing", "many-partitions", "closed-loop", "hot-partition", "queue-consumer"]) {
+    for (const name of ["machine", "overhead", "rebalancing", "many-partitions", "closed-loop", "hot-partition", "queue-consumer", "pacing"]) {
       expect(doc.split(`<!-- bench:${name}:start -->`).length).toBe(2);
     }
     for (const id of CONFIGURATION_IDS) expect(sections.rebalancing).toContain(CONFIGURATION_LABELS[id]);

@@ -169,13 +169,14 @@ describe("createPartitionBreaker: a hot partition", () => {
       delays.push(admission.delayInMs);
       setTimeout(() => breaker.record(address, admission, result(answered++ % 2 === 0 ? "success" : "throttled")), admission.delayInMs);
     }
-    // Cut after cut (half its answers are throttled, whatever the rate; at most one cut per half second), so far fewer than the 500 offered went out.
+    // Cut after cut to the rate it served (half its answers are throttled, whatever the rate; at most one cut per
+    // half second), so fewer than the 500 offered went out.
     expect(answered).toBeGreaterThan(50);
-    expect(answered).toBeLessThan(300);
+    expect(answered).toBeLessThan(400);
     expect(transitions).toEqual([]);
     expect(breaker.stateOf(key("hot"))).toBe("closed");
     const paced = breaker.pacedScopes();
-    expect(paced).toEqual([{ scope: key("hot"), ratePerSecond: expect.any(Number) as number }]);
+    expect(paced).toEqual([{ scope: key("hot"), ratePerSecond: expect.any(Number) as number, level: "partition" }]);
     // Cut below what was offered, and never below minRatePerSecond.
     expect(paced[0]?.ratePerSecond).toBeLessThan(100);
     expect(paced[0]?.ratePerSecond).toBeGreaterThanOrEqual(1);
@@ -186,16 +187,17 @@ describe("createPartitionBreaker: a hot partition", () => {
 
   it("refuses with paced, and reserves nothing, when the queue would outlast remainingInMs", () => {
     const breaker = make();
-    // 100 attempts in 1 s (the first one throttled, which gives the scope state), then a throttle: a cut to about 70/s.
+    // 100 attempts in 1 s (the first two throttled, which give the scope state and a pacer), then a throttle: it
+    // served all but three of them, so the cut goes to the rate it served, about 100/s, never below.
     for (let i = 0; i < 100; i++) {
-      attempt(breaker, "hot", i === 0 ? "throttled" : "success");
+      attempt(breaker, "hot", i < 2 ? "throttled" : "success");
       vi.advanceTimersByTime(10);
     }
     attempt(breaker, "hot", "throttled");
     const [paced] = breaker.pacedScopes();
     expect(paced?.scope).toBe(key("hot"));
-    expect(paced?.ratePerSecond).toBeGreaterThan(65);
-    expect(paced?.ratePerSecond).toBeLessThan(75);
+    expect(paced?.ratePerSecond).toBeGreaterThan(90);
+    expect(paced?.ratePerSecond).toBeLessThan(105);
     const spacing = 1000 / paced!.ratePerSecond;
     const admissions = Array.from({ length: 12 }, () => breaker.admit(readRequestAddress(entityRequest("hot")), 100));
     const sent = admissions.filter((a) => a.decision === "send");
@@ -656,3 +658,78 @@ describe("createPartitionBreaker: options", () => {
     expect(breaker.stateOf(key("p1"))).toBe("closed");
   });
 });
+
+describe("createPartitionBreaker: the account pacer", () => {
+  const ACCOUNT = "table|acct";
+  const accountEntries = (breaker: PartitionBreaker) => breaker.pacedScopes().filter((p) => p.level === "account");
+
+  it("does not engage on many partitions each throttled once, even when their throttles outnumber the successes (a table being split)", () => {
+    const breaker = make();
+    for (let i = 0; i < 2_000; i++) {
+      attempt(breaker, `p${i}`, "throttled");
+      if (i % 3 === 0) attempt(breaker, `p${i}`, "success");
+      vi.advanceTimersByTime(1);
+    }
+    expect(accountEntries(breaker)).toEqual([]);
+    // A partition never seen before goes out at once: nothing paces the account.
+    expect(attempt(breaker, "fresh", "success")).toEqual(SEND_NOW);
+  });
+
+  it("engages on repeated throttles of 3 partitions outnumbering the successes, shows in pacedScopes, and spaces every partition's attempts", () => {
+    const breaker = make({ consecutiveFailures: 1_000 });
+    // Ten partitions, each throttled again and again for a second (the account throttling as a whole), 200 attempts/s.
+    for (let i = 0; i < 400; i++) {
+      attempt(breaker, `p${i % 10}`, "throttled");
+      vi.advanceTimersByTime(5);
+    }
+    const [account] = accountEntries(breaker);
+    expect(account).toMatchObject({ scope: ACCOUNT, level: "account" });
+    expect(account!.ratePerSecond).toBeLessThan(200);
+    // A partition with no trouble of its own waits for the account's slots.
+    const fresh = Array.from({ length: 5 }, () => breaker.admit(readRequestAddress(entityRequest("fresh")), Infinity));
+    expect(fresh.every((a) => a.decision === "send")).toBe(true);
+    const last = fresh.at(-1);
+    expect(last?.decision === "send" ? last.delayInMs : -1).toBeGreaterThan(0);
+  });
+
+  it("repeats from fewer than 3 partitions (a few hot keys) do not engage it", () => {
+    const breaker = make({ consecutiveFailures: 1_000 });
+    for (let i = 0; i < 400; i++) {
+      attempt(breaker, `hot${i % 2}`, "throttled");
+      vi.advanceTimersByTime(5);
+    }
+    expect(accountEntries(breaker)).toEqual([]);
+  });
+
+  it("after the throttle ends, the account's rate climbs back within about a second of the first success", () => {
+    const breaker = make({ consecutiveFailures: 1_000 });
+    for (let i = 0; i < 600; i++) {
+      attempt(breaker, `p${i % 10}`, "throttled");
+      vi.advanceTimersByTime(5);
+    }
+    const during = accountEntries(breaker)[0]!.ratePerSecond;
+    // Served again: the answers succeed, as fast as the account lets them go.
+    for (let t = 0; t < 1_000; t += 5) {
+      attempt(breaker, `p${(t / 5) % 10}`, "success");
+      vi.advanceTimersByTime(5);
+    }
+    const after = accountEntries(breaker)[0]?.ratePerSecond ?? Infinity;
+    expect(after).toBeGreaterThan(50 * during);
+    expect(after).toBeGreaterThan(200);
+  });
+});
+
+describe("createPartitionBreaker: a partition's first throttle", () => {
+  it("gets it no pacer (a table being split: each new range is hot once); a second one within forgetAfterInMs does", () => {
+    const breaker = make();
+    attempt(breaker, "split", "throttled");
+    for (let i = 0; i < 20; i++) {
+      vi.advanceTimersByTime(50);
+      expect(attempt(breaker, "split", "success")).toEqual(SEND_NOW);
+    }
+    attempt(breaker, "split", "throttled");
+    // The pacer is there now: admissions carry its ticket (paced), though it has not cut yet.
+    expect(attempt(breaker, "split", "success")).toMatchObject({ decision: "send", paced: true });
+  });
+});
+

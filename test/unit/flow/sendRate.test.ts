@@ -93,45 +93,118 @@ describe("SendRate: the cut", () => {
   });
 });
 
-describe("SendRate: the cubic regrowth", () => {
+/** Calls `fn(at)` every 1000/perSecond ms over [from, to). */
+function every(perSecond: number, from: number, to: number, fn: (at: number) => void): void {
+  for (let at = from; at < to; at += 1000 / perSecond) fn(at);
+}
+
+describe("SendRate: a scope at capacity (it serves part of what it is sent)", () => {
   const cutAt = 1000;
-  function cutFrom100(): SendRate {
-    const rate = sentEvenly(100, 1000);
-    rate.throttled(cutAt, cutAt);
+  /** 100 sends/s for a second, 50 of them served: a hot partition at twice its capacity. */
+  function hotAt50(): SendRate {
+    const rate = new SendRate(0, DEFAULTS);
+    every(100, 0, 1000, (at) => rate.sent(at));
+    every(50, 0, 1000, (at) => rate.served(at));
+    expect(rate.throttled(cutAt, cutAt)).toBe(true);
     return rate;
   }
 
-  it("reaches the plateau (the measured rate) at K = cbrt(W (1 - beta) / 0.4) s, and exceeds it after, while used", () => {
-    const rate = cutFrom100();
-    const kInMs = kOf(100) * 1000;
-    // Sends go on at 100/s: past the plateau the rate may run to twice that, so the curve is not clamped here.
-    for (let at = cutAt; at <= cutAt + kInMs + 5000; at += 10) rate.sent(at);
-    expect(kInMs).toBeCloseTo(4217, 0);
-    expect(rate.rateAt(cutAt + kInMs)).toBeCloseTo(100, 6);
-    expect(rate.rateAt(cutAt + kInMs / 2)).toBeCloseTo(100 - 30 / 8, 6); // 0.4 (K/2)^3 = W (1 - beta) / 8
-    expect(rate.rateAt(cutAt + kInMs + 1000)).toBeCloseTo(100.4, 6);
-    expect(rate.rateAt(cutAt + kInMs + 5000)).toBeCloseTo(150, 6);
+  it("the cut goes to the rate it served (50/s), not to 0.7 x the rate sent (70/s): that is its capacity, the plateau", () => {
+    const rate = hotAt50();
+    expect(rate.plateau).toBeCloseTo(50, 6);
+    expect(rate.rateAt(cutAt)).toBeCloseTo(50, 6);
   });
 
-  it("past the plateau, runs at most twice ahead of the rate sent lately; idle, it stays at the plateau", () => {
-    const idle = cutFrom100();
-    const kInMs = kOf(100) * 1000;
-    expect(idle.rateAt(cutAt + kInMs + 5000)).toBeCloseTo(100, 6); // nothing sent since the cut
-    const light = cutFrom100();
-    for (let at = cutAt + kInMs; at <= cutAt + kInMs + 5000; at += 1000 / 60) light.sent(at); // 60/s
-    const rate = light.rateAt(cutAt + kInMs + 5000);
-    expect(rate).toBeGreaterThan(100); // probing past the plateau...
-    expect(rate).toBeLessThan(125); // ...only as far as twice what is sent, give or take the meter (the curve alone: 150)
-    // Before the plateau the clamp never applies: the regrowth after a cut is the curve's.
-    expect(idle.rateAt(cutAt + kInMs / 2)).toBeCloseTo(100 - 30 / 8, 6);
+  it("never below the rate it has just served: successes at 90/s after the cut hold it at 90/s at once", () => {
+    const rate = hotAt50();
+    every(90, cutAt, cutAt + 1000, (at) => {
+      rate.sent(at);
+      rate.served(at);
+    });
+    expect(rate.rateAt(cutAt + 1000)).toBeGreaterThanOrEqual(89);
+    // With successes at only 30/s the floor is the plateau's curve, not the served rate.
+    const slow = hotAt50();
+    every(100, cutAt, cutAt + 1000, (at) => slow.sent(at));
+    every(30, cutAt, cutAt + 1000, (at) => slow.served(at));
+    expect(slow.rateAt(cutAt + 1000)).toBeCloseTo(50 * 1.01, 6);
   });
 
-  it("grows without falling back: fast at first, flat near the plateau", () => {
-    const rate = cutFrom100();
-    const samples = Array.from({ length: 100 }, (_, i) => rate.rateAt(cutAt + i * 100));
-    for (let i = 1; i < samples.length; i++) expect(samples[i]).toBeGreaterThanOrEqual(samples[i - 1]!);
-    const firstSecond = rate.rateAt(cutAt + 1000) - rate.rateAt(cutAt);
-    const aroundK = rate.rateAt(cutAt + kOf(100) * 1000 + 500) - rate.rateAt(cutAt + kOf(100) * 1000 - 500);
-    expect(firstSecond).toBeGreaterThan(10 * aroundK);
+  it("probes past the plateau gently for two seconds (+1 % at 1 s, +8 % at 2 s), then doubles every 125 ms while sends keep up", () => {
+    const rate = hotAt50();
+    const expected: Array<[number, number]> = [[1000, 50.5], [2000, 54], [2125, 108], [2250, 216]];
+    let from = cutAt;
+    for (const [afterCut, value] of expected) {
+      // Enough demand that the 2x-sent clamp stays out of the way.
+      every(400, from, cutAt + afterCut, (at) => rate.sent(at));
+      from = cutAt + afterCut;
+      expect(rate.rateAt(from)).toBeCloseTo(value, 6);
+    }
+  });
+
+  it("past the plateau, at most twice the rate sent lately; idle, it stays at the plateau", () => {
+    const idle = hotAt50();
+    expect(idle.rateAt(cutAt + 5000)).toBeCloseTo(50, 6);
+    const light = hotAt50();
+    every(30, cutAt + 4000, cutAt + 5000, (at) => light.sent(at)); // 30/s: twice is 60/s, the curve alone far more
+    const rate = light.rateAt(cutAt + 5000);
+    expect(rate).toBeGreaterThan(55);
+    expect(rate).toBeLessThan(65);
+  });
+});
+
+describe("SendRate: slow start after a scope served (almost) nothing", () => {
+  const cutAt = 1000;
+  /** 100 sends/s for a second, none served (an outage, or an account throttled as a whole): a cut to 0.7 x 100. */
+  function out(): SendRate {
+    const rate = sentEvenly(100, 1000);
+    expect(rate.throttled(cutAt, cutAt)).toBe(true);
+    expect(rate.plateau).toBe(Infinity); // nothing learnt about its capacity
+    return rate;
+  }
+
+  it("holds the cut rate until an answer succeeds", () => {
+    const rate = out();
+    for (const at of [cutAt, cutAt + 500, cutAt + 3000]) expect(rate.rateAt(at)).toBeCloseTo(70, 6);
+  });
+
+  it("from the first success, doubles every 125 ms: back past 10x within half a second, with no plateau to stop at", () => {
+    const rate = out();
+    const firstSuccess = cutAt + 2000;
+    rate.served(firstSuccess);
+    expect(rate.rateAt(firstSuccess)).toBeCloseTo(70, 6);
+    expect(rate.rateAt(firstSuccess + 125)).toBeCloseTo(140, 6);
+    expect(rate.rateAt(firstSuccess + 500)).toBeCloseTo(70 * 16, 6);
+    // A pacer asks for a later slot's rate: the same curve.
+    expect(rate.rateAt(firstSuccess, firstSuccess + 250)).toBeCloseTo(280, 6);
+  });
+
+  it("with a capacity learnt before, doubles only to 0.7 x that plateau, then climbs along CUBIC's curve to it", () => {
+    const rate = new SendRate(0, DEFAULTS);
+    every(100, 0, 1000, (at) => rate.sent(at));
+    every(50, 0, 1000, (at) => rate.served(at));
+    rate.throttled(1000, 1000); // plateau 50
+    // Then two seconds sending 20/s, none served: an outage cut.
+    every(20, 1000, 3000, (at) => rate.sent(at));
+    expect(rate.throttled(2999, 3000)).toBe(true);
+    expect(rate.plateau).toBeCloseTo(50, 6);
+    // 0.7 x the 20/s sent is 14/s, but one cut keeps half of the 50/s allowed: a window partly idle reads low.
+    expect(rate.rateAt(3000)).toBeCloseTo(25, 6);
+    rate.served(4000);
+    expect(rate.rateAt(4000, 4030)).toBeCloseTo(25 * 2 ** (30 / 125), 6);
+    const handOver = 4000 + 125 * Math.log2(35 / 25); // where the doubling reaches 0.7 x 50
+    expect(rate.rateAt(4000, handOver + 1)).toBeCloseTo(35, 0);
+    expect(rate.rateAt(4000, handOver + kOf(50) * 1000)).toBeCloseTo(50, 6);
+    expect(rate.rateAt(4000, handOver + (kOf(50) * 1000) / 2)).toBeCloseTo(50 - 15 / 8, 6);
+  });
+
+  it("a throttle in slow start cuts from what was sent, not from the projected rate", () => {
+    const rate = out();
+    rate.served(1100);
+    every(60, 1100, 2000, (at) => rate.sent(at));
+    expect(rate.rateAt(2000)).toBeGreaterThan(10_000); // the projection after 900 ms of doubling
+    expect(rate.throttled(1500, 2000)).toBe(true);
+    // No success in the window (the answer at 1100 rolled out): 0.7 x the ~60-70/s sent.
+    expect(rate.rateAt(2000)).toBeGreaterThan(35);
+    expect(rate.rateAt(2000)).toBeLessThan(60);
   });
 });
