@@ -51,7 +51,7 @@ export type { RetryInfo } from "./policies/retryInfo.js";
 export { getRetryInfo } from "./policies/retryInfo.js";
 
 export type { StorageService } from "./partition/partitionScope.js";
-export type { InstallResilienceOptions, ResilienceHandle } from "./install/installResilience.js";
+export type { InstallResilienceOptions, PresetRetryOptions, ResilienceHandle } from "./install/installResilience.js";
 export { installResilience, SDK_RETRY_POLICY_NAMES } from "./install/installResilience.js";
 export type { ServicePreset } from "./presets/servicePresets.js";
 export { SERVICE_PRESETS } from "./presets/servicePresets.js";

@@ -6,6 +6,7 @@ import type { BackoffByClass } from "../backoff/backoffByClass.js";
 import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
 import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
+import type { ExponentialBackoffOptions } from "../backoff/exponentialBackoff.js";
 import { createPipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress } from "../address/requestAddress.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
@@ -37,6 +38,12 @@ import { detectService } from "./detectService.js";
 import { findPipeline } from "./findPipeline.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 
+/**
+ * Numbers of the service preset's exponential backoff to change, without naming a strategy:
+ * `retry: { maxRetries: 4 }` is the preset's backoff with 4 retries.
+ */
+export type PresetRetryOptions = ExponentialBackoffOptions & { strategy?: undefined };
+
 /** Options of {@link installResilience}. Every one is optional; defaults come from the service's preset. */
 export interface InstallResilienceOptions {
   /**
@@ -45,10 +52,12 @@ export interface InstallResilienceOptions {
    */
   service?: StorageService;
   /**
-   * The backoff strategy: an object (`exponentialBackoff(...)`), or a config by name. Numbers
-   * missing from an `"exponential"` config come from the service preset.
+   * The backoff strategy: an object (`exponentialBackoff(...)`), a config by name, or some of
+   * the preset's numbers alone (`{ maxRetries: 4 }`: the preset's exponential backoff with
+   * them). Numbers missing from an `"exponential"` config, or from one without `strategy`,
+   * come from the service preset.
    */
-  retry?: RetryStrategy | RetryStrategyConfig;
+  retry?: RetryStrategy | RetryStrategyConfig | PresetRetryOptions;
   /**
    * A backoff per outcome class (`throttled`, `transient`, `timeout`), replacing the preset's:
    * a class left out uses `retry`, so `{}` gives every class `retry`'s waits. Numbers missing
@@ -297,15 +306,20 @@ function resolveService(target: unknown, service: unknown): StorageService {
 }
 
 function resolveRetry(
-  retry: RetryStrategy | RetryStrategyConfig | undefined,
+  retry: RetryStrategy | RetryStrategyConfig | PresetRetryOptions | undefined,
   presetRetry: (typeof SERVICE_PRESETS)[StorageService]["retry"],
 ): RetryStrategy {
   if (retry === undefined) return createRetryStrategy({ strategy: "exponential", ...presetRetry });
   if (isRetryStrategy(retry)) return retry;
-  if (typeof retry === "object" && retry !== null && retry.strategy === "exponential") {
-    return createRetryStrategy({ ...presetRetry, ...retry });
-  }
-  return createRetryStrategy(retry);
+  if (completesPreset(retry)) return createRetryStrategy({ ...presetRetry, ...retry, strategy: "exponential" });
+  return createRetryStrategy(retry as RetryStrategyConfig);
+}
+
+/** True for a `retry` config the preset completes: an `"exponential"` one, or one naming no strategy. */
+function completesPreset(retry: unknown): boolean {
+  if (typeof retry !== "object" || retry === null || Array.isArray(retry) || isRetryStrategy(retry)) return false;
+  const { strategy } = retry as { strategy?: unknown };
+  return strategy === undefined || strategy === "exponential";
 }
 
 /**
@@ -314,12 +328,11 @@ function resolveRetry(
  */
 function resolveBackoff(
   backoff: unknown,
-  retry: RetryStrategy | RetryStrategyConfig | undefined,
+  retry: RetryStrategy | RetryStrategyConfig | PresetRetryOptions | undefined,
   preset: (typeof SERVICE_PRESETS)[StorageService],
 ): BackoffByClass | undefined {
   if (backoff === undefined) {
-    const presetRetry = retry === undefined || (typeof retry === "object" && retry !== null && !isRetryStrategy(retry) && retry.strategy === "exponential");
-    if (!presetRetry) return undefined;
+    if (retry !== undefined && !completesPreset(retry)) return undefined;
     const byClass: BackoffByClass = {};
     for (const cls of RETRIABLE_CLASSES) {
       const numbers = preset.backoff[cls];
