@@ -9,12 +9,12 @@ import type { RetryStrategy } from "../backoff/retryStrategy.js";
 import type { ExponentialBackoffOptions } from "../backoff/exponentialBackoff.js";
 import { createPipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress } from "../address/requestAddress.js";
-import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
+import { createPartitionBreakerAt, type PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionStatus.js";
 import { scopeKey } from "../partition/scopeKey.js";
-import { createMetricsObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
+import { createMetricsObserverAt, type MetricsObserver } from "../metrics/metricsObserver.js";
 import type { MetricsOptions } from "../metrics/metricsOptions.js";
-import { createOpenTelemetryMetricsObserver } from "../metrics/openTelemetryObserver.js";
+import { createOpenTelemetryMetricsObserverAt } from "../metrics/openTelemetryObserver.js";
 import { choosesOpenTelemetry, type OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
 import { isPeerInstalled } from "../metrics/optionalPeer.js";
 import { logger } from "../logging/logger.js";
@@ -182,8 +182,8 @@ const installed = new WeakMap<Pipeline, ResilienceHandle>();
  * handle.dispose();
  */
 export function installResilience(target: unknown, options: InstallResilienceOptions = {}): ResilienceHandle {
-  validateObjectOption("options", options);
-  rejectUnknownKeys("installResilience options", options, KNOWN_KEYS);
+  validateObjectOption("installResilience options", options);
+  rejectUnknownKeys("", options, KNOWN_KEYS, "installResilience");
   const pipeline = findPipeline(target);
   const service = resolveService(target, options.service);
   const preset = SERVICE_PRESETS[service];
@@ -262,6 +262,12 @@ function withPackageObservers(
   secondaryMetrics?: RetryObserver,
 ): readonly RetryObserver[] | undefined {
   if (observers !== undefined && !Array.isArray(observers)) return observers;
+  // Checked here, before the retry log observer goes first: an error must give the index the caller wrote.
+  for (const [index, observer] of (observers ?? []).entries()) {
+    if (typeof observer !== "object" || observer === null) {
+      throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describeValue(observer)}.`);
+    }
+  }
   const packaged = [metrics, safetyMetrics, secondaryMetrics].filter((observer) => observer !== undefined);
   return [createRetryLogObserver({ service }), ...(observers ?? []), ...packaged];
 }
@@ -291,7 +297,7 @@ function resolveService(target: unknown, service: unknown): StorageService {
     // A wrong service would scope, label and retry every request by the wrong rules, silently.
     if (detected !== undefined && detected !== chosen) {
       throw new TypeError(
-        `options.service is "${chosen}", but the target is a ${detected} client (from its endpoint or class); ` +
+        `service is "${chosen}", but the target is a ${detected} client (from its endpoint or class); ` +
           `pass service: "${detected}" or leave it out.`,
       );
     }
@@ -299,7 +305,7 @@ function resolveService(target: unknown, service: unknown): StorageService {
   }
   if (detected === undefined) {
     throw new TypeError(
-      'options.service is required: the target\'s endpoint and type do not tell which service it is ("table", "blob" or "queue").',
+      'service is required: the target\'s endpoint and type do not tell which service it is ("table", "blob" or "queue").',
     );
   }
   return detected;
@@ -358,12 +364,12 @@ function resolveBackoff(
 /** The breaker for `option`: none for `false`, the defaults for undefined. Creating one starts no timer. */
 function createCircuitBreaker(option: unknown, service: StorageService): PartitionBreaker | undefined {
   if (option === false) return undefined;
-  if (option === undefined) return createPartitionBreaker({ service });
+  if (option === undefined) return createPartitionBreakerAt("circuitBreaker", { service });
   if (isPartitionBreaker(option)) return option;
   if (typeof option !== "object" || option === null || Array.isArray(option)) {
     throw new TypeError(`circuitBreaker must be an options object or false; got ${describeValue(option)}.`);
   }
-  return createPartitionBreaker({ service, ...(option as PartitionBreakerOptions) });
+  return createPartitionBreakerAt("circuitBreaker", { service, ...(option as PartitionBreakerOptions) });
 }
 
 /**
@@ -372,13 +378,13 @@ function createCircuitBreaker(option: unknown, service: StorageService): Partiti
  */
 function createMetrics(option: MetricsOptions | OpenTelemetryMetricsOptions | false | undefined, service: StorageService): MetricsObserver | undefined {
   if (option === false) return undefined;
-  if (choosesOpenTelemetry(option)) return createOpenTelemetryMetricsObserver(service, option as OpenTelemetryMetricsOptions);
+  if (choosesOpenTelemetry(option)) return createOpenTelemetryMetricsObserverAt("metrics", service, option as OpenTelemetryMetricsOptions);
   if (option === undefined && !isPeerInstalled("prom-client")) {
     warnNoPromClientOnce();
     return undefined;
   }
   // null is a mistake to name, not "defaults": resolveMetricsOptions rejects it.
-  return createMetricsObserver(service, option === undefined ? {} : (option as MetricsOptions));
+  return createMetricsObserverAt("metrics", service, option === undefined ? {} : (option as MetricsOptions));
 }
 
 let warnedNoPromClient = false;

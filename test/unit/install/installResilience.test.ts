@@ -155,7 +155,7 @@ describe("installResilience", () => {
     ["a QueueClient", "blob", "queue", () => new QueueClient("https://myaccount.queue.core.windows.net/jobs")],
   ])("refuses service mismatches: %s installed as %s", (_what, given, actual, make) => {
     const client = make();
-    const message = new RegExp(`options\\.service is "${given}", but the target is a ${actual} client`);
+    const message = new RegExp(`^service is "${given}", but the target is a ${actual} client`);
     expect(() => installResilience(client, { service: given as never, metrics: false })).toThrow(TypeError);
     expect(() => installResilience(client, { service: given as never, metrics: false })).toThrow(message);
     // Nothing was installed by the refused call; the matching service is accepted.
@@ -165,7 +165,7 @@ describe("installResilience", () => {
   });
 
   it("asks for the service when it cannot tell", () => {
-    expect(() => installResilience(createEmptyPipeline())).toThrow(/options\.service is required/);
+    expect(() => installResilience(createEmptyPipeline())).toThrow(/^service is required/);
   });
 
   it.each([
