@@ -106,7 +106,7 @@ export type { TableWrite, TableWriteKind } from "./ambiguousWrites/tableWrite.js
 export { describeTableWrite } from "./ambiguousWrites/tableWrite.js";
 export { isUnknownOutcome } from "./ambiguousWrites/isUnknownOutcome.js";
 export { entityMatches } from "./ambiguousWrites/entityMatches.js";
-export { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "./policies/ambiguousWriteReadBack.js";
+export { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName, READ_BACK_REQUEST_ID_SUFFIX } from "./policies/ambiguousWriteReadBack.js";
 export type { AmbiguousWriteOptions } from "./policies/retryPolicyOptions.js";
 export type { ReadBackRoute, ReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
 export { createReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
