@@ -51,7 +51,7 @@ export type { RetryInfo } from "./policies/retryInfo.js";
 export { getRetryInfo } from "./policies/retryInfo.js";
 
 export type { StorageService } from "./address/partitionScope.js";
-export type { InstallResilienceOptions, ResilienceHandle } from "./install/installResilience.js";
+export type { InstallResilienceOptions, PresetRetryOptions, ResilienceHandle } from "./install/installResilience.js";
 export { installResilience, SDK_RETRY_POLICY_NAMES } from "./install/installResilience.js";
 export type { ServicePreset } from "./presets/servicePresets.js";
 export { SERVICE_PRESETS } from "./presets/servicePresets.js";
@@ -106,7 +106,7 @@ export type { TableWrite, TableWriteKind } from "./address/tableWrite.js";
 export { describeTableWrite } from "./address/tableWrite.js";
 export { isUnknownOutcome } from "./ambiguousWrites/isUnknownOutcome.js";
 export { entityMatches } from "./ambiguousWrites/entityMatches.js";
-export { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "./policies/ambiguousWriteReadBack.js";
+export { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName, READ_BACK_REQUEST_ID_SUFFIX } from "./policies/ambiguousWriteReadBack.js";
 export type { AmbiguousWriteOptions } from "./policies/retryPolicyOptions.js";
 export type { ReadBackRoute, ReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
 export { createReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";

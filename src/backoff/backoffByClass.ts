@@ -1,4 +1,4 @@
-import { createRetryStrategy, named, type RetryStrategyConfig } from "./createRetryStrategy.js";
+import { createRetryStrategy, type RetryStrategyConfig } from "./createRetryStrategy.js";
 import type { RetryStrategy } from "./retryStrategy.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { describeValue } from "../validation/describeValue.js";
@@ -72,7 +72,7 @@ function classStrategy(name: string, value: unknown, cap: number): RetryStrategy
     typeof config === "object" && config !== null && config.strategy !== undefined && config.strategy !== "none" && config.maxRetries === undefined
       ? { ...config, maxRetries: cap }
       : value;
-  const strategy = named(name, () => createRetryStrategy(withCap as RetryStrategy | RetryStrategyConfig, name));
+  const strategy = createRetryStrategy(withCap as RetryStrategy | RetryStrategyConfig, name);
   validateNumberOption(`${name}.maxRetries`, strategy.maxRetries, { integer: true, max: 1_000_000 });
   validateNumberOption(`${name}.maxDelayInMs`, strategy.maxDelayInMs, { max: DAY_IN_MS });
   if (strategy.maxRetries > cap) {

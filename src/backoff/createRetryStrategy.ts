@@ -1,6 +1,6 @@
-import { decorrelatedJitterBackoff, type DecorrelatedJitterBackoffOptions } from "./decorrelatedJitterBackoff.js";
-import { exponentialBackoff, type ExponentialBackoffOptions } from "./exponentialBackoff.js";
-import { fixedBackoff, type FixedBackoffOptions } from "./fixedBackoff.js";
+import { decorrelatedJitterBackoffAt, type DecorrelatedJitterBackoffOptions } from "./decorrelatedJitterBackoff.js";
+import { exponentialBackoffAt, type ExponentialBackoffOptions } from "./exponentialBackoff.js";
+import { fixedBackoffAt, type FixedBackoffOptions } from "./fixedBackoff.js";
 import { noRetry } from "./noRetry.js";
 import type { RetryStrategy } from "./retryStrategy.js";
 import { describeValue } from "../validation/describeValue.js";
@@ -27,7 +27,7 @@ export function isRetryStrategy(value: unknown): value is RetryStrategy {
 
 /**
  * Turns a strategy object or a {@link RetryStrategyConfig} into a strategy, validating
- * every number; `name` prefixes error messages (for example "retry").
+ * every number; errors name each option by its path under `name` (`retry.maxRetries`).
  */
 export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig, name = "retry"): RetryStrategy {
   if (isRetryStrategy(config)) return config;
@@ -38,29 +38,15 @@ export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig,
   switch (validateChoiceOption(`${name}.strategy`, strategy, ["none", "fixed", "exponential", "decorrelated"] as const)) {
     case "none":
       if (Object.keys(numbers).length > 0) {
-        throw new TypeError(`${name}: strategy "none" takes no other options; got ${Object.keys(numbers).join(", ")}.`);
+        const [first] = Object.keys(numbers);
+        throw new TypeError(`${name}.${first} is not an option of strategy "none", which takes no other options; got ${Object.keys(numbers).join(", ")}.`);
       }
       return noRetry();
     case "fixed":
-      return named(name, () => fixedBackoff(numbers as FixedBackoffOptions));
+      return fixedBackoffAt(name, numbers as FixedBackoffOptions);
     case "exponential":
-      return named(name, () => exponentialBackoff(numbers as ExponentialBackoffOptions));
+      return exponentialBackoffAt(name, numbers as ExponentialBackoffOptions);
     case "decorrelated":
-      return named(name, () => decorrelatedJitterBackoff(numbers as DecorrelatedJitterBackoffOptions));
-  }
-}
-
-/**
- * Runs `make`, prefixing its validation errors with the option's path (`retry: maxDelayInMs
- * must be ...`), so an error from a config says which option it is about; the strategy
- * functions themselves name their own options bare, as their callers pass them.
- */
-export function named<T>(name: string, make: () => T): T {
-  try {
-    return make();
-  } catch (error) {
-    if (error instanceof RangeError && !error.message.startsWith(name)) throw new RangeError(`${name}: ${error.message}`, { cause: error });
-    if (error instanceof TypeError && !error.message.startsWith(name)) throw new TypeError(`${name}: ${error.message}`, { cause: error });
-    throw error;
+      return decorrelatedJitterBackoffAt(name, numbers as DecorrelatedJitterBackoffOptions);
   }
 }

@@ -4,6 +4,7 @@ import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
+import { optionPath } from "../validation/optionPath.js";
 
 /** Options of {@link decorrelatedJitterBackoff}. */
 export interface DecorrelatedJitterBackoffOptions {
@@ -38,17 +39,23 @@ const KNOWN_KEYS = ["maxRetries", "baseDelayInMs", "maxDelayInMs", "random"];
  * back as `previousDelayInMs`, so one strategy object serves every operation at once.
  */
 export function decorrelatedJitterBackoff(options: DecorrelatedJitterBackoffOptions = {}): RetryStrategy {
-  validateObjectOption("decorrelatedJitterBackoff options", options);
-  rejectUnknownKeys("decorrelatedJitterBackoff options", options, KNOWN_KEYS);
+  return decorrelatedJitterBackoffAt("", options);
+}
+
+/** {@link decorrelatedJitterBackoff} for options found at `path` (`retry`, `backoff.throttled`): errors name their full path. */
+export function decorrelatedJitterBackoffAt(path: string, options: DecorrelatedJitterBackoffOptions): RetryStrategy {
+  validateObjectOption(path || "decorrelatedJitterBackoff options", options);
+  rejectUnknownKeys(path, options, KNOWN_KEYS, "decorrelatedJitterBackoff");
   const d = DEFAULT_DECORRELATED_JITTER_BACKOFF;
-  const maxRetries = optionalNumberOption("maxRetries", options.maxRetries, d.maxRetries, { integer: true, max: 1000 });
+  const at = (key: string) => optionPath(path, key);
+  const maxRetries = optionalNumberOption(at("maxRetries"), options.maxRetries, d.maxRetries, { integer: true, max: 1000 });
   // At least 1 ms: each wait is drawn up to 3x the last, so a base of 0 would retry at once for ever.
-  const base = optionalNumberOption("baseDelayInMs", options.baseDelayInMs, d.baseDelayInMs, { min: 1, max: DAY_IN_MS });
-  const max = optionalNumberOption("maxDelayInMs", options.maxDelayInMs, d.maxDelayInMs, { max: DAY_IN_MS });
+  const base = optionalNumberOption(at("baseDelayInMs"), options.baseDelayInMs, d.baseDelayInMs, { min: 1, max: DAY_IN_MS });
+  const max = optionalNumberOption(at("maxDelayInMs"), options.maxDelayInMs, d.maxDelayInMs, { max: DAY_IN_MS });
   if (base > max) {
-    throw new RangeError(`baseDelayInMs (${base}) must not exceed maxDelayInMs (${max}).`);
+    throw new RangeError(`${at("baseDelayInMs")} (${base}) must not exceed ${at("maxDelayInMs")} (${max}).`);
   }
-  const random = resolveRandomSource("random", options.random);
+  const random = resolveRandomSource(at("random"), options.random);
 
   return {
     kind: "decorrelated",

@@ -4,6 +4,7 @@ import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
+import { optionPath } from "../validation/optionPath.js";
 
 /** Options of {@link exponentialBackoff}; the letters are those of the storage guidance's formula. */
 export interface ExponentialBackoffOptions {
@@ -40,18 +41,24 @@ const KNOWN_KEYS = ["maxRetries", "baseDelayInMs", "minDelayInMs", "maxDelayInMs
  * retries do not land in a partition that is still being moved.
  */
 export function exponentialBackoff(options: ExponentialBackoffOptions = {}): RetryStrategy {
-  validateObjectOption("exponentialBackoff options", options);
-  rejectUnknownKeys("exponentialBackoff options", options, KNOWN_KEYS);
+  return exponentialBackoffAt("", options);
+}
+
+/** {@link exponentialBackoff} for options found at `path` (`retry`, `backoff.throttled`): errors name their full path. */
+export function exponentialBackoffAt(path: string, options: ExponentialBackoffOptions): RetryStrategy {
+  validateObjectOption(path || "exponentialBackoff options", options);
+  rejectUnknownKeys(path, options, KNOWN_KEYS, "exponentialBackoff");
   const d = DEFAULT_EXPONENTIAL_BACKOFF;
-  const maxRetries = optionalNumberOption("maxRetries", options.maxRetries, d.maxRetries, { integer: true, max: 1000 });
-  const base = optionalNumberOption("baseDelayInMs", options.baseDelayInMs, d.baseDelayInMs, { max: DAY_IN_MS });
-  const min = optionalNumberOption("minDelayInMs", options.minDelayInMs, d.minDelayInMs, { max: DAY_IN_MS });
-  const max = optionalNumberOption("maxDelayInMs", options.maxDelayInMs, d.maxDelayInMs, { max: DAY_IN_MS });
+  const at = (key: string) => optionPath(path, key);
+  const maxRetries = optionalNumberOption(at("maxRetries"), options.maxRetries, d.maxRetries, { integer: true, max: 1000 });
+  const base = optionalNumberOption(at("baseDelayInMs"), options.baseDelayInMs, d.baseDelayInMs, { max: DAY_IN_MS });
+  const min = optionalNumberOption(at("minDelayInMs"), options.minDelayInMs, d.minDelayInMs, { max: DAY_IN_MS });
+  const max = optionalNumberOption(at("maxDelayInMs"), options.maxDelayInMs, d.maxDelayInMs, { max: DAY_IN_MS });
   if (min > max) {
-    throw new RangeError(`minDelayInMs (${min}) must not exceed maxDelayInMs (${max}).`);
+    throw new RangeError(`${at("minDelayInMs")} (${min}) must not exceed ${at("maxDelayInMs")} (${max}).`);
   }
-  const jitter = optionalNumberOption("jitter", options.jitter, d.jitter, { max: 0.999_999 });
-  const random = resolveRandomSource("random", options.random);
+  const jitter = optionalNumberOption(at("jitter"), options.jitter, d.jitter, { max: 0.999_999 });
+  const random = resolveRandomSource(at("random"), options.random);
 
   return {
     kind: "exponential",

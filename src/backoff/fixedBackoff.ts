@@ -3,6 +3,7 @@ import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
+import { optionPath } from "../validation/optionPath.js";
 
 /** Options of {@link fixedBackoff}. */
 export interface FixedBackoffOptions {
@@ -23,13 +24,18 @@ export const DEFAULT_FIXED_BACKOFF: Readonly<Required<FixedBackoffOptions>> = Ob
  * clients that wait the same time collide again; prefer {@link exponentialBackoff}.
  */
 export function fixedBackoff(options: FixedBackoffOptions = {}): RetryStrategy {
-  validateObjectOption("fixedBackoff options", options);
-  rejectUnknownKeys("fixedBackoff options", options, ["maxRetries", "delayInMs"]);
-  const maxRetries = optionalNumberOption("maxRetries", options.maxRetries, DEFAULT_FIXED_BACKOFF.maxRetries, {
+  return fixedBackoffAt("", options);
+}
+
+/** {@link fixedBackoff} for options found at `path` (`retry`, `backoff.throttled`): errors name their full path. */
+export function fixedBackoffAt(path: string, options: FixedBackoffOptions): RetryStrategy {
+  validateObjectOption(path || "fixedBackoff options", options);
+  rejectUnknownKeys(path, options, ["maxRetries", "delayInMs"], "fixedBackoff");
+  const maxRetries = optionalNumberOption(optionPath(path, "maxRetries"), options.maxRetries, DEFAULT_FIXED_BACKOFF.maxRetries, {
     integer: true,
     max: 1000,
   });
-  const delay = optionalNumberOption("delayInMs", options.delayInMs, DEFAULT_FIXED_BACKOFF.delayInMs, {
+  const delay = optionalNumberOption(optionPath(path, "delayInMs"), options.delayInMs, DEFAULT_FIXED_BACKOFF.delayInMs, {
     max: DAY_IN_MS,
   });
   return {

@@ -95,7 +95,12 @@ interface PacedTicket {
  * breaker.dispose();
  */
 export function createPartitionBreaker(options: PartitionBreakerOptions = {}): PartitionBreaker {
-  const o = resolvePartitionBreakerOptions(options);
+  return createPartitionBreakerAt("", options);
+}
+
+/** {@link createPartitionBreaker} for options found at `path` (`circuitBreaker`): errors name their full path. */
+export function createPartitionBreakerAt(path: string, options: PartitionBreakerOptions): PartitionBreaker {
+  const o = resolvePartitionBreakerOptions(options, path);
   const halfOpenPollInMs = Math.max(MIN_HALF_OPEN_POLL_IN_MS, Math.round(o.resetTimeoutInMs / HALF_OPEN_POLL_DIVISOR));
   const circuitConfig = { resetTimeoutInMs: o.resetTimeoutInMs, consecutiveFailures: o.consecutiveFailures, halfOpenPollInMs };
   const now = (): number => Date.now();

@@ -5,6 +5,8 @@ import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { describeValue } from "../validation/describeValue.js";
+import { optionPath } from "../validation/optionPath.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 
 /**
@@ -95,39 +97,40 @@ const KNOWN_KEYS = [
   "idleTtlInMs",
 ];
 /** Validates every option once, throwing a `TypeError`/`RangeError` that names it and the value. */
-export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions = {}): ResolvedPartitionBreakerOptions {
-  validateObjectOption("circuitBreaker options", options);
-  rejectUnknownKeys("circuitBreaker options", options, KNOWN_KEYS);
+export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions = {}, path = ""): ResolvedPartitionBreakerOptions {
+  const at = (key: string) => optionPath(path, key);
+  validateObjectOption(path || "createPartitionBreaker options", options);
+  rejectUnknownKeys(path, options, KNOWN_KEYS);
   const d = DEFAULT_PARTITION_BREAKER_OPTIONS;
   // `=== undefined`, not `??`: null is a mistake to name, not "the default".
-  const mode = validateChoiceOption("mode", options.mode === undefined ? d.mode : options.mode, PARTITION_BREAKER_MODES);
-  const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
+  const mode = validateChoiceOption(at("mode"), options.mode === undefined ? d.mode : options.mode, PARTITION_BREAKER_MODES);
+  const service = options.service === undefined ? undefined : validateChoiceOption(at("service"), options.service, STORAGE_SERVICES);
   if (options.getScope !== undefined && typeof options.getScope !== "function") {
-    throw new TypeError("getScope must be a function (request) => string | undefined.");
+    throw new TypeError(`${at("getScope")} must be a function (request) => string | undefined; got ${describeValue(options.getScope)}.`);
   }
   return {
     mode,
     service,
     getScope: options.getScope,
-    resetTimeoutInMs: optionalNumberOption("resetTimeoutInMs", options.resetTimeoutInMs, d.resetTimeoutInMs, {
+    resetTimeoutInMs: optionalNumberOption(at("resetTimeoutInMs"), options.resetTimeoutInMs, d.resetTimeoutInMs, {
       min: 1,
       max: DAY_IN_MS,
       integer: true,
     }),
-    consecutiveFailures: optionalNumberOption("consecutiveFailures", options.consecutiveFailures, d.consecutiveFailures, {
+    consecutiveFailures: optionalNumberOption(at("consecutiveFailures"), options.consecutiveFailures, d.consecutiveFailures, {
       min: 1,
       max: 1_000_000,
       integer: true,
       allowInfinity: true,
     }),
-    rollingWindowInMs: optionalNumberOption("rollingWindowInMs", options.rollingWindowInMs, d.rollingWindowInMs, {
+    rollingWindowInMs: optionalNumberOption(at("rollingWindowInMs"), options.rollingWindowInMs, d.rollingWindowInMs, {
       min: 1,
       max: DAY_IN_MS,
       integer: true,
     }),
-    pacing: resolvePacingOptions(options.pacing, "circuitBreaker.pacing"),
-    maxScopes: optionalNumberOption("maxScopes", options.maxScopes, d.maxScopes, { min: 1, max: 10_000_000, integer: true }),
-    idleTtlInMs: optionalNumberOption("idleTtlInMs", options.idleTtlInMs, d.idleTtlInMs, {
+    pacing: resolvePacingOptions(options.pacing, at("pacing")),
+    maxScopes: optionalNumberOption(at("maxScopes"), options.maxScopes, d.maxScopes, { min: 1, max: 10_000_000, integer: true }),
+    idleTtlInMs: optionalNumberOption(at("idleTtlInMs"), options.idleTtlInMs, d.idleTtlInMs, {
       min: 1,
       max: DAY_IN_MS,
       allowInfinity: true,

@@ -1,5 +1,7 @@
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { optionPath } from "../validation/optionPath.js";
+import { describeValue } from "../validation/describeValue.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 
 /** Options of {@link createRetryBudget}. Every one is optional. */
@@ -65,20 +67,21 @@ const KNOWN_KEYS = ["retryRatio", "minRetriesPerSecond", "windowInMs", "now"];
 /** The window is kept as this many buckets; a deposit expires with its bucket. */
 const BUCKETS = 10;
 
-/** Validates budget options once, with errors naming the option (`retryBudget.retryRatio`, ...). */
+/** Validates budget options once, with errors naming the option by its path under `name` (`retryBudget.retryRatio`; `""` for the factory's own). */
 export function resolveRetryBudgetOptions(
   options: unknown,
   name = "retryBudget",
 ): Required<Omit<RetryBudgetOptions, "now">> & { now: (() => number) | undefined } {
-  const o = validateObjectOption(name, options);
+  const o = validateObjectOption(name || "createRetryBudget options", options);
   rejectUnknownKeys(name, o, KNOWN_KEYS);
+  const at = (key: string) => optionPath(name, key);
   const d = DEFAULT_RETRY_BUDGET_OPTIONS;
-  const retryRatio = optionalNumberOption(`${name}.retryRatio`, o.retryRatio, d.retryRatio, { max: 10 });
-  const minRetriesPerSecond = optionalNumberOption(`${name}.minRetriesPerSecond`, o.minRetriesPerSecond, d.minRetriesPerSecond, {
+  const retryRatio = optionalNumberOption(at("retryRatio"), o.retryRatio, d.retryRatio, { max: 10 });
+  const minRetriesPerSecond = optionalNumberOption(at("minRetriesPerSecond"), o.minRetriesPerSecond, d.minRetriesPerSecond, {
     max: 1_000_000,
   });
-  const windowInMs = optionalNumberOption(`${name}.windowInMs`, o.windowInMs, d.windowInMs, { min: 100, max: 3_600_000 });
-  if (o.now !== undefined && typeof o.now !== "function") throw new TypeError(`${name}.now must be a function returning milliseconds.`);
+  const windowInMs = optionalNumberOption(at("windowInMs"), o.windowInMs, d.windowInMs, { min: 100, max: 3_600_000 });
+  if (o.now !== undefined && typeof o.now !== "function") throw new TypeError(`${at("now")} must be a function returning milliseconds; got ${describeValue(o.now)}.`);
   return { retryRatio, minRetriesPerSecond, windowInMs, now: o.now as (() => number) | undefined };
 }
 
@@ -91,7 +94,7 @@ export function resolveRetryBudgetOptions(
  * pipeline.addPolicy(resilientRetryPolicy({ retryBudget: budget }), { phase: "Retry" });
  */
 export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget {
-  const resolved = resolveRetryBudgetOptions(options, "options");
+  const resolved = resolveRetryBudgetOptions(options, "");
   const { retryRatio, minRetriesPerSecond, windowInMs } = resolved;
   const ownClock = resolved.now !== undefined;
   const now = resolved.now ?? (() => performance.now());

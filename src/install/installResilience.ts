@@ -6,14 +6,15 @@ import type { BackoffByClass } from "../backoff/backoffByClass.js";
 import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
 import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
+import type { ExponentialBackoffOptions } from "../backoff/exponentialBackoff.js";
 import { createPipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
-import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
+import { createPartitionBreakerAt, type PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionStatus.js";
 import { scopeKey } from "../address/scopeKey.js";
-import { createMetricsObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
+import { createMetricsObserverAt, type MetricsObserver } from "../metrics/metricsObserver.js";
 import type { MetricsOptions } from "../metrics/metricsOptions.js";
-import { createOpenTelemetryMetricsObserver } from "../metrics/openTelemetryObserver.js";
+import { createOpenTelemetryMetricsObserverAt } from "../metrics/openTelemetryObserver.js";
 import { choosesOpenTelemetry, type OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
 import { isPeerInstalled } from "../metrics/optionalPeer.js";
 import { logger } from "../logging/logger.js";
@@ -37,6 +38,12 @@ import { detectService } from "./detectService.js";
 import { findPipeline } from "./findPipeline.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 
+/**
+ * Numbers of the service preset's exponential backoff to change, without naming a strategy:
+ * `retry: { maxRetries: 4 }` is the preset's backoff with 4 retries.
+ */
+export type PresetRetryOptions = ExponentialBackoffOptions & { strategy?: undefined };
+
 /** Options of {@link installResilience}. Every one is optional; defaults come from the service's preset. */
 export interface InstallResilienceOptions {
   /**
@@ -45,10 +52,12 @@ export interface InstallResilienceOptions {
    */
   service?: StorageService;
   /**
-   * The backoff strategy: an object (`exponentialBackoff(...)`), or a config by name. Numbers
-   * missing from an `"exponential"` config come from the service preset.
+   * The backoff strategy: an object (`exponentialBackoff(...)`), a config by name, or some of
+   * the preset's numbers alone (`{ maxRetries: 4 }`: the preset's exponential backoff with
+   * them). Numbers missing from an `"exponential"` config, or from one without `strategy`,
+   * come from the service preset.
    */
-  retry?: RetryStrategy | RetryStrategyConfig;
+  retry?: RetryStrategy | RetryStrategyConfig | PresetRetryOptions;
   /**
    * A backoff per outcome class (`throttled`, `transient`, `timeout`), replacing the preset's:
    * a class left out uses `retry`, so `{}` gives every class `retry`'s waits. Numbers missing
@@ -173,8 +182,8 @@ const installed = new WeakMap<Pipeline, ResilienceHandle>();
  * handle.dispose();
  */
 export function installResilience(target: unknown, options: InstallResilienceOptions = {}): ResilienceHandle {
-  validateObjectOption("options", options);
-  rejectUnknownKeys("installResilience options", options, KNOWN_KEYS);
+  validateObjectOption("installResilience options", options);
+  rejectUnknownKeys("", options, KNOWN_KEYS, "installResilience");
   const pipeline = findPipeline(target);
   const service = resolveService(target, options.service);
   const preset = SERVICE_PRESETS[service];
@@ -253,6 +262,12 @@ function withPackageObservers(
   secondaryMetrics?: RetryObserver,
 ): readonly RetryObserver[] | undefined {
   if (observers !== undefined && !Array.isArray(observers)) return observers;
+  // Checked here, before the retry log observer goes first: an error must give the index the caller wrote.
+  for (const [index, observer] of (observers ?? []).entries()) {
+    if (typeof observer !== "object" || observer === null) {
+      throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describeValue(observer)}.`);
+    }
+  }
   const packaged = [metrics, safetyMetrics, secondaryMetrics].filter((observer) => observer !== undefined);
   return [createRetryLogObserver({ service }), ...(observers ?? []), ...packaged];
 }
@@ -282,7 +297,7 @@ function resolveService(target: unknown, service: unknown): StorageService {
     // A wrong service would scope, label and retry every request by the wrong rules, silently.
     if (detected !== undefined && detected !== chosen) {
       throw new TypeError(
-        `options.service is "${chosen}", but the target is a ${detected} client (from its endpoint or class); ` +
+        `service is "${chosen}", but the target is a ${detected} client (from its endpoint or class); ` +
           `pass service: "${detected}" or leave it out.`,
       );
     }
@@ -290,22 +305,27 @@ function resolveService(target: unknown, service: unknown): StorageService {
   }
   if (detected === undefined) {
     throw new TypeError(
-      'options.service is required: the target\'s endpoint and type do not tell which service it is ("table", "blob" or "queue").',
+      'service is required: the target\'s endpoint and type do not tell which service it is ("table", "blob" or "queue").',
     );
   }
   return detected;
 }
 
 function resolveRetry(
-  retry: RetryStrategy | RetryStrategyConfig | undefined,
+  retry: RetryStrategy | RetryStrategyConfig | PresetRetryOptions | undefined,
   presetRetry: (typeof SERVICE_PRESETS)[StorageService]["retry"],
 ): RetryStrategy {
   if (retry === undefined) return createRetryStrategy({ strategy: "exponential", ...presetRetry });
   if (isRetryStrategy(retry)) return retry;
-  if (typeof retry === "object" && retry !== null && retry.strategy === "exponential") {
-    return createRetryStrategy({ ...presetRetry, ...retry });
-  }
-  return createRetryStrategy(retry);
+  if (completesPreset(retry)) return createRetryStrategy({ ...presetRetry, ...retry, strategy: "exponential" });
+  return createRetryStrategy(retry as RetryStrategyConfig);
+}
+
+/** True for a `retry` config the preset completes: an `"exponential"` one, or one naming no strategy. */
+function completesPreset(retry: unknown): boolean {
+  if (typeof retry !== "object" || retry === null || Array.isArray(retry) || isRetryStrategy(retry)) return false;
+  const { strategy } = retry as { strategy?: unknown };
+  return strategy === undefined || strategy === "exponential";
 }
 
 /**
@@ -314,12 +334,11 @@ function resolveRetry(
  */
 function resolveBackoff(
   backoff: unknown,
-  retry: RetryStrategy | RetryStrategyConfig | undefined,
+  retry: RetryStrategy | RetryStrategyConfig | PresetRetryOptions | undefined,
   preset: (typeof SERVICE_PRESETS)[StorageService],
 ): BackoffByClass | undefined {
   if (backoff === undefined) {
-    const presetRetry = retry === undefined || (typeof retry === "object" && retry !== null && !isRetryStrategy(retry) && retry.strategy === "exponential");
-    if (!presetRetry) return undefined;
+    if (retry !== undefined && !completesPreset(retry)) return undefined;
     const byClass: BackoffByClass = {};
     for (const cls of RETRIABLE_CLASSES) {
       const numbers = preset.backoff[cls];
@@ -345,12 +364,12 @@ function resolveBackoff(
 /** The breaker for `option`: none for `false`, the defaults for undefined. Creating one starts no timer. */
 function createCircuitBreaker(option: unknown, service: StorageService): PartitionBreaker | undefined {
   if (option === false) return undefined;
-  if (option === undefined) return createPartitionBreaker({ service });
+  if (option === undefined) return createPartitionBreakerAt("circuitBreaker", { service });
   if (isPartitionBreaker(option)) return option;
   if (typeof option !== "object" || option === null || Array.isArray(option)) {
     throw new TypeError(`circuitBreaker must be an options object or false; got ${describeValue(option)}.`);
   }
-  return createPartitionBreaker({ service, ...(option as PartitionBreakerOptions) });
+  return createPartitionBreakerAt("circuitBreaker", { service, ...(option as PartitionBreakerOptions) });
 }
 
 /**
@@ -359,13 +378,13 @@ function createCircuitBreaker(option: unknown, service: StorageService): Partiti
  */
 function createMetrics(option: MetricsOptions | OpenTelemetryMetricsOptions | false | undefined, service: StorageService): MetricsObserver | undefined {
   if (option === false) return undefined;
-  if (choosesOpenTelemetry(option)) return createOpenTelemetryMetricsObserver(service, option as OpenTelemetryMetricsOptions);
+  if (choosesOpenTelemetry(option)) return createOpenTelemetryMetricsObserverAt("metrics", service, option as OpenTelemetryMetricsOptions);
   if (option === undefined && !isPeerInstalled("prom-client")) {
     warnNoPromClientOnce();
     return undefined;
   }
   // null is a mistake to name, not "defaults": resolveMetricsOptions rejects it.
-  return createMetricsObserver(service, option === undefined ? {} : (option as MetricsOptions));
+  return createMetricsObserverAt("metrics", service, option === undefined ? {} : (option as MetricsOptions));
 }
 
 let warnedNoPromClient = false;

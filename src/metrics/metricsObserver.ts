@@ -66,10 +66,15 @@ const partitionStates = new WeakMap<CounterFamily, Map<StorageService, Partition
  * pipeline.addPolicy(resilientRetryPolicy({ observers: [metrics] }), { phase: "Retry" });
  */
 export function createMetricsObserver(service: StorageService, options: MetricsOptions = {}): MetricsObserver {
+  return createMetricsObserverAt("", service, options);
+}
+
+/** {@link createMetricsObserver} for options found at `path` (`metrics`): errors name their full path. */
+export function createMetricsObserverAt(path: string, service: StorageService, options: MetricsOptions): MetricsObserver {
   if (!STORAGE_SERVICES.includes(service)) {
     throw new TypeError(`service must be one of ${STORAGE_SERVICES.map((s) => JSON.stringify(s)).join(", ")}; got ${describeValue(service)}.`);
   }
-  const resolved = resolveMetricsOptions(options);
+  const resolved = resolveMetricsOptions(options, path);
   const families = storageMetricFamilies(resolved.registry, resolved.prefix, resolved.bucketsInSeconds, resolved.partitionLabel !== undefined);
   let partition: PartitionLabelState | undefined;
   if (families.partitionThrottles !== undefined && resolved.partitionLabel !== undefined) {

@@ -2,6 +2,7 @@ import type { Registry, RegistryContentType } from "prom-client";
 import { defaultRegistry } from "./defaultRegistry.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { optionalNumberOption, validateNumberOption } from "../validation/validateNumberOption.js";
+import { optionPath } from "../validation/optionPath.js";
 import { describeValue } from "../validation/describeValue.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
@@ -57,41 +58,45 @@ const KNOWN_KEYS = ["sink", "registry", "prefix", "partitionLabel", "bucketsInSe
 const PARTITION_KEYS = ["topN", "minThrottles"];
 const PREFIX_PATTERN = /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/;
 
-/** Validates metrics options once, with errors that name the option. */
-export function resolveMetricsOptions(options: MetricsOptions = {}): ResolvedMetricsOptions {
-  validateObjectOption("metrics", options);
-  rejectUnknownKeys("metrics", options, KNOWN_KEYS);
+/**
+ * Validates metrics options once, with errors that name the option by its path under `path`
+ * (`metrics` in `installResilience`, `""` for an observer factory's own options).
+ */
+export function resolveMetricsOptions(options: MetricsOptions = {}, path = ""): ResolvedMetricsOptions {
+  const at = (key: string) => optionPath(path, key);
+  validateObjectOption(path || "metrics options", options);
+  rejectUnknownKeys(path, options, KNOWN_KEYS);
   // Both sinks named: a mistyped "otel" reaches this check (an "opentelemetry" sink never does).
-  if (options.sink !== undefined) validateChoiceOption("metrics.sink", options.sink, ["prometheus", "opentelemetry"]);
+  if (options.sink !== undefined) validateChoiceOption(at("sink"), options.sink, ["prometheus", "opentelemetry"]);
   // `=== undefined`, not `??`, throughout: null is a mistake to name, not "the default".
-  const registry = options.registry === undefined ? defaultRegistry("The Prometheus metrics sink (metrics.registry's default)") : options.registry;
+  const registry = options.registry === undefined ? defaultRegistry(`The Prometheus metrics sink (${at("registry")}'s default)`) : options.registry;
   if (typeof registry?.getSingleMetric !== "function" || typeof registry.registerMetric !== "function") {
-    throw new TypeError(`metrics.registry must be a prom-client Registry; got ${describeValue(registry)}.`);
+    throw new TypeError(`${at("registry")} must be a prom-client Registry; got ${describeValue(registry)}.`);
   }
   const prefix = options.prefix === undefined ? DEFAULT_METRICS_OPTIONS.prefix : options.prefix;
   if (typeof prefix !== "string" || !PREFIX_PATTERN.test(prefix)) {
-    throw new TypeError(`metrics.prefix must match ${PREFIX_PATTERN.source} (a Prometheus metric name prefix); got ${describeValue(prefix)}.`);
+    throw new TypeError(`${at("prefix")} must match ${PREFIX_PATTERN.source} (a Prometheus metric name prefix); got ${describeValue(prefix)}.`);
   }
   return {
     registry,
     prefix,
-    partitionLabel: resolvePartitionLabel(options.partitionLabel),
-    bucketsInSeconds: resolveBuckets(options.bucketsInSeconds),
+    partitionLabel: resolvePartitionLabel(options.partitionLabel, at("partitionLabel")),
+    bucketsInSeconds: resolveBuckets(options.bucketsInSeconds, at("bucketsInSeconds")),
   };
 }
 
-/** `metrics.partitionLabel`, validated (both sinks). */
-export function resolvePartitionLabel(value: MetricsOptions["partitionLabel"]): ResolvedMetricsOptions["partitionLabel"] {
+/** `partitionLabel` (both sinks), validated; errors name it by `name`, its full path. */
+export function resolvePartitionLabel(value: MetricsOptions["partitionLabel"], name: string): ResolvedMetricsOptions["partitionLabel"] {
   if (value === undefined || value === false) return undefined;
-  const given = value === true ? {} : validateObjectOption("metrics.partitionLabel", value);
-  rejectUnknownKeys("metrics.partitionLabel", given, PARTITION_KEYS);
-  const topN = optionalNumberOption("metrics.partitionLabel.topN", given.topN, DEFAULT_METRICS_OPTIONS.partitionTopN, {
+  const given = value === true ? {} : validateObjectOption(name, value);
+  rejectUnknownKeys(name, given, PARTITION_KEYS);
+  const topN = optionalNumberOption(`${name}.topN`, given.topN, DEFAULT_METRICS_OPTIONS.partitionTopN, {
     min: 1,
     max: 1000,
     integer: true,
   });
   const minThrottles = optionalNumberOption(
-    "metrics.partitionLabel.minThrottles",
+    `${name}.minThrottles`,
     given.minThrottles,
     DEFAULT_METRICS_OPTIONS.partitionMinThrottles,
     { min: 1, max: 1_000_000, integer: true },
@@ -99,17 +104,17 @@ export function resolvePartitionLabel(value: MetricsOptions["partitionLabel"]): 
   return { topN, minThrottles };
 }
 
-/** `metrics.bucketsInSeconds`, validated (both sinks). */
-export function resolveBuckets(value: unknown): readonly number[] {
+/** `bucketsInSeconds` (both sinks), validated; errors name it by `name`, its full path. */
+export function resolveBuckets(value: unknown, name: string): readonly number[] {
   if (value === undefined) return DEFAULT_METRICS_OPTIONS.bucketsInSeconds;
   if (!Array.isArray(value) || value.length === 0) {
-    throw new TypeError("metrics.bucketsInSeconds must be a non-empty array of increasing positive numbers.");
+    throw new TypeError(`${name} must be a non-empty array of increasing positive numbers.`);
   }
   let previous = 0;
   for (const [index, bound] of value.entries()) {
-    validateNumberOption(`metrics.bucketsInSeconds[${index}]`, bound, { min: Number.MIN_VALUE });
+    validateNumberOption(`${name}[${index}]`, bound, { min: Number.MIN_VALUE });
     if ((bound as number) <= previous) {
-      throw new RangeError(`metrics.bucketsInSeconds must increase; got ${bound} after ${previous}.`);
+      throw new RangeError(`${name} must increase; got ${bound} after ${previous}.`);
     }
     previous = bound as number;
   }

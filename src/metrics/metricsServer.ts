@@ -58,8 +58,8 @@ const REQUEST_TIMEOUT_IN_MS = 30_000;
  * await server.close();
  */
 export async function startMetricsServer(options: MetricsServerOptions = {}): Promise<MetricsServer> {
-  validateObjectOption("options", options);
-  rejectUnknownKeys("startMetricsServer options", options, KNOWN_KEYS);
+  validateObjectOption("startMetricsServer options", options);
+  rejectUnknownKeys("", options, KNOWN_KEYS, "startMetricsServer");
   const port = optionalNumberOption("port", options.port, DEFAULT_METRICS_SERVER_OPTIONS.port, { max: 65_535, integer: true });
   // `=== undefined`, not `??`: null is a mistake to name, not "the default".
   const host = options.host === undefined ? DEFAULT_METRICS_SERVER_OPTIONS.host : options.host;

@@ -28,8 +28,13 @@ import { OTHER_PARTITION_LABEL, type TopScopeLabels } from "./topScopeLabels.js"
  * pipeline.addPolicy(resilientRetryPolicy({ observers: [observer] }), { phase: "Retry" });
  */
 export function createOpenTelemetryMetricsObserver(service: StorageService, options: OpenTelemetryMetricsOptions = {}): MetricsObserver {
+  return createOpenTelemetryMetricsObserverAt("", service, options);
+}
+
+/** {@link createOpenTelemetryMetricsObserver} for options found at `path` (`metrics`): errors name their full path. */
+export function createOpenTelemetryMetricsObserverAt(path: string, service: StorageService, options: OpenTelemetryMetricsOptions): MetricsObserver {
   validateChoiceOption("service", service, STORAGE_SERVICES);
-  const resolved = resolveOpenTelemetryMetricsOptions(options);
+  const resolved = resolveOpenTelemetryMetricsOptions(options, path);
   const instruments = openTelemetryInstruments(resolved.meter, resolved.bucketsInSeconds);
   const partitionLabels = resolved.partitionLabel === undefined ? undefined : partitionLabelsFor(instruments, service, resolved.partitionLabel);
   return new OpenTelemetryRecorder(service, instruments, partitionLabels);

@@ -3,6 +3,7 @@ import type { Meter } from "@opentelemetry/api";
 import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { optionPath } from "../validation/optionPath.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { resolveBuckets, resolvePartitionLabel, type PartitionLabelOptions, type ResolvedMetricsOptions } from "./metricsOptions.js";
 import { OPEN_TELEMETRY_METER_NAME } from "./openTelemetryNames.js";
@@ -44,20 +45,24 @@ export function choosesOpenTelemetry(options: unknown): boolean {
   return given.sink === "opentelemetry" || (given.sink === undefined && "meter" in given);
 }
 
-/** Validates OpenTelemetry sink options once, with errors that name the option. */
-export function resolveOpenTelemetryMetricsOptions(options: OpenTelemetryMetricsOptions = {}): ResolvedOpenTelemetryMetricsOptions {
-  validateObjectOption("metrics", options);
-  rejectUnknownKeys("metrics (OpenTelemetry sink)", options, KNOWN_KEYS);
-  if (options.sink !== undefined) validateChoiceOption("metrics.sink", options.sink, ["opentelemetry"]);
+/**
+ * Validates OpenTelemetry sink options once, with errors that name the option by its path
+ * under `path` (`metrics` in `installResilience`, `""` for the observer factory's own options).
+ */
+export function resolveOpenTelemetryMetricsOptions(options: OpenTelemetryMetricsOptions = {}, path = ""): ResolvedOpenTelemetryMetricsOptions {
+  const at = (key: string) => optionPath(path, key);
+  validateObjectOption(path || "metrics options", options);
+  rejectUnknownKeys(path, options, KNOWN_KEYS, "the OpenTelemetry sink");
+  if (options.sink !== undefined) validateChoiceOption(at("sink"), options.sink, ["opentelemetry"]);
   // `=== undefined`, not `??`: a null meter is a mistake to name, not "the default".
   const meter = options.meter === undefined ? defaultMeter() : options.meter;
   if (typeof meter !== "object" || meter === null || METER_METHODS.some((method) => typeof (meter as unknown as Record<string, unknown>)[method] !== "function")) {
-    throw new TypeError(`metrics.meter must be an OpenTelemetry Meter (from metrics.getMeter() or a MeterProvider); got ${describeValue(meter)}.`);
+    throw new TypeError(`${at("meter")} must be an OpenTelemetry Meter (from metrics.getMeter() or a MeterProvider); got ${describeValue(meter)}.`);
   }
   return {
     meter,
-    partitionLabel: resolvePartitionLabel(options.partitionLabel),
-    bucketsInSeconds: resolveBuckets(options.bucketsInSeconds),
+    partitionLabel: resolvePartitionLabel(options.partitionLabel, at("partitionLabel")),
+    bucketsInSeconds: resolveBuckets(options.bucketsInSeconds, at("bucketsInSeconds")),
   };
 }
 

@@ -32,7 +32,7 @@ export interface RetryLogObserverOptions {
  */
 export function createRetryLogObserver(options: RetryLogObserverOptions = {}): RetryObserver {
   validateObjectOption("createRetryLogObserver options", options);
-  rejectUnknownKeys("createRetryLogObserver options", options, ["service"]);
+  rejectUnknownKeys("", options, ["service"], "createRetryLogObserver");
   const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
   return {
     onRetry(event) {

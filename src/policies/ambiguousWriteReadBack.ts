@@ -14,6 +14,13 @@ import type { TableWrite } from "../address/tableWrite.js";
 import { isReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import { describeValue } from "../validation/describeValue.js";
 
+/**
+ * Ends a read-back's client request id (`x-ms-client-request-id`), which is the id of the
+ * write it settles followed by this suffix: storage logs (and a test's request log) tie the
+ * read-back to its write, and tell it from a read of the application's.
+ */
+export const READ_BACK_REQUEST_ID_SUFFIX = "-readback";
+
 /** The read-back policy's name; unique in a pipeline. */
 export const ambiguousWriteReadBackPolicyName = "ambiguousWriteReadBackPolicy";
 
@@ -92,6 +99,7 @@ async function readBack(
     const get = createPipelineRequest({
       url: entityUrl(route.url, write),
       method: "GET",
+      requestId: `${request.requestId}${READ_BACK_REQUEST_ID_SUFFIX}`,
       headers: createHttpHeaders({
         accept: "application/json;odata=minimalmetadata",
         "x-ms-version": request.headers.get("x-ms-version") ?? "2019-02-02",

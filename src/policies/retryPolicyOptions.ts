@@ -158,8 +158,8 @@ export interface RetryPolicySettings {
 
 /** Validates the options once, when the policy is made; errors name the option and the value. */
 export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions): RetryPolicySettings {
-  validateObjectOption("options", options);
-  rejectUnknownKeys("resilientRetryPolicy options", options, KNOWN_KEYS);
+  validateObjectOption("resilientRetryPolicy options", options);
+  rejectUnknownKeys("", options, KNOWN_KEYS, "resilientRetryPolicy");
   const strategy = options.retry === undefined ? exponentialBackoff() : validateStrategy(createRetryStrategy(options.retry));
   const maxElapsedInMs = optionalNumberOption(
     "maxElapsedInMs",

@@ -33,6 +33,8 @@ export interface ArmedAttempt {
   readonly callerSignal: AbortSignalLike | undefined;
   readonly deadline: ArmedDeadline;
   readonly forwardAbort: (() => void) | undefined;
+  /** The attempt's own controller, whose signal the request carries while it runs. */
+  readonly controller: AbortController;
 }
 
 
@@ -48,7 +50,7 @@ export function startAttempt(request: PipelineRequest, timeout: AttemptTimeout):
   }
   const deadline = timeout.deadlines.arm(controller, timeout.now, timeout.inMs);
   request.abortSignal = controller.signal;
-  return { timeout, callerSignal, deadline, forwardAbort };
+  return { timeout, callerSignal, deadline, forwardAbort, controller };
 }
 
 /** The attempt is over: its deadline no longer matters, and the request has the caller's signal back. */
@@ -57,12 +59,46 @@ export function endAttempt(request: PipelineRequest, armed: ArmedAttempt, body: 
   request.abortSignal = armed.callerSignal;
   const { forwardAbort, callerSignal } = armed;
   if (forwardAbort === undefined || callerSignal === undefined) return;
-  const stopForwarding = (): void => callerSignal.removeEventListener("abort", forwardAbort);
+  callerSignal.removeEventListener("abort", forwardAbort);
   // A streamed body (a blob download) is read after we return, on the attempt's signal: the
   // caller's abort must still reach it until the body is done with.
   const stream = body as (NodeJS.ReadableStream & { destroyed?: boolean; closed?: boolean }) | undefined;
-  if (stream === undefined || stream.destroyed === true || stream.closed === true) return stopForwarding();
-  stream.once("close", stopForwarding);
+  if (stream === undefined || stream.destroyed === true || stream.closed === true || callerSignal.aborted) return;
+  forwardAbortToBody(callerSignal, armed.controller, stream);
+}
+
+/** Each streamed body's attempt controller: alive exactly as long as the body is. */
+const bodyControllers = new WeakMap<object, AbortController>();
+/** Removes the forwarding of a body dropped without being closed, once it is collected. */
+const droppedBodies = new FinalizationRegistry<() => void>((stopForwarding) => stopForwarding());
+
+/**
+ * Forwards the caller's abort to the attempt's controller while `stream` lives, and no longer:
+ * until it closes, or, for a body never read nor closed, until it is garbage collected. The
+ * listener reaches the controller through a weak reference and the body holds the controller,
+ * so a dropped body does not stay reachable from a caller's long-lived signal (one listener
+ * per download, for the signal's life, otherwise).
+ */
+function forwardAbortToBody(callerSignal: AbortSignalLike, controller: AbortController, stream: NodeJS.ReadableStream): void {
+  const stopForwarding = forwardWeakly(callerSignal, controller);
+  bodyControllers.set(stream, controller);
+  droppedBodies.register(stream, stopForwarding, stream);
+  stream.once("close", () => {
+    droppedBodies.unregister(stream);
+    stopForwarding();
+  });
+}
+
+/**
+ * Adds the caller's listener and returns its removal. A function of its own because V8 gives
+ * the closures of one scope one shared context: made beside the body's "close" listener, they
+ * would hold the body, and the caller's signal would keep every dropped body alive.
+ */
+function forwardWeakly(callerSignal: AbortSignalLike, controller: AbortController): () => void {
+  const target = new WeakRef(controller);
+  const forward = (): void => target.deref()?.abort();
+  callerSignal.addEventListener("abort", forward, { once: true });
+  return () => callerSignal.removeEventListener("abort", forward);
 }
 
 /**

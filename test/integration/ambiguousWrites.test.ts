@@ -2,7 +2,7 @@ import { AzureNamedKeyCredential, AzureSASCredential, TableClient, generateTable
 import { isRestError, type PipelineResponse } from "@azure/core-rest-pipeline";
 import { Registry } from "prom-client";
 import { beforeEach, describe, expect, it } from "vitest";
-import { getRetryInfo, installResilience, isPossiblyApplied, type AmbiguousWriteEvent, type InstallResilienceOptions } from "../../src/index.js";
+import { getRetryInfo, installResilience, isPossiblyApplied, READ_BACK_REQUEST_ID_SUFFIX, type AmbiguousWriteEvent, type InstallResilienceOptions } from "../../src/index.js";
 import { captureAzureLog } from "../support/captureAzureLog.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
@@ -73,6 +73,11 @@ describe("ambiguous writes on a real TableClient and Azurite", () => {
     expect(getRetryInfo(raw.last())).toMatchObject({ stopReason: "success", ambiguousWrite: "applied", possiblyApplied: false, unknownOutcomes: 1 });
     // POST (reset after the store applied it), POST (409), GET (the read-back, signed by the client's pipeline).
     expect(env.simulator.records.map((r) => `${r.method} ${r.status ?? "reset"}`)).toEqual(["POST reset", "POST 409", "GET 200"]);
+    // The read-back names the write it settles: the write's client request id, plus the suffix.
+    const [write, retry, readBack] = env.simulator.records;
+    expect(write?.clientRequestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(retry?.clientRequestId).toBe(write?.clientRequestId);
+    expect(readBack?.clientRequestId).toBe(`${write?.clientRequestId}${READ_BACK_REQUEST_ID_SUFFIX}`);
     expect(events).toMatchObject([{ operation: "insert_entity", result: "applied", unknownOutcomes: 1 }]);
   });
 

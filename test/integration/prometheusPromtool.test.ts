@@ -11,19 +11,16 @@ import {
   type PacedScopeSource,
 } from "../../src/index.js";
 import type { CircuitStateSource, CircuitTransition } from "../../src/breaker/circuitStateSource.js";
+import { skipWithoutPrometheus } from "../support/externalTool.js";
 import { internal, notFound, ok, reply, request, scripted, serverBusy, timedOut, type Step } from "../unit/metrics/metricsTestKit.js";
 
 const RULES_DIR = join(dirname(fileURLToPath(import.meta.url)), "../../docs/prometheus");
 
-/** Runs promtool, failing (never skipping) when it is missing: CI installs it in .ci/run. */
+/** Skipped with a notice when promtool is missing; .ci/run sets REQUIRE_PROMETHEUS=1 so CI fails instead. */
+const SKIP = skipWithoutPrometheus(["promtool"], "prometheusPromtool.test.ts");
+
 function promtool(args: string[], input?: string): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync("promtool", args, { input, encoding: "utf8", cwd: RULES_DIR, timeout: 30_000 });
-  if ((result.error as NodeJS.ErrnoException | undefined)?.code === "ENOENT") {
-    throw new Error(
-      "promtool is not on PATH. Run .ci/run (as root it installs Debian's prometheus package, which ships promtool), " +
-        "or apt-get install -y prometheus.",
-    );
-  }
   if (result.error) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -70,7 +67,7 @@ async function populatedRegistry(): Promise<Registry> {
   return registry;
 }
 
-describe("promtool", () => {
+describe.skipIf(SKIP)("promtool", () => {
   it("check metrics: the real exposition output passes with no warnings", async () => {
     const exposition = await (await populatedRegistry()).metrics();
     for (const family of ["operations_total", "attempts_total", "retries_total", "throttles_total", "retry_delay_seconds_bucket",

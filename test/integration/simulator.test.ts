@@ -1,5 +1,6 @@
 import { isRestError, type RestError } from "@azure/core-rest-pipeline";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -201,10 +202,37 @@ describe("startAzurite", () => {
     await expect(fetch(`${azurite.blobUrl}?comp=list`)).rejects.toThrow();
   });
 
+  it.runIf(process.platform === "linux")("detached: Azurite leads a process group of its own (a Ctrl-C to ours misses it), and stop() ends it", async () => {
+    const before = new Set((await childProcesses()).map((child) => child.pid));
+    const azurite = await startAzurite({ services: ["table"], detached: true });
+    let started: ChildInfo[];
+    try {
+      started = (await childProcesses()).filter((child) => !before.has(child.pid));
+      expect(started).toHaveLength(1);
+      expect(started[0]!.processGroup).toBe(started[0]!.pid);
+      expect(started[0]!.processGroup).not.toBe(ownProcessGroup());
+    } finally {
+      await azurite.stop();
+    }
+    expect((await childProcesses()).map((child) => child.pid)).not.toContain(started[0]!.pid);
+  });
+
+  it.runIf(process.platform === "linux")("not detached (the default): Azurite stays in the caller's process group", async () => {
+    const before = new Set((await childProcesses()).map((child) => child.pid));
+    const azurite = await startAzurite({ services: ["table"] });
+    try {
+      const started = (await childProcesses()).filter((child) => !before.has(child.pid));
+      expect(started.map((child) => child.processGroup)).toEqual([ownProcessGroup()]);
+    } finally {
+      await azurite.stop();
+    }
+  });
+
   it("validates its options", async () => {
     await expect(startAzurite({ services: [] })).rejects.toThrow(RangeError);
     await expect(startAzurite({ services: ["file" as never] })).rejects.toThrow(/services must contain only .*; got "file"/);
     await expect(startAzurite({ startTimeoutInMs: 0 })).rejects.toThrow(/startTimeoutInMs must be between 1 and/);
+    await expect(startAzurite({ detached: "yes" as never })).rejects.toThrow(/^detached must be a boolean; got "yes"\.$/);
   });
 
   it("takes azuritePath for an Azurite installed elsewhere, and says in one line when none is there", async () => {
@@ -238,3 +266,33 @@ describe("startAzurite", () => {
     }
   });
 });
+
+interface ChildInfo {
+  pid: number;
+  processGroup: number;
+}
+
+/** This process's live children and their process groups, from /proc (Linux). */
+async function childProcesses(): Promise<ChildInfo[]> {
+  const children: ChildInfo[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = await statFields(entry);
+    // Fields after the command name: state, ppid, pgrp. A zombie has exited already.
+    if (fields !== undefined && fields[0] !== "Z" && Number(fields[1]) === process.pid) {
+      children.push({ pid: Number(entry), processGroup: Number(fields[2]) });
+    }
+  }
+  return children;
+}
+
+function ownProcessGroup(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+}
+
+async function statFields(pid: string): Promise<string[] | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
+  // The command name (in parentheses) may hold spaces: split after its closing parenthesis.
+  return stat?.slice(stat.lastIndexOf(")") + 2).split(" ");
+}

@@ -3,7 +3,10 @@ import type { DemoSummary, RunSummary } from "./demoSummary.js";
 import type { PartitionRow } from "./runStats.js";
 import type { Verification } from "./verifyWrites.js";
 
-const ROW_HEADER = ["partition", "ops", "ok", "failed", "retries", "throttles", "timeouts", "resets", "breaker opens", "p50 ms", "p99 ms"];
+const ROW_HEADER = ["partition", "ops", "ok", "failed", "requests", "retries", "read-backs", "throttles", "timeouts", "resets", "breaker opens", "p50 ms", "p99 ms"];
+/** Under the first run's table: how a request count adds up. */
+const REQUESTS_NOTE =
+  "requests = first attempts (one per operation that reached the service) + retries + read-backs (reads settling a write whose answer was lost)";
 
 /** The demo's summary as the terminal shows it. Pure. */
 export function formatDemoSummary(summary: DemoSummary): string {
@@ -22,6 +25,7 @@ export function formatDemoSummary(summary: DemoSummary): string {
   lines.push(`Metrics: ${describeMetrics(summary)}`);
   lines.push("");
   lines.push(...runSection(summary.resilient, summary.hotPartition));
+  lines.push(`  ${REQUESTS_NOTE}`);
   if (summary.baseline !== null) {
     lines.push("");
     lines.push(...runSection(summary.baseline, summary.hotPartition));
@@ -59,7 +63,9 @@ function partitionCells(row: PartitionRow, hotPartition: string): string[] {
     cell(row.operations),
     cell(row.successes),
     failed,
+    cell(row.requests),
     cell(row.retries),
+    cell(row.readBacks),
     cell(row.throttles),
     cell(row.timeouts),
     cell(row.resets),
@@ -76,6 +82,8 @@ function sideBySide(resilient: RunSummary, baseline: RunSummary): string[] {
     ["operations that succeeded", cell(a.successes), cell(b.successes)],
     ["operations reported failed", cell(a.failures), cell(b.failures)],
     ["requests sent to the service", cell(a.requests), cell(b.requests)],
+    ["  of which retries", cell(a.retries), cell(b.retries)],
+    ["  of which read-backs", cell(a.readBacks), cell(b.readBacks)],
     ["p50 latency ms", cell(a.p50InMs), cell(b.p50InMs)],
     ["p99 latency ms", cell(a.p99InMs), cell(b.p99InMs)],
     ["acknowledged entities lost", cell(resilient.verification.lost), cell(baseline.verification.lost)],

@@ -60,7 +60,8 @@ export async function runDemo(options: DemoOptions, io: DemoIo): Promise<DemoSum
   const cleanups: Array<() => Promise<void> | void> = [];
   try {
     io.log("Starting Azurite (Tables, in memory, loopback) and the rebalancing simulator...");
-    const azurite = await startAzurite({ services: ["table"] });
+    // Its own process group: a terminal's Ctrl-C reaches only us, and we stop Azurite after the summary.
+    const azurite = await startAzurite({ services: ["table"], detached: true });
     cleanups.push(() => azurite.stop());
     const registry = new Registry();
     const metricsServer = await startMetricsServer({ port: 0, registry });

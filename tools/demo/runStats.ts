@@ -12,10 +12,12 @@ export interface PartitionRow {
   failures: number;
   /** Cut off by Ctrl-C or the drain timeout. */
   aborted: number;
-  /** Requests that reached the service, retries included. */
+  /** Requests that reached the service: first attempts, retries and read-backs. */
   requests: number;
   /** Retries that reached the service (requests repeating an operation's client request id). */
   retries: number;
+  /** Read-backs that reached the service (GETs settling a write whose outcome was lost). */
+  readBacks: number;
   /** 503 ServerBusy answers (offline or over target). */
   throttles: number;
   /** 500 OperationTimedOut answers. */
@@ -58,6 +60,7 @@ export function tabulateRun(
     (sum, r) => ({
       requests: sum.requests + r.requests,
       retries: sum.retries + r.retries,
+      readBacks: sum.readBacks + r.readBacks,
       throttles: sum.throttles + r.throttles,
       timeouts: sum.timeouts + r.timeouts,
       resets: sum.resets + r.resets,
@@ -78,6 +81,7 @@ function row(partition: string, results: readonly OperationResult[], wire: WireC
     aborted: results.filter((r) => r.outcome === "aborted").length,
     requests: wire.requests,
     retries: wire.retries,
+    readBacks: wire.readBacks,
     throttles: wire.throttles,
     timeouts: wire.timeouts,
     resets: wire.resets,

@@ -1,8 +1,12 @@
+import { READ_BACK_REQUEST_ID_SUFFIX } from "azure-storage-resilience";
 import type { RequestRecord } from "azure-storage-resilience/testing";
 
 /** What the service saw of one partition: requests, and the faults it answered with. */
 export interface WireCounts {
-  /** Requests that reached the service (the simulator), retries included. */
+  /**
+   * Requests that reached the service (the simulator): each operation's first attempt (none
+   * for one refused by an open circuit), its retries, and read-backs.
+   */
   requests: number;
   /**
    * Of those, the ones repeating an operation already seen (same client request id): its
@@ -10,6 +14,11 @@ export interface WireCounts {
    * changes nothing.
    */
   retries: number;
+  /**
+   * Of those, the package's read-backs: GETs settling a write whose outcome was lost (their
+   * client request id is the write's plus `-readback`). Not operations of the application.
+   */
+  readBacks: number;
   /** Answered 503 ServerBusy (partition offline or over its target). */
   throttles: number;
   /** Answered 500 OperationTimedOut. */
@@ -32,7 +41,8 @@ export class WireTally {
     if (counts === undefined) this.#byPartition.set(partition, (counts = emptyWireCounts()));
     counts.requests++;
     // Without an id a request counts as a first attempt: retries are never invented.
-    if (record.clientRequestId !== undefined) {
+    if (record.clientRequestId?.endsWith(READ_BACK_REQUEST_ID_SUFFIX) === true) counts.readBacks++;
+    else if (record.clientRequestId !== undefined) {
       if (this.#seen.has(record.clientRequestId)) counts.retries++;
       else this.#seen.add(record.clientRequestId);
     }
@@ -49,5 +59,5 @@ export class WireTally {
 
 /** All zeros. */
 export function emptyWireCounts(): WireCounts {
-  return { requests: 0, retries: 0, throttles: 0, timeouts: 0, resets: 0 };
+  return { requests: 0, retries: 0, readBacks: 0, throttles: 0, timeouts: 0, resets: 0 };
 }

@@ -49,7 +49,8 @@ export function accountFromConnectionString(connectionString: string): StressAcc
  * partition above `throttleAt` entities/s (none when 0): Azurite itself never throttles.
  */
 export async function embeddedAccount(throttleAt: number): Promise<StressAccount> {
-  const azurite = await startAzurite({ services: ["table"] });
+  // Its own process group: a terminal's Ctrl-C reaches only us, and we stop Azurite after the summary.
+  const azurite = await startAzurite({ services: ["table"], detached: true });
   try {
     let endpoint = azurite.tableUrl;
     let stopSimulator: () => Promise<void> = async () => undefined;

@@ -30,12 +30,23 @@ export interface StartAzuriteOptions {
    * Defaults to resolving `azurite` from this package's folder, as `require` would.
    */
   azuritePath?: string;
+  /**
+   * Runs each Azurite process in a process group of its own, so that a signal sent to the
+   * caller's group (a terminal's Ctrl-C reaches every process of the foreground group) does not
+   * stop Azurite before the caller has finished with it. For programs that handle SIGINT
+   * themselves and then call stop(), as the demo does. stop() and the caller's exit still end the
+   * whole group; but a SIGINT the caller does not handle ends it without its `exit` event, and
+   * would leave Azurite running: handle it and call stop(). Ignored on Windows, which has no
+   * process groups. Defaults to false: Azurite stays in the caller's group and a Ctrl-C ends it too.
+   */
+  detached?: boolean;
 }
 
 /** Defaults applied by {@link startAzurite}. */
 export const DEFAULT_START_AZURITE_OPTIONS = {
   services: STORAGE_SERVICES,
   startTimeoutInMs: 30_000,
+  detached: false,
 } as const;
 
 /** Running Azurite services; call stop() when done. */
@@ -94,6 +105,10 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
   if (options.azuritePath !== undefined && (typeof options.azuritePath !== "string" || options.azuritePath === "")) {
     throw new TypeError(`azuritePath must be a non-empty string; got ${describe(options.azuritePath)}.`);
   }
+  if (options.detached !== undefined && typeof options.detached !== "boolean") {
+    throw new TypeError(`detached must be a boolean; got ${describe(options.detached)}.`);
+  }
+  const detached = (options.detached ?? DEFAULT_START_AZURITE_OPTIONS.detached) && process.platform !== "win32";
   // Found before anything starts, so a missing package is one clear line, not a stack per service.
   const entryPoints = resolveEntryPoints(services, options.azuritePath);
   // Even in memory, Azurite creates its workspace folder (the working directory): keep it out of the caller's.
@@ -102,7 +117,7 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
   try {
     const results = await Promise.allSettled(
       services.map((service) =>
-        startService(service, { entryPoint: entryPoints[service], location: options.location, startTimeoutInMs, workDirectory }),
+        startService(service, { entryPoint: entryPoints[service], location: options.location, startTimeoutInMs, workDirectory, detached }),
       ),
     );
     for (const result of results) if (result.status === "fulfilled") started.push(result.value);
@@ -123,6 +138,7 @@ interface ServiceProcess {
 }
 
 interface ServiceStartOptions {
+  detached: boolean;
   entryPoint: string;
   location: string | undefined;
   startTimeoutInMs: number;
@@ -248,7 +264,8 @@ async function spawnService(service: StorageService, port: number, options: Serv
   const env = { ...process.env };
   // AZURITE_ACCOUNTS would replace devstoreaccount1 and its well-known key.
   delete env.AZURITE_ACCOUNTS;
-  const child = spawn(process.execPath, args, { cwd: options.workDirectory, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, { cwd: options.workDirectory, env, stdio: ["ignore", "pipe", "pipe"], detached: options.detached });
+  if (options.detached) groupLeaders.add(child);
   liveProcesses.add(child);
   ensureExitHook();
   const output = { stdout: "", stderr: "" };
@@ -350,14 +367,29 @@ async function stopProcess({ child }: ServiceProcess): Promise<void> {
   // Re-referenced so that awaiting the exit keeps the caller's event loop alive.
   child.ref();
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
-  const killer = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_IN_MS);
+  signal(child, "SIGTERM");
+  const killer = setTimeout(() => signal(child, "SIGKILL"), KILL_GRACE_IN_MS);
   killer.unref();
   await exited;
   clearTimeout(killer);
 }
 
+/** Sends `name` to the child's whole process group when it leads one (`detached`), else to the child. */
+function signal(child: ChildProcess, name: NodeJS.Signals): void {
+  if (groupLeaders.has(child) && child.pid !== undefined) {
+    try {
+      process.kill(-child.pid, name);
+      return;
+    } catch {
+      // ESRCH: the group has no process left; the child's own kill below is then a no-op too.
+    }
+  }
+  child.kill(name);
+}
+
 const liveProcesses = new Set<ChildProcess>();
+/** Children started `detached`, each the leader of its own process group. */
+const groupLeaders = new WeakSet<ChildProcess>();
 let exitHookInstalled = false;
 
 /** Kills children left running when the parent exits (a test run that crashed before stop()). */
@@ -365,7 +397,7 @@ function ensureExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once("exit", () => {
-    for (const child of liveProcesses) child.kill("SIGKILL");
+    for (const child of liveProcesses) signal(child, "SIGKILL");
   });
 }
 

@@ -54,7 +54,7 @@ describe("demo", () => {
     expect(run.stdout + run.stderr).not.toMatch(/AccountKey=|SharedKey /);
   }, 50_000);
 
-  it("Ctrl-C stops cleanly: a summary of what ran, exit 130, Azurite stopped and its temporary data removed", async () => {
+  it("Ctrl-C to the whole process group, as a terminal sends it: a summary of what ran, exit 130, Azurite stopped and its temporary data removed", async () => {
     // A private temporary folder, so that only this run's Azurite workspace can be in it.
     const tmp = await mkdtemp(join(tmpdir(), "demo-sigint-"));
     privateTmp.push(tmp);
@@ -63,13 +63,17 @@ describe("demo", () => {
     const run = await runCliProcess(["demo", "--duration", "60", "--json", "--no-baseline"], {
       env: { TMPDIR: tmp },
       timeoutInMs: 40_000,
+      // Its own group, as a shell starts a command, so that the signal below reaches every process in it.
+      processGroup: process.platform !== "win32",
       onStart: (child, output) => {
         void waitForOutput(output, (o) => o.stderr.includes("Ctrl-C stops early"))
           .then(() => new Promise((resolve) => setTimeout(resolve, 1_500)))
           .then(async () => {
             azuriteBeforeStop = await processesWithCwdIn(tmp);
             sent = Date.now();
-            child.kill("SIGINT");
+            // A terminal's Ctrl-C signals the foreground process group, not one process.
+            if (process.platform === "win32") child.kill("SIGINT");
+            else process.kill(-child.pid!, "SIGINT");
           });
       },
     });

@@ -5,7 +5,7 @@ import type { PartitionRow } from "../../../tools/demo/runStats.js";
 
 function row(partition: string, overrides: Partial<PartitionRow> = {}): PartitionRow {
   return {
-    partition, operations: 100, successes: 100, failures: 0, aborted: 0, requests: 105, retries: 5, throttles: 4, timeouts: 1, resets: 1,
+    partition, operations: 100, successes: 100, failures: 0, aborted: 0, requests: 105, retries: 5, readBacks: 0, throttles: 4, timeouts: 1, resets: 1,
     breakerOpens: 1, p50InMs: 4, p99InMs: 900, ...overrides,
   };
 }
@@ -15,7 +15,7 @@ function run(label: string, overrides: Partial<RunSummary> = {}): RunSummary {
     label,
     planned: 200,
     fired: 200,
-    table: { partitions: [row("p0"), row("p1")], total: row("total", { operations: 200, successes: 200, requests: 230, retries: 10 }) },
+    table: { partitions: [row("p0"), row("p1")], total: row("total", { operations: 200, successes: 200, requests: 230, retries: 10, readBacks: 20 }) },
     failureCauses: [],
     verification: { acknowledged: 150, found: 150, lost: 0, failedButStored: 0, failedButStoredUnmarked: 0, failedNotStored: 0, lostExamples: [] },
     ...overrides,
@@ -40,7 +40,7 @@ function summary(overrides: Partial<DemoSummary> = {}): DemoSummary {
     metrics: { url: "http://127.0.0.1:9999/metrics", scrape: { atInSeconds: 10, status: 200, azureStorageSeries: 57 } },
     resilient: run("With azure-storage-resilience"),
     baseline: run("With the SDK's default retry", {
-      table: { partitions: [row("p0", { failures: 9, breakerOpens: null }), row("p1", { breakerOpens: null })], total: row("total", { successes: 191, failures: 9, requests: 262, breakerOpens: null }) },
+      table: { partitions: [row("p0", { failures: 9, breakerOpens: null }), row("p1", { breakerOpens: null })], total: row("total", { successes: 191, failures: 9, requests: 262, retries: 62, breakerOpens: null }) },
       failureCauses: [{ cause: "503 ServerBusy", count: 9 }],
       verification: { acknowledged: 140, found: 140, lost: 0, failedButStored: 2, failedButStoredUnmarked: 0, failedNotStored: 7, lostExamples: [] },
     }),
@@ -61,14 +61,19 @@ describe("formatDemoSummary", () => {
   });
 
   it("tables both runs, marks the hot partition, a dash where the baseline has no breaker, and the failure causes", () => {
-    expect(text).toMatch(/partition\s+ops\s+ok\s+failed\s+retries\s+throttles\s+timeouts\s+resets\s+breaker opens\s+p50 ms\s+p99 ms/);
-    expect(text).toMatch(/p0 \(hot\)\s+100\s+100\s+0\s+5\s+4\s+1\s+1\s+1\s+4\s+900/);
-    expect(text).toMatch(/p0 \(hot\)\s+100\s+100\s+9\s+5\s+4\s+1\s+1\s+-\s+4\s+900/);
+    expect(text).toMatch(/partition\s+ops\s+ok\s+failed\s+requests\s+retries\s+read-backs\s+throttles\s+timeouts\s+resets\s+breaker opens\s+p50 ms\s+p99 ms/);
+    expect(text).toMatch(/p0 \(hot\)\s+100\s+100\s+0\s+105\s+5\s+0\s+4\s+1\s+1\s+1\s+4\s+900/);
+    expect(text).toMatch(/p0 \(hot\)\s+100\s+100\s+9\s+105\s+5\s+0\s+4\s+1\s+1\s+-\s+4\s+900/);
+    expect(text).toMatch(/total\s+200\s+200\s+0\s+230\s+10\s+20\s/);
     expect(text).toContain("failures: 9 x 503 ServerBusy");
     expect(text).toMatch(/operations that succeeded\s+200\s+191/);
     expect(text).toMatch(/acknowledged entities lost\s+0\s+0/);
     // Requests as the service counted them (an operation refused by an open circuit sent none).
     expect(text).toMatch(/requests sent to the service\s+230\s+262/);
+    // ... and how they add up: 200 operations + 10 retries + 20 read-backs = 230.
+    expect(text).toMatch(/of which retries\s+10\s+62/);
+    expect(text).toMatch(/of which read-backs\s+20\s+0/);
+    expect(text).toContain("requests = first attempts (one per operation that reached the service) + retries + read-backs");
   });
 
   it("ends with the verification of both runs, saying that it counts entities where the table above counts operations", () => {

@@ -3,6 +3,7 @@ import type { OperationResult } from "../../../tools/demo/operationResult.js";
 import { failureCauses, tabulateRun } from "../../../tools/demo/runStats.js";
 import { storedKey, verifyWrites } from "../../../tools/demo/verifyWrites.js";
 import { emptyWireCounts, WireTally } from "../../../tools/demo/wireTally.js";
+import { READ_BACK_REQUEST_ID_SUFFIX } from "azure-storage-resilience";
 import type { RequestRecord } from "azure-storage-resilience/testing";
 
 let nextId = 0;
@@ -25,8 +26,8 @@ describe("WireTally", () => {
     tally.add(record("p0", { status: undefined, fault: "resetAfterForward" }));
     tally.add(record("p1", { status: undefined, fault: "resetBeforeForward", forwarded: false }));
     tally.add(record(undefined));
-    expect(tally.of("p0")).toEqual({ requests: 5, retries: 0, throttles: 2, timeouts: 1, resets: 1 });
-    expect(tally.of("p1")).toEqual({ requests: 1, retries: 0, throttles: 0, timeouts: 0, resets: 1 });
+    expect(tally.of("p0")).toEqual({ requests: 5, retries: 0, readBacks: 0, throttles: 2, timeouts: 1, resets: 1 });
+    expect(tally.of("p1")).toEqual({ requests: 1, retries: 0, readBacks: 0, throttles: 0, timeouts: 0, resets: 1 });
     expect(tally.of("p9")).toEqual(emptyWireCounts());
   });
 
@@ -48,6 +49,18 @@ describe("WireTally", () => {
     expect(shown).toEqual([0, 1, 1, 2, 2]);
     expect(tally.of("p0").requests).toBe(5);
   });
+
+  it("counts a read-back (its id is the write's plus -readback) as a read-back, neither a retry nor an operation's first attempt", () => {
+    const tally = new WireTally();
+    tally.add(record("p0", { clientRequestId: "op-1", status: undefined, fault: "resetAfterForward" }));
+    tally.add(record("p0", { clientRequestId: "op-1", status: 409 }));
+    tally.add(record("p0", { method: "GET", clientRequestId: `op-1${READ_BACK_REQUEST_ID_SUFFIX}`, status: 200 }));
+    tally.add(record("p0", { method: "GET", clientRequestId: "op-2", status: 200 }));
+    expect(tally.of("p0")).toMatchObject({ requests: 4, retries: 1, readBacks: 1 });
+    // What the summary adds up: 2 operations' first attempts + 1 retry + 1 read-back.
+    const { requests, retries, readBacks } = tally.of("p0");
+    expect(requests - retries - readBacks).toBe(2);
+  });
 });
 
 describe("tabulateRun", () => {
@@ -59,21 +72,21 @@ describe("tabulateRun", () => {
       result("p1", { latencyInMs: 7 }),
     ];
     const wire = {
-      p0: { requests: 9, retries: 6, throttles: 6, timeouts: 0, resets: 1 },
-      p1: { requests: 1, retries: 0, throttles: 0, timeouts: 0, resets: 0 },
+      p0: { requests: 9, retries: 6, readBacks: 1, throttles: 6, timeouts: 0, resets: 1 },
+      p1: { requests: 1, retries: 0, readBacks: 0, throttles: 0, timeouts: 0, resets: 0 },
     } as Record<string, ReturnType<typeof emptyWireCounts>>;
     const table = tabulateRun(["p0", "p1"], results, (p) => wire[p] ?? emptyWireCounts(), (p) => (p === "p0" ? 2 : 0));
     expect(table.partitions[0]).toEqual({
-      partition: "p0", operations: 3, successes: 1, failures: 1, aborted: 1, requests: 9, retries: 6, throttles: 6, timeouts: 0, resets: 1, breakerOpens: 2,
+      partition: "p0", operations: 3, successes: 1, failures: 1, aborted: 1, requests: 9, retries: 6, readBacks: 1, throttles: 6, timeouts: 0, resets: 1, breakerOpens: 2,
       // Aborted operations are left out of the latencies: they were cut off, not slow.
       p50InMs: 5, p99InMs: 900,
     });
     expect(table.partitions[1]).toMatchObject({ operations: 1, retries: 0, breakerOpens: 0, p50InMs: 7 });
-    expect(table.total).toMatchObject({ partition: "total", operations: 4, successes: 2, failures: 1, aborted: 1, requests: 10, retries: 6, throttles: 6, resets: 1, breakerOpens: 2 });
+    expect(table.total).toMatchObject({ partition: "total", operations: 4, successes: 2, failures: 1, aborted: 1, requests: 10, retries: 6, readBacks: 1, throttles: 6, resets: 1, breakerOpens: 2 });
   });
 
   it("has no breaker column values without a breaker; an operation that never reached the service adds no retry", () => {
-    const table = tabulateRun(["p0"], [result("p0"), result("p0")], () => ({ requests: 1, retries: 0, throttles: 0, timeouts: 0, resets: 0 }), undefined);
+    const table = tabulateRun(["p0"], [result("p0"), result("p0")], () => ({ requests: 1, retries: 0, readBacks: 0, throttles: 0, timeouts: 0, resets: 0 }), undefined);
     expect(table.partitions[0]).toMatchObject({ requests: 1, retries: 0, breakerOpens: null });
     expect(table.total.breakerOpens).toBeNull();
   });

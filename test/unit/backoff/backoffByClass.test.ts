@@ -36,7 +36,7 @@ describe("resolveBackoffByClass", () => {
     [{ permanent: { strategy: "fixed" } }, TypeError, /backoff\.permanent is not a known option; known options are throttled, transient, timeout/],
     [{ transient: null }, TypeError, /backoff\.transient must be a retry strategy or \{ strategy: .*; got null/],
     [{ transient: { strategy: "linear" } }, TypeError, /backoff\.transient\.strategy/],
-    [{ transient: { strategy: "fixed", delayInMs: -5 } }, RangeError, /backoff\.transient: delayInMs must be between 0 and .*; got -5/],
+    [{ transient: { strategy: "fixed", delayInMs: -5 } }, RangeError, /^backoff\.transient\.delayInMs must be between 0 and .*; got -5/],
     [{ timeout: { strategy: "exponential", maxRetries: 7 } }, RangeError, /backoff\.timeout\.maxRetries \(7\) must not exceed retry\.maxRetries \(6\)/],
     [{ throttled: { kind: "fixed", maxRetries: Number.NaN, maxDelayInMs: 1, delayInMs: () => 1 } }, TypeError, /backoff\.throttled\.maxRetries must be a number; got NaN/],
   ])("rejects %j, naming the class", (option, type, message) => {

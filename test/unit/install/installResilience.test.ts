@@ -94,6 +94,33 @@ describe("installResilience", () => {
     expect(http.requests).toHaveLength(3);
   });
 
+  it("retry given only some numbers completes from the preset, strategy included (exponential)", async () => {
+    // No strategy named: the preset's exponential backoff with these numbers (small delays, to run fast).
+    const http = countingClient(503, "ServerBusy");
+    const client = tableClient(http);
+    installResilience(client, { retry: { maxRetries: 2, baseDelayInMs: 1, minDelayInMs: 0, maxDelayInMs: 2 }, circuitBreaker: false });
+    await expect(client.getEntity("p1", "r1")).rejects.toMatchObject({ statusCode: 503 });
+    expect(http.requests).toHaveLength(3);
+    expect(getRetryInfo(await client.getEntity("p1", "r1").catch((error: unknown) => error))).toMatchObject({ attempts: 3 });
+
+    const once = countingClient(503, "ServerBusy");
+    const onceClient = tableClient(once);
+    installResilience(onceClient, { retry: { maxRetries: 0 }, circuitBreaker: false });
+    await expect(onceClient.getEntity("p1", "r1")).rejects.toMatchObject({ statusCode: 503 });
+    expect(once.requests).toHaveLength(1);
+
+    // The issue's example: no throw, and the preset's other numbers are kept (the policy is installed).
+    const four = tableClient(countingClient(200));
+    expect(() => installResilience(four, { retry: { maxRetries: 4 } })).not.toThrow();
+    expect(names(four)).toContain(resilientRetryPolicyName);
+  });
+
+  it("a bad number in a partial retry gets its own error naming retry.<option> and the value", () => {
+    expect(() => installResilience(tableClient(), { retry: { maxRetries: -1 } })).toThrow(new RangeError("retry.maxRetries must be between 0 and 1000; got -1."));
+    expect(() => installResilience(tableClient(), { retry: { jitter: 1 } })).toThrow(/^retry\.jitter must be between 0 and 0\.999999; got 1\.$/);
+    expect(() => installResilience(tableClient(), { retry: { strategy: "sometimes" } as never })).toThrow(/^retry\.strategy must be one of "none", "fixed", "exponential", "decorrelated"; got "sometimes"\.$/);
+  });
+
   it("a 403 is attempted once", async () => {
     const http = countingClient(403, "AuthorizationFailure");
     const client = tableClient(http);
@@ -128,7 +155,7 @@ describe("installResilience", () => {
     ["a QueueClient", "blob", "queue", () => new QueueClient("https://myaccount.queue.core.windows.net/jobs")],
   ])("refuses service mismatches: %s installed as %s", (_what, given, actual, make) => {
     const client = make();
-    const message = new RegExp(`options\\.service is "${given}", but the target is a ${actual} client`);
+    const message = new RegExp(`^service is "${given}", but the target is a ${actual} client`);
     expect(() => installResilience(client, { service: given as never, metrics: false })).toThrow(TypeError);
     expect(() => installResilience(client, { service: given as never, metrics: false })).toThrow(message);
     // Nothing was installed by the refused call; the matching service is accepted.
@@ -138,7 +165,7 @@ describe("installResilience", () => {
   });
 
   it("asks for the service when it cannot tell", () => {
-    expect(() => installResilience(createEmptyPipeline())).toThrow(/options\.service is required/);
+    expect(() => installResilience(createEmptyPipeline())).toThrow(/^service is required/);
   });
 
   it.each([

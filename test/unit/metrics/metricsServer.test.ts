@@ -76,7 +76,7 @@ describe("startMetricsServer", () => {
     [{ path: null }, /path must be a string starting with "\/"; got null/],
     [{ path: 10n }, /path must be a string starting with "\/"; got 10n/],
     [{ port: 10n }, /port must be a number; got 10n/],
-    [{ prot: 1 }, /startMetricsServer options.prot is not a known option/],
+    [{ prot: 1 }, /^prot is not a known option of startMetricsServer/],
   ])("rejects %o", async (options, message) => {
     await expect(startMetricsServer(options as never)).rejects.toThrow(message);
   });

@@ -162,7 +162,7 @@ describe("choosing the sink in installResilience", () => {
     [{ meter: {} }, "metrics.meter must be an OpenTelemetry Meter (from metrics.getMeter() or a MeterProvider); got an object."],
     [{ sink: "statsd" }, 'metrics.sink must be one of "prometheus", "opentelemetry"; got "statsd".'],
     [{ sink: "otel" }, 'metrics.sink must be one of "prometheus", "opentelemetry"; got "otel".'],
-    [{ sink: "opentelemetry", registry: new Registry() }, "metrics (OpenTelemetry sink).registry is not a known option; known options are sink, meter, partitionLabel, bucketsInSeconds."],
+    [{ sink: "opentelemetry", registry: new Registry() }, "metrics.registry is not a known option of the OpenTelemetry sink; known options are sink, meter, partitionLabel, bucketsInSeconds."],
     [{ sink: "opentelemetry", bucketsInSeconds: [] }, "metrics.bucketsInSeconds must be a non-empty array of increasing positive numbers."],
   ])("refuses %o with a TypeError naming the option", (metrics, message) => {
     expect(() => installResilience(createEmptyPipeline(), { service: "table", metrics: metrics as never })).toThrow(new TypeError(message));
