@@ -7,14 +7,6 @@
 // request does not carry the route along.
 import type { PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
 
-/** The rest of the pipeline as a write's first policy saw it, and the write's URL before signing. */
-export interface ReadBackRoute {
-  /** The rest of the client's pipeline: signing, the retry policy, the client's HttpClient. */
-  readonly next: SendRequest;
-  /** The write's URL before a SAS was appended to it. */
-  readonly url: string;
-}
-
 /**
  * Where each write's read-back is sent: `ambiguousWriteReadBackPolicy(routes)` remembers a
  * route for every write, and `resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: routes } })`
@@ -24,9 +16,16 @@ export interface ReadBackRoute {
 export interface ReadBackRoutes {
   /** Remembers, for a write, the rest of the pipeline and its URL as they are now. */
   remember(request: PipelineRequest, next: SendRequest): void;
-  /** The route remembered for this request, or undefined when none was. */
-  routeOf(request: PipelineRequest): ReadBackRoute | undefined;
+  /**
+   * The route remembered for this request, or undefined when none was: `next`, the rest of
+   * the client's pipeline as the write's first policy saw it (signing, the retry policy, the
+   * client's HttpClient), and `url`, the write's URL before a SAS was appended to it.
+   */
+  routeOf(request: PipelineRequest): { readonly next: SendRequest; readonly url: string } | undefined;
 }
+
+/** One write's route, as {@link ReadBackRoutes.routeOf} answers it. */
+export type ReadBackRoute = NonNullable<ReturnType<ReadBackRoutes["routeOf"]>>;
 
 /**
  * A new, empty {@link ReadBackRoutes}, for one pipeline's read-back policy and retry policy.

@@ -30,16 +30,6 @@ export const DEFAULT_RETRY_BUDGET_OPTIONS = Object.freeze({
   windowInMs: 10_000,
 });
 
-/** What a budget holds right now (for tests, logs and the docs' bound). */
-export interface RetryBudgetSnapshot {
-  /** Requests counted in the window. */
-  requests: number;
-  /** Retries spent in the window. */
-  retries: number;
-  /** Retries that may still be spent now (floored to whole retries). */
-  available: number;
-}
-
 /**
  * A retry budget: a token bucket whose tokens expire. Every request deposits `retryRatio`
  * of a token, every retry withdraws one, and a reserve of `minRetriesPerSecond` tokens per
@@ -57,9 +47,16 @@ export interface RetryBudget {
   recordRequest(at?: number): void;
   /** Spends one retry and returns true, or returns false when the budget is exhausted. */
   tryRetry(): boolean;
-  /** The budget's current counts. */
-  snapshot(): RetryBudgetSnapshot;
+  /**
+   * What the budget holds right now (for tests, logs and the docs' bound): `requests`
+   * counted in the window, `retries` spent in it, and the retries still `available` now
+   * (floored to whole retries).
+   */
+  snapshot(): { requests: number; retries: number; available: number };
 }
+
+/** What {@link RetryBudget.snapshot} answers. */
+export type RetryBudgetSnapshot = ReturnType<RetryBudget["snapshot"]>;
 
 const KNOWN_KEYS = ["retryRatio", "minRetriesPerSecond", "windowInMs", "now"];
 /** The window is kept as this many buckets; a deposit expires with its bucket. */

@@ -21,7 +21,7 @@ import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions
 import type { RetryBudget, RetryBudgetOptions } from "../budget/retryBudget.js";
 import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../policies/ambiguousWriteReadBack.js";
 import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
-import { resolveAmbiguousWrites, type AmbiguousWriteOptions } from "../policies/retryPolicyOptions.js";
+import { resolveAmbiguousWrites, type ResilientRetryPolicyOptions } from "../policies/retryPolicyOptions.js";
 import { createReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
 import { createSecondaryReadMetricsObserver } from "../metrics/secondaryReadMetrics.js";
@@ -78,7 +78,7 @@ export interface InstallResilienceOptions {
    * it off, or a breaker from `createPartitionBreaker()` to share with other clients, so that
    * what one client learns about a partition (its circuit, its pacing) serves them all (clients
    * made per request, Functions). A shared breaker is its owner's: `dispose()` leaves it running.
-   * Defaults to a breaker of the client's own, with `DEFAULT_PARTITION_BREAKER_OPTIONS` and the service above.
+   * Defaults to a breaker of the client's own, with `DEFAULTS.partitionBreaker` and the service above.
    */
   circuitBreaker?: PartitionBreakerOptions | PartitionBreaker | false;
   /**
@@ -93,11 +93,11 @@ export interface InstallResilienceOptions {
    * (docs/data-safety.md): `false` turns it off. Defaults to on for Tables; other services
    * do not support it. The install makes the read-back routes itself, one per install.
    */
-  ambiguousWrites?: boolean | Omit<AmbiguousWriteOptions, "readBackRoutes">;
+  ambiguousWrites?: boolean | { /** Longest time a read-back may take; it also ends at the operation's deadline. Defaults to 10000. */ readBackTimeoutInMs?: number };
   /**
    * The client's retry budget (docs/data-safety.md): its options, a shared
    * `createRetryBudget()`, or `false` for none. Defaults to 50 % of requests plus 10 retries
-   * per second over 10 s (`DEFAULT_RETRY_BUDGET_OPTIONS`).
+   * per second over 10 s (`DEFAULTS.retryBudget`).
    */
   retryBudget?: RetryBudgetOptions | RetryBudget | false;
   /**
@@ -109,7 +109,7 @@ export interface InstallResilienceOptions {
    * The secondary lags the primary (typically under 15 minutes, with no SLA): a read there
    * may be stale, and its 404 is not trusted. Defaults to false.
    */
-  secondaryReads?: boolean | SecondaryReadOptions;
+  secondaryReads?: ResilientRetryPolicyOptions["secondaryReads"];
 }
 
 /** What {@link installResilience} returns. */

@@ -3,6 +3,7 @@ import { readRequestAddress, type RequestAddress } from "../address/requestAddre
 import type { StorageOperation } from "../address/storageOperation.js";
 import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
 import type { CircuitStateSource } from "../breaker/circuitStateSource.js";
+import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
 import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver } from "../observers/retryEvents.js";
 import { isExhausted, outcomeOf } from "./operationOutcome.js";
@@ -20,14 +21,14 @@ export interface MetricsObserver extends RetryObserver {
   /** The `service` label of everything this observer records. */
   readonly service: StorageService;
   /**
-   * Reports a breaker's circuits: `circuit_breakers{service,state}` reads `stateCounts()` at
+   * Reports a breaker's circuits (a `PartitionBreaker`, or anything with its `stateCounts()` and `onTransition()`): `circuit_breakers{service,state}` reads `stateCounts()` at
    * every scrape, and each transition counts in `circuit_transitions_total{service,to}`. A
    * source that also has `pacedScopes()` (a `PartitionBreaker` does) reports its pacing too:
    * `paced_partitions{service}`, and with the partition label on,
    * `partition_send_rate{service,partition}`, both read at scrape time.
    * Returns a function that stops all of them (also done by `dispose()`).
    */
-  observeCircuits(source: CircuitStateSource & Partial<PacedScopeSource>): () => void;
+  observeCircuits(breaker: Pick<PartitionBreaker, "stateCounts" | "onTransition"> & Partial<Pick<PartitionBreaker, "pacedScopes">>): () => void;
   /** Stops reporting circuits and pacing. Counters keep their values; recording hooks keep working. Idempotent. */
   dispose(): void;
 }

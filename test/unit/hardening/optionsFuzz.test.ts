@@ -3,20 +3,10 @@ import fc from "fast-check";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { ContainerClient } from "@azure/storage-blob";
 import { Registry } from "prom-client";
-import {
-  createMetricsObserver,
-  createPartitionBreaker,
-  createRetryBudget,
-  createRetryLogObserver,
-  createRetryStrategy,
-  createSafetyMetricsObserver,
-  startMetricsServer,
-  exponentialBackoff,
-  fixedBackoff,
-  installResilience,
-  resilientRetryPolicy,
-  SEND_NOW,
-} from "../../../src/index.js";
+import { createMetricsObserver, createPartitionBreaker, createRetryBudget, createRetryLogObserver, startMetricsServer, exponentialBackoff, fixedBackoff, installResilience, resilientRetryPolicy } from "../../../src/index.js";
+import { createRetryStrategy } from "../../../src/backoff/createRetryStrategy.js";
+import { createSafetyMetricsObserver } from "../../../src/safety/safetyMetrics.js";
+import { SEND_NOW } from "../../../src/breaker/attemptGate.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // Every option, fuzzed: a valid value of each given key is accepted; any combination with

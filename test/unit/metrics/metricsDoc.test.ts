@@ -1,16 +1,10 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { Registry } from "prom-client";
-import {
-  DEFAULT_METRICS_PREFIX,
-  METRIC_LABELS,
-  METRIC_NAMES,
-  SAFETY_METRIC_NAMES,
-  SECONDARY_READ_METRIC_NAMES,
-  createMetricsObserver,
-  createSafetyMetricsObserver,
-  createSecondaryReadMetricsObserver,
-} from "../../../src/index.js";
+import { METRIC_NAMES, createMetricsObserver } from "../../../src/index.js";
+import { DEFAULT_METRICS_PREFIX, METRIC_LABELS } from "../../../src/metrics/metricNames.js";
+import { SAFETY_METRIC_NAMES, createSafetyMetricsObserver } from "../../../src/safety/safetyMetrics.js";
+import { SECONDARY_READ_METRIC_NAMES, createSecondaryReadMetricsObserver } from "../../../src/metrics/secondaryReadMetrics.js";
 
 // docs/metrics.md says its names and label sets are public API: every metric the package
 // can register has a row there, with its type and labels in order.

@@ -1,17 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { metrics as otelMetrics } from "@opentelemetry/api";
 import { Registry, register } from "prom-client";
-import {
-  createMetricsObserver,
-  createOpenTelemetryMetricsObserver,
-  createSafetyMetricsObserver,
-  fixedBackoff,
-  installResilience,
-  OPEN_TELEMETRY_ATTRIBUTES as ATTR,
-  OPEN_TELEMETRY_METRICS as OTEL,
-  resilientRetryPolicy,
-  type RetryObserver,
-} from "../../../src/index.js";
+import { createMetricsObserver, createOpenTelemetryMetricsObserver, fixedBackoff, installResilience, resilientRetryPolicy, type RetryObserver } from "../../../src/index.js";
+import { createSafetyMetricsObserver } from "../../../src/safety/safetyMetrics.js";
+import { OPEN_TELEMETRY_ATTRIBUTES as ATTR, OPEN_TELEMETRY_METRICS as OTEL } from "../../../src/metrics/openTelemetryNames.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
 import { createEmptyPipeline } from "@azure/core-rest-pipeline";
 import { readRequestAddress } from "../../../src/address/requestAddress.js";
