@@ -11,7 +11,7 @@ import { readRequestAddress } from "../address/requestAddress.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionStatus.js";
 import { scopeKey } from "../partition/scopeKey.js";
-import { createMetricsObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
+import { createPrometheusObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
 import type { MetricsOptions } from "../metrics/metricsOptions.js";
 import { createOpenTelemetryMetricsObserver } from "../metrics/openTelemetryObserver.js";
 import { choosesOpenTelemetry, type OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
@@ -23,8 +23,6 @@ import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "
 import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
 import { resolveAmbiguousWrites, type ResilientRetryPolicyOptions } from "../policies/retryPolicyOptions.js";
 import { createReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
-import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
-import { createSecondaryReadMetricsObserver } from "../metrics/secondaryReadMetrics.js";
 import { resolveSecondaryReads, secondaryUrlOf, type SecondaryReadOptions } from "../policies/secondaryReads.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import { SERVICE_PRESETS } from "../presets/servicePresets.js";
@@ -181,15 +179,11 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   const circuitBreaker = createCircuitBreaker(options.circuitBreaker, service);
   // A breaker passed in is shared with other clients: its owner disposes it, not this handle.
   const sharedBreaker = isPartitionBreaker(options.circuitBreaker);
-  const metrics = createMetrics(options.metrics, service);
-  // The Prometheus sink's options, for its separate observers; the OpenTelemetry observer records
-  // the data-safety counters and secondary reads itself.
-  const prometheusOptions = metrics && !choosesOpenTelemetry(options.metrics) ? ((options.metrics || {}) as MetricsOptions) : undefined;
-  const safetyMetrics = prometheusOptions && createSafetyMetricsObserver(service, prometheusOptions);
   const ambiguousWrites = resolveInstallAmbiguousWrites(options.ambiguousWrites, service);
   const readBackRoutes = ambiguousWrites && createReadBackRoutes();
   const secondaryReads = resolveInstallSecondaryReads(target, options.secondaryReads);
-  const secondaryMetrics = prometheusOptions && secondaryReads ? createSecondaryReadMetricsObserver(service, prometheusOptions) : undefined;
+  // One observer per sink, chosen here once: it records every metric, the secondary reads' only when they are on.
+  const metrics = createMetrics(options.metrics, service, secondaryReads !== undefined);
   const retryPolicy = resilientRetryPolicy({
     retry: resolveRetry(options.retry, preset.retry),
     backoff: resolveBackoff(options.backoff, options.retry, preset),
@@ -198,7 +192,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     tryTimeoutInMs: options.tryTimeoutInMs === undefined ? preset.tryTimeoutInMs : options.tryTimeoutInMs,
     maxRetryAfterInMs: options.maxRetryAfterInMs,
     classification: options.classification,
-    observers: withPackageObservers(options.observers, metrics, service, safetyMetrics, secondaryMetrics),
+    observers: withPackageObservers(options.observers, metrics, service),
     gate: circuitBreaker,
     service,
     // One route store per install, given to both policies: a read-back goes only through its own client's pipeline.
@@ -249,12 +243,10 @@ function withPackageObservers(
   observers: readonly RetryObserver[] | undefined,
   metrics: RetryObserver | undefined,
   service: StorageService,
-  safetyMetrics?: RetryObserver,
-  secondaryMetrics?: RetryObserver,
 ): readonly RetryObserver[] | undefined {
   if (observers !== undefined && !Array.isArray(observers)) return observers;
-  const packaged = [metrics, safetyMetrics, secondaryMetrics].filter((observer) => observer !== undefined);
-  return [createRetryLogObserver({ service }), ...(observers ?? []), ...packaged];
+  const logs = createRetryLogObserver({ service });
+  return metrics === undefined ? [logs, ...(observers ?? [])] : [logs, ...(observers ?? []), metrics];
 }
 
 /**
@@ -357,7 +349,11 @@ function createCircuitBreaker(option: unknown, service: StorageService): Partiti
  * The metrics observer for `option`: none for `false`; OpenTelemetry when the options choose it;
  * otherwise Prometheus, whose default (undefined) quietly needs prom-client: without it, none.
  */
-function createMetrics(option: MetricsOptions | OpenTelemetryMetricsOptions | false | undefined, service: StorageService): MetricsObserver | undefined {
+function createMetrics(
+  option: MetricsOptions | OpenTelemetryMetricsOptions | false | undefined,
+  service: StorageService,
+  withSecondaryReads: boolean,
+): MetricsObserver | undefined {
   if (option === false) return undefined;
   if (choosesOpenTelemetry(option)) return createOpenTelemetryMetricsObserver(service, option as OpenTelemetryMetricsOptions);
   if (option === undefined && !isPeerInstalled("prom-client")) {
@@ -365,7 +361,7 @@ function createMetrics(option: MetricsOptions | OpenTelemetryMetricsOptions | fa
     return undefined;
   }
   // null is a mistake to name, not "defaults": resolveMetricsOptions rejects it.
-  return createMetricsObserver(service, option === undefined ? {} : (option as MetricsOptions));
+  return createPrometheusObserver(service, option === undefined ? {} : (option as MetricsOptions), withSecondaryReads);
 }
 
 let warnedNoPromClient = false;

@@ -4,8 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { METRIC_NAMES } from "../../../src/index.js";
 import { DEFAULT_METRICS_PREFIX } from "../../../src/metrics/metricNames.js";
-import { SAFETY_METRIC_NAMES } from "../../../src/safety/safetyMetrics.js";
-import { SECONDARY_READ_METRIC_NAMES } from "../../../src/metrics/secondaryReadMetrics.js";
+import { SAFETY_METRIC_NAMES, SECONDARY_READ_METRIC_NAMES } from "../../../src/metrics/metricNames.js";
 
 const DOCS = join(dirname(fileURLToPath(import.meta.url)), "../../../docs");
 const KNOWN = new Set(
