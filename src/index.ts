@@ -11,7 +11,7 @@ export type { StorageService } from "./partition/partitionScope.js";
 // Hand-built pipelines: the two policies and what they share.
 export type { ResilientRetryPolicyOptions } from "./policies/retryPolicyOptions.js";
 export { resilientRetryPolicy, resilientRetryPolicyName } from "./policies/resilientRetryPolicy.js";
-export { ambiguousWriteReadBackPolicy } from "./policies/ambiguousWriteReadBack.js";
+export { ambiguousWriteReadBackPolicy } from "./ambiguousWrites/ambiguousWriteReadBack.js";
 export type { ReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
 export { createReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
 export type { PartitionBreaker } from "./breaker/partitionBreaker.js";
@@ -19,8 +19,8 @@ export { createPartitionBreaker } from "./breaker/partitionBreaker.js";
 export type { PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";
 export type { PacingOptions } from "./flow/pacingOptions.js";
 export type { PartitionStatus } from "./breaker/partitionStatus.js";
-export type { RetryBudget, RetryBudgetOptions } from "./budget/retryBudget.js";
-export { createRetryBudget } from "./budget/retryBudget.js";
+export type { RetryBudget, RetryBudgetOptions } from "./flow/retryBudget.js";
+export { createRetryBudget } from "./flow/retryBudget.js";
 
 // Backoff strategies.
 export type { RetryStrategy } from "./backoff/retryStrategy.js";

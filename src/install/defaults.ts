@@ -2,7 +2,7 @@ import { DEFAULT_DECORRELATED_JITTER_BACKOFF } from "../backoff/decorrelatedJitt
 import { DEFAULT_EXPONENTIAL_BACKOFF } from "../backoff/exponentialBackoff.js";
 import { DEFAULT_FIXED_BACKOFF } from "../backoff/fixedBackoff.js";
 import { DEFAULT_PARTITION_BREAKER_OPTIONS } from "../breaker/partitionBreakerOptions.js";
-import { DEFAULT_RETRY_BUDGET_OPTIONS } from "../budget/retryBudget.js";
+import { DEFAULT_RETRY_BUDGET_OPTIONS } from "../flow/retryBudget.js";
 import { DEFAULT_PACING_OPTIONS } from "../flow/pacingOptions.js";
 import { DEFAULT_METRICS_OPTIONS } from "../metrics/metricsOptions.js";
 import { DEFAULT_METRICS_SERVER_OPTIONS } from "../metrics/metricsServer.js";

@@ -18,14 +18,14 @@ import { choosesOpenTelemetry, type OpenTelemetryMetricsOptions } from "../metri
 import { isPeerInstalled } from "../metrics/optionalPeer.js";
 import { logger } from "../logging/logger.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
-import type { RetryBudget, RetryBudgetOptions } from "../budget/retryBudget.js";
-import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../policies/ambiguousWriteReadBack.js";
+import type { RetryBudget, RetryBudgetOptions } from "../flow/retryBudget.js";
+import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../ambiguousWrites/ambiguousWriteReadBack.js";
 import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
 import { resolveAmbiguousWrites, type ResilientRetryPolicyOptions } from "../policies/retryPolicyOptions.js";
 import { createReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import { resolveSecondaryReads, secondaryUrlOf, type SecondaryReadOptions } from "../policies/secondaryReads.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
-import { SERVICE_PRESETS } from "../presets/servicePresets.js";
+import { SERVICE_PRESETS } from "./servicePresets.js";
 import { createRetryLogObserver } from "../observers/retryLogObserver.js";
 import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";

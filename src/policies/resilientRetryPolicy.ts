@@ -18,7 +18,7 @@ import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
 import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
 import { bodyText } from "../ambiguousWrites/requestBodyText.js";
 import { describeTableWrite, type TableWrite } from "../ambiguousWrites/tableWrite.js";
-import { readBackAmbiguousWrite } from "./ambiguousWriteReadBack.js";
+import { readBackAmbiguousWrite } from "../ambiguousWrites/ambiguousWriteReadBack.js";
 import { SEND_NOW, type Admission, type Refusal } from "../breaker/attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { decideNext, type NextStep } from "./decideNext.js";

@@ -12,7 +12,7 @@ import {
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
 import { createReadBackRoutes, fixedBackoff, getRetryInfo, installResilience, resilientRetryPolicyName } from "../../../src/index.js";
-import { ambiguousWriteReadBackPolicyName } from "../../../src/policies/ambiguousWriteReadBack.js";
+import { ambiguousWriteReadBackPolicyName } from "../../../src/ambiguousWrites/ambiguousWriteReadBack.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 const url = `http://127.0.0.1:10002/${DEVSTORE_ACCOUNT_NAME}`;

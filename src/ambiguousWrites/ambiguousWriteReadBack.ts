@@ -6,12 +6,12 @@ import {
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
 import { logger } from "../logging/logger.js";
-import { entityUrl } from "../ambiguousWrites/entityUrl.js";
-import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
-import { readBackCanSettle } from "../ambiguousWrites/readBackCanSettle.js";
-import { decideInsertReadBack, readBackRefusal, type ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
-import type { TableWrite } from "../ambiguousWrites/tableWrite.js";
-import { isReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
+import { entityUrl } from "./entityUrl.js";
+import { isWriteMethod } from "./isWriteMethod.js";
+import { readBackCanSettle } from "./readBackCanSettle.js";
+import { decideInsertReadBack, readBackRefusal, type ReadBackOutcome } from "./readBackDecision.js";
+import type { TableWrite } from "./tableWrite.js";
+import { isReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "./readBackRoutes.js";
 import { describeValue } from "../validation/describeValue.js";
 
 /** The read-back policy's name; unique in a pipeline. */
