@@ -1,9 +1,8 @@
 // Where a write's read-back is sent. One object is given to both policies, so the link between
 // them is written where each is made. The route is kept on the request itself, under a symbol
 // that belongs to this one object (so two installs never see each other's routes): it goes
-// with the request, with nothing to clean up, and a property costs a write about 10 ns, where a
-// WeakMap entry measured 0.3-0.9 µs per write on a bare mock pipeline (ephemerons are slow to
-// set and to collect). A symbol is invisible to JSON, Object.keys and for-in, so a logged
+// with the request, with nothing to clean up, and a property write costs a small fraction of a
+// WeakMap entry (ephemerons are slow to set and to collect; docs/benchmarks.md). A symbol is invisible to JSON, Object.keys and for-in, so a logged
 // request does not carry the route along.
 import type { PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
 

@@ -19,10 +19,8 @@ export interface RetryBudgetOptions {
 
 /**
  * Defaults of {@link createRetryBudget}: 50 % of requests and 10 retries per second over 10 s.
- * Finagle's 20 % suits RPC fan-out; for storage writes, where a refused retry is a failed
- * write, 20 % failed a quarter of a hot partition's writes in the demo (a partition offline
- * 7 s, then throttled), 50 % a twentieth, while an account-wide storm still stays under
- * 1.5x the load plus the floor.
+ * Finagle's 20 % suits RPC fan-out; for storage writes a refused retry is a failed write, and
+ * 50 % still bounds an account-wide storm (figures in docs/benchmarks.md, "Why the code is as it is").
  */
 export const DEFAULT_RETRY_BUDGET_OPTIONS = Object.freeze({
   retryRatio: 0.5,

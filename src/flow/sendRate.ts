@@ -38,8 +38,8 @@ export class SendRate {
     const cubic = CUBIC_SCALE * t * t * t + this.#plateau;
     // Past the plateau the curve probes for more, but only as far as the partition is used: at
     // most MAX_AHEAD_OF_SENT × the rate sent lately, as the AWS SDK's adaptive mode clamps its
-    // rate to twice the measured one. Unclamped, a paced scope with little demand grew without
-    // evidence (to past twice its offered rate in a second CI run), and a burst met that rate.
+    // rate to twice the measured one. Unclamped, a paced scope with little demand grows without
+    // evidence, and a burst then meets that rate.
     const probing = cubic <= this.#plateau ? cubic : Math.min(cubic, Math.max(this.#plateau, MAX_AHEAD_OF_SENT * (this.#meter.ratePerSecond(now) ?? 0)));
     return Math.max(this.#settings.minRatePerSecond, probing);
   }
