@@ -1,19 +1,10 @@
 // Where a write's read-back is sent. One object is given to both policies, so the link between
 // them is written where each is made. The route is kept on the request itself, under a symbol
 // that belongs to this one object (so two installs never see each other's routes): it goes
-// with the request, with nothing to clean up, and a property costs a write about 10 ns, where a
-// WeakMap entry measured 0.3-0.9 µs per write on a bare mock pipeline (ephemerons are slow to
-// set and to collect). A symbol is invisible to JSON, Object.keys and for-in, so a logged
+// with the request, with nothing to clean up, and a property write costs a small fraction of a
+// WeakMap entry (ephemerons are slow to set and to collect; docs/benchmarks.md). A symbol is invisible to JSON, Object.keys and for-in, so a logged
 // request does not carry the route along.
 import type { PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
-
-/** The rest of the pipeline as a write's first policy saw it, and the write's URL before signing. */
-export interface ReadBackRoute {
-  /** The rest of the client's pipeline: signing, the retry policy, the client's HttpClient. */
-  readonly next: SendRequest;
-  /** The write's URL before a SAS was appended to it. */
-  readonly url: string;
-}
 
 /**
  * Where each write's read-back is sent: `ambiguousWriteReadBackPolicy(routes)` remembers a
@@ -24,9 +15,16 @@ export interface ReadBackRoute {
 export interface ReadBackRoutes {
   /** Remembers, for a write, the rest of the pipeline and its URL as they are now. */
   remember(request: PipelineRequest, next: SendRequest): void;
-  /** The route remembered for this request, or undefined when none was. */
-  routeOf(request: PipelineRequest): ReadBackRoute | undefined;
+  /**
+   * The route remembered for this request, or undefined when none was: `next`, the rest of
+   * the client's pipeline as the write's first policy saw it (signing, the retry policy, the
+   * client's HttpClient), and `url`, the write's URL before a SAS was appended to it.
+   */
+  routeOf(request: PipelineRequest): { readonly next: SendRequest; readonly url: string } | undefined;
 }
+
+/** One write's route, as {@link ReadBackRoutes.routeOf} answers it. */
+export type ReadBackRoute = NonNullable<ReturnType<ReadBackRoutes["routeOf"]>>;
 
 /**
  * A new, empty {@link ReadBackRoutes}, for one pipeline's read-back policy and retry policy.

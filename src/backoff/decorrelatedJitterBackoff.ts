@@ -1,4 +1,4 @@
-import { checkRetryNumber, type RandomSource, type RetryStrategy } from "./retryStrategy.js";
+import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
 import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
@@ -15,7 +15,7 @@ export interface DecorrelatedJitterBackoffOptions {
   /** `cap`, the longest wait, in milliseconds. Defaults to 10000. */
   maxDelayInMs?: number;
   /** Uniform random source in [0, 1]; answers outside it are clamped (NaN reads as 0.5). Defaults to `Math.random`; tests pin it. */
-  random?: RandomSource;
+  random?: () => number;
 }
 
 /** Defaults of {@link decorrelatedJitterBackoff}: the exponential defaults' scale, so switching strategies keeps the waits' order of magnitude. */

@@ -1,4 +1,4 @@
-import { checkRetryNumber, type RandomSource, type RetryStrategy } from "./retryStrategy.js";
+import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
 import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
@@ -19,7 +19,7 @@ export interface ExponentialBackoffOptions {
   /** `j`, the random variance: `z` is drawn from [(1-j)z, (1+j)z]. In [0, 1). Defaults to 0.2 (±20 %). */
   jitter?: number;
   /** Uniform random source in [0, 1]; answers outside it are clamped (NaN reads as 0.5). Defaults to `Math.random`; tests pin it. */
-  random?: RandomSource;
+  random?: () => number;
 }
 
 /** Defaults of {@link exponentialBackoff}: ride out a partition offline for 10 s within about 15-20 s. */

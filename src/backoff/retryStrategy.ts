@@ -1,5 +1,3 @@
-/** The backoff strategies this package ships. */
-export type RetryStrategyKind = "none" | "fixed" | "exponential" | "decorrelated";
 
 /**
  * A pure answer to "how many retries, and how long before retry number N?".
@@ -7,7 +5,7 @@ export type RetryStrategyKind = "none" | "fixed" | "exponential" | "decorrelated
  */
 export interface RetryStrategy {
   /** Which strategy this is (for logs and docs). */
-  readonly kind: RetryStrategyKind;
+  readonly kind: "none" | "fixed" | "exponential" | "decorrelated";
   /** How many retries after the first attempt (so at most `maxRetries + 1` attempts). */
   readonly maxRetries: number;
   /** The longest delay this strategy produces; also caps server `Retry-After` hints by default. */
@@ -21,7 +19,13 @@ export interface RetryStrategy {
   delayInMs(retryNumber: number, previousDelayInMs?: number): number;
 }
 
-/** A source of uniform random numbers in [0, 1]; injectable so tests can pin the jitter. */
+/** The backoff strategies this package ships. */
+export type RetryStrategyKind = RetryStrategy["kind"];
+
+/**
+ * A source of uniform random numbers in [0, 1]; injectable so tests can pin the jitter.
+ * Options spell it out as `() => number`, one name less in the public API.
+ */
 export type RandomSource = () => number;
 
 /** Throws a RangeError unless `retryNumber` is a whole number >= 1. */

@@ -128,7 +128,7 @@ export class Circuit {
  * How long a partition must have served nothing before its circuit may open. A hot
  * partition at capacity answers successes every few milliseconds between its throttled
  * ones; a quarter second without one, across several failures in a row, is a partition
- * that serves nothing. (The rebalancing benchmark's outage partition takes about 5 ops/s:
- * this delays its circuit by at most one or two attempts.)
+ * that serves nothing. For a partition that takes a few operations a second, this delays its
+ * circuit by one or two attempts at most (docs/benchmarks.md, "Why the code is as it is").
  */
 export const QUIET_IN_MS = 250;

@@ -1,6 +1,9 @@
 import type { StorageService } from "../address/partitionScope.js";
 
-/** The states a partition's circuit can be in, as metrics and logs name them. */
+/**
+ * The states a partition's circuit can be in, as metrics and logs name them. The public
+ * `PartitionBreaker` spells the union out, one name less in the API.
+ */
 export type CircuitState = "closed" | "open" | "half_open";
 
 /** One circuit's change of state. `scope` is the partition's scope key (no secrets). */

@@ -6,31 +6,34 @@ import { logger } from "../logging/logger.js";
 import type { StorageService } from "../address/partitionScope.js";
 import { AccountPacing } from "../flow/accountPacing.js";
 import { Pacer } from "../flow/pacer.js";
-import type { AttemptGate, Admission, SendAdmission } from "../policies/attemptGate.js";
-import { SEND_NOW } from "../policies/attemptGate.js";
+import type { AttemptGate, Admission, SendAdmission } from "./attemptGate.js";
+import { SEND_NOW } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { Circuit } from "./circuit.js";
-import type { CircuitState, CircuitStateSource, CircuitTransition } from "./circuitStateSource.js";
+import type { CircuitState, CircuitTransition } from "./circuitStateSource.js";
 import { isRebalancingOutcome } from "./isRebalancingOutcome.js";
-import { resolvePartitionBreakerOptions, type PartitionBreakerMode, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
+import { resolvePartitionBreakerOptions, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "./partitionStatus.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import { createScopeRegistry } from "./scopeRegistry.js";
 
 /**
- * The retry policy's {@link AttemptGate}, per partition scope: a partition that answers
+ * The retry policy's gate (its `gate` option), per partition scope: a partition that answers
  * throttled is *paced* at a send rate learnt from its answers (a hot partition keeps being
  * served at its capacity), and a partition that serves nothing at all (being moved) gets
  * its *circuit* opened: its attempts fail locally, or wait, until one probe a reset
  * period later finds it back. A scope with no trouble holds no state and costs nothing.
  */
-export interface PartitionBreaker extends AttemptGate, CircuitStateSource {
-  /** What callers meet while a circuit is open. */
-  readonly mode: PartitionBreakerMode;
+export interface PartitionBreaker {
+  /**
+   * What callers meet while a circuit is open: `"wait"` until it may be tried again (within
+   * the deadline), `"fail"` at once, `"auto"` waits unless the caller is bounded (a worker pool).
+   */
+  readonly mode: "auto" | "wait" | "fail";
   /** Scopes with state (at most `maxScopes`): a rebalancing failure in their recent past. */
   readonly size: number;
   /** The state of one scope's circuit, or undefined when it has none (no rebalancing failure lately). */
-  stateOf(scope: string): CircuitState | undefined;
+  stateOf(scope: string): "closed" | "open" | "half_open" | undefined;
   /** Keys of the scopes whose circuit is open. */
   openScopes(): string[];
   /** Keys of the scopes whose circuit is half-open (a probe is allowed or in flight). */
@@ -45,9 +48,22 @@ export interface PartitionBreaker extends AttemptGate, CircuitStateSource {
    * (`level: "partition"`, keyed as `statusOf` takes them) and accounts throttling as a whole
    * (`level: "account"`, keyed `service|account`), whose rate every attempt to them also keeps.
    */
-  pacedScopes(): PacedScope[];
+  pacedScopes(): readonly PacedScope[];
+  /** Live circuits per state (`closed`, `open`, `half_open`), right now. */
+  stateCounts(): Record<"closed" | "open" | "half_open", number>;
+  /**
+   * Calls `listener` on every circuit's change of state (`scope` is the partition's scope
+   * key, no secrets); returns a function that unsubscribes.
+   */
+  onTransition(listener: (transition: { service: StorageService; scope: string; from: "closed" | "open" | "half_open"; to: "closed" | "open" | "half_open" }) => void): () => void;
   /** Shuts every circuit down and stops every timer; later attempts pass straight through. Idempotent. */
   dispose(): void;
+  /** @internal The retry policy's {@link AttemptGate}: the breaker is one, its contract is not public. */
+  admit: AttemptGate["admit"];
+  /** @internal See {@link AttemptGate.record}. */
+  record: AttemptGate["record"];
+  /** @internal See {@link AttemptGate.refusesNow}. */
+  refusesNow: NonNullable<AttemptGate["refusesNow"]>;
 }
 
 /** While a probe is in flight, waiters ask again after this fraction of the reset period: gently, but soon after it closes. */

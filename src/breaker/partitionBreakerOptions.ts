@@ -9,15 +9,8 @@ import { describeValue } from "../validation/describeValue.js";
 import { optionPath } from "../validation/optionPath.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 
-/**
- * What an attempt meets when its partition cannot take it now (circuit open, or paced with
- * a queue): `"wait"` makes the retry policy sleep until the next probe or slot (within its
- * deadline), `"fail"` surfaces a `CircuitOpenError` / `PartitionBusyError` at once, and
- * `"auto"` waits unless the caller is bounded (a queue consumer, a worker pool) and waiting
- * would hold more than a tenth of its operations on troubled partitions: then it fails
- * those at once, with `retryAfterInMs`, so its workers move on to other partitions.
- */
-export type PartitionBreakerMode = "auto" | "wait" | "fail";
+/** What an attempt meets when its partition cannot take it now: see {@link PartitionBreakerOptions.mode}. */
+export type PartitionBreakerMode = NonNullable<PartitionBreakerOptions["mode"]>;
 
 /** Every {@link PartitionBreakerMode}. */
 export const PARTITION_BREAKER_MODES: readonly PartitionBreakerMode[] = ["auto", "wait", "fail"];
@@ -27,8 +20,16 @@ export const PARTITION_BREAKER_MODES: readonly PartitionBreakerMode[] = ["auto",
  * Every one is optional; docs/circuit-breaker.md explains each default.
  */
 export interface PartitionBreakerOptions {
-  /** What callers meet while their partition cannot take an attempt. Defaults to `"auto"`. */
-  mode?: PartitionBreakerMode;
+  /**
+   * What an attempt meets when its partition cannot take it now (circuit open, or paced with
+   * a queue): `"wait"` makes the retry policy sleep until the next probe or slot (within its
+   * deadline), `"fail"` surfaces a `CircuitOpenError` / `PartitionBusyError` at once, and
+   * `"auto"` waits unless the caller is bounded (a queue consumer, a worker pool) and waiting
+   * would hold more than a tenth of its operations on troubled partitions: then it fails
+   * those at once, with `retryAfterInMs`, so its workers move on to other partitions.
+   * Defaults to `"auto"`.
+   */
+  mode?: "auto" | "wait" | "fail";
   /**
    * The service the requests go to, needed to scope Azurite's path-style URLs.
    * Defaults to detection from the host; `installResilience` passes its own.
@@ -64,7 +65,7 @@ export interface PartitionBreakerOptions {
 
 /** The defaults of {@link PartitionBreakerOptions} (reasoning in docs/circuit-breaker.md). */
 export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
-  mode: "auto" as PartitionBreakerMode,
+  mode: "auto" as NonNullable<PartitionBreakerOptions["mode"]>,
   resetTimeoutInMs: 3_000,
   consecutiveFailures: 5,
   rollingWindowInMs: 3_000,

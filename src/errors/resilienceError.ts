@@ -1,19 +1,20 @@
-/** Stable codes carried by the package's errors. Part of the public API. */
-export type ResilienceErrorCode = "CIRCUIT_OPEN" | "PARTITION_BUSY" | "BODY_NOT_REPLAYABLE" | "RETRY_BUDGET_EXHAUSTED";
 
 const marker = Symbol.for("azure-storage-resilience.error");
+
+/** Stable codes carried by the package's errors. */
+export type ResilienceErrorCode = ResilienceError["code"];
 
 /**
  * Base class of every error the package throws on its own account (not the SDK's
  * `RestError`s, which are surfaced unchanged). Carries a stable `code` and `cause`.
  */
 export class ResilienceError extends Error {
-  /** Stable machine-readable code. */
-  readonly code: ResilienceErrorCode;
+  /** Stable machine-readable code. Part of the public API. */
+  readonly code: "CIRCUIT_OPEN" | "PARTITION_BUSY" | "BODY_NOT_REPLAYABLE" | "RETRY_BUDGET_EXHAUSTED";
   /** Marker that survives two copies of the package (ESM + CJS), where `instanceof` fails. */
   readonly [marker] = true;
 
-  constructor(code: ResilienceErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(code: ResilienceError["code"], message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "ResilienceError";
     this.code = code;

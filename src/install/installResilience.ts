@@ -12,23 +12,21 @@ import { readRequestAddress, type RequestAddress } from "../address/requestAddre
 import { createPartitionBreakerAt, type PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionStatus.js";
 import { scopeKey } from "../address/scopeKey.js";
-import { createMetricsObserverAt, type MetricsObserver } from "../metrics/metricsObserver.js";
+import { createPrometheusObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
 import type { MetricsOptions } from "../metrics/metricsOptions.js";
 import { createOpenTelemetryMetricsObserverAt } from "../metrics/openTelemetryObserver.js";
 import { choosesOpenTelemetry, type OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
 import { isPeerInstalled } from "../metrics/optionalPeer.js";
 import { logger } from "../logging/logger.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
-import type { RetryBudget, RetryBudgetOptions } from "../budget/retryBudget.js";
-import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../policies/ambiguousWriteReadBack.js";
+import type { RetryBudget, RetryBudgetOptions } from "../flow/retryBudget.js";
+import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../ambiguousWrites/ambiguousWriteReadBack.js";
 import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
-import { resolveAmbiguousWrites, type AmbiguousWriteOptions } from "../policies/retryPolicyOptions.js";
+import { resolveAmbiguousWrites, type ResilientRetryPolicyOptions } from "../policies/retryPolicyOptions.js";
 import { createReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
-import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
-import { createSecondaryReadMetricsObserver } from "../metrics/secondaryReadMetrics.js";
 import { resolveSecondaryReads, type SecondaryReadOptions } from "../policies/secondaryReads.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
-import { SERVICE_PRESETS } from "../presets/servicePresets.js";
+import { SERVICE_PRESETS } from "./servicePresets.js";
 import { createRetryLogObserver } from "../observers/retryLogObserver.js";
 import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
@@ -87,7 +85,7 @@ export interface InstallResilienceOptions {
    * it off, or a breaker from `createPartitionBreaker()` to share with other clients, so that
    * what one client learns about a partition (its circuit, its pacing) serves them all (clients
    * made per request, Functions). A shared breaker is its owner's: `dispose()` leaves it running.
-   * Defaults to a breaker of the client's own, with `DEFAULT_PARTITION_BREAKER_OPTIONS` and the service above.
+   * Defaults to a breaker of the client's own, with `DEFAULTS.partitionBreaker` and the service above.
    */
   circuitBreaker?: PartitionBreakerOptions | PartitionBreaker | false;
   /**
@@ -102,11 +100,11 @@ export interface InstallResilienceOptions {
    * (docs/data-safety.md): `false` turns it off. Defaults to on for Tables; other services
    * do not support it. The install makes the read-back routes itself, one per install.
    */
-  ambiguousWrites?: boolean | Omit<AmbiguousWriteOptions, "readBackRoutes">;
+  ambiguousWrites?: boolean | { /** Longest time a read-back may take; it also ends at the operation's deadline. Defaults to 10000. */ readBackTimeoutInMs?: number };
   /**
    * The client's retry budget (docs/data-safety.md): its options, a shared
    * `createRetryBudget()`, or `false` for none. Defaults to 50 % of requests plus 10 retries
-   * per second over 10 s (`DEFAULT_RETRY_BUDGET_OPTIONS`).
+   * per second over 10 s (`DEFAULTS.retryBudget`).
    */
   retryBudget?: RetryBudgetOptions | RetryBudget | false;
   /**
@@ -118,7 +116,7 @@ export interface InstallResilienceOptions {
    * The secondary lags the primary (typically under 15 minutes, with no SLA): a read there
    * may be stale, and its 404 is not trusted. Defaults to false.
    */
-  secondaryReads?: boolean | SecondaryReadOptions;
+  secondaryReads?: ResilientRetryPolicyOptions["secondaryReads"];
 }
 
 /** What {@link installResilience} returns. */
@@ -190,15 +188,11 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   const circuitBreaker = createCircuitBreaker(options.circuitBreaker, service);
   // A breaker passed in is shared with other clients: its owner disposes it, not this handle.
   const sharedBreaker = isPartitionBreaker(options.circuitBreaker);
-  const metrics = createMetrics(options.metrics, service);
-  // The Prometheus sink's options, for its separate observers; the OpenTelemetry observer records
-  // the data-safety counters and secondary reads itself.
-  const prometheusOptions = metrics && !choosesOpenTelemetry(options.metrics) ? ((options.metrics || {}) as MetricsOptions) : undefined;
-  const safetyMetrics = prometheusOptions && createSafetyMetricsObserver(service, prometheusOptions);
   const ambiguousWrites = resolveInstallAmbiguousWrites(options.ambiguousWrites, service);
   const readBackRoutes = ambiguousWrites && createReadBackRoutes();
   const secondaryReads = resolveInstallSecondaryReads(target, options.secondaryReads);
-  const secondaryMetrics = prometheusOptions && secondaryReads ? createSecondaryReadMetricsObserver(service, prometheusOptions) : undefined;
+  // One observer per sink, chosen here once: it records every metric, the secondary reads' only when they are on.
+  const metrics = createMetrics(options.metrics, service, secondaryReads !== undefined);
   const retryPolicy = resilientRetryPolicy({
     retry: resolveRetry(options.retry, preset.retry),
     backoff: resolveBackoff(options.backoff, options.retry, preset),
@@ -207,7 +201,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     tryTimeoutInMs: options.tryTimeoutInMs === undefined ? preset.tryTimeoutInMs : options.tryTimeoutInMs,
     maxRetryAfterInMs: options.maxRetryAfterInMs,
     classification: options.classification,
-    observers: withPackageObservers(options.observers, metrics, service, safetyMetrics, secondaryMetrics),
+    observers: withPackageObservers(options.observers, metrics, service),
     gate: circuitBreaker,
     service,
     // One route store per install, given to both policies: a read-back goes only through its own client's pipeline.
@@ -258,8 +252,6 @@ function withPackageObservers(
   observers: readonly RetryObserver[] | undefined,
   metrics: RetryObserver | undefined,
   service: StorageService,
-  safetyMetrics?: RetryObserver,
-  secondaryMetrics?: RetryObserver,
 ): readonly RetryObserver[] | undefined {
   if (observers !== undefined && !Array.isArray(observers)) return observers;
   // Checked here, before the retry log observer goes first: an error must give the index the caller wrote.
@@ -268,8 +260,8 @@ function withPackageObservers(
       throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describeValue(observer)}.`);
     }
   }
-  const packaged = [metrics, safetyMetrics, secondaryMetrics].filter((observer) => observer !== undefined);
-  return [createRetryLogObserver({ service }), ...(observers ?? []), ...packaged];
+  const logs = createRetryLogObserver({ service });
+  return metrics === undefined ? [logs, ...(observers ?? [])] : [logs, ...(observers ?? []), metrics];
 }
 
 /**
@@ -376,7 +368,11 @@ function createCircuitBreaker(option: unknown, service: StorageService): Partiti
  * The metrics observer for `option`: none for `false`; OpenTelemetry when the options choose it;
  * otherwise Prometheus, whose default (undefined) quietly needs prom-client: without it, none.
  */
-function createMetrics(option: MetricsOptions | OpenTelemetryMetricsOptions | false | undefined, service: StorageService): MetricsObserver | undefined {
+function createMetrics(
+  option: MetricsOptions | OpenTelemetryMetricsOptions | false | undefined,
+  service: StorageService,
+  withSecondaryReads: boolean,
+): MetricsObserver | undefined {
   if (option === false) return undefined;
   if (choosesOpenTelemetry(option)) return createOpenTelemetryMetricsObserverAt("metrics", service, option as OpenTelemetryMetricsOptions);
   if (option === undefined && !isPeerInstalled("prom-client")) {
@@ -384,7 +380,7 @@ function createMetrics(option: MetricsOptions | OpenTelemetryMetricsOptions | fa
     return undefined;
   }
   // null is a mistake to name, not "defaults": resolveMetricsOptions rejects it.
-  return createMetricsObserverAt("metrics", service, option === undefined ? {} : (option as MetricsOptions));
+  return createPrometheusObserver(service, option === undefined ? {} : (option as MetricsOptions), withSecondaryReads, "metrics");
 }
 
 let warnedNoPromClient = false;

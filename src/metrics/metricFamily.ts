@@ -6,8 +6,8 @@ import type { Metric, Registry, RegistryContentType } from "prom-client";
  * Lean metric families that a prom-client `Registry` exposes like its own Counter, Gauge
  * and Histogram (same `get()`/`reset()` contract, same text output, cluster aggregation by
  * sum). They exist for the hot path: prom-client hashes and validates the label object on
- * every `inc()`/`observe()` (about 250 ns and 390 ns on Node 24), while a child here is
- * bound once per label set and then costs one addition.
+ * every `inc()`/`observe()`, while a child here is bound once per label set and then costs
+ * one addition (docs/benchmarks.md, "Why the code is as it is").
  */
 
 /** Marks our families in a registry, across two copies of the package (ESM + CJS). */

@@ -66,6 +66,20 @@ export const METRIC_LABELS: Readonly<Record<MetricKey, readonly string[]>> = Obj
   batchChangesetFailures: ["service", "class"],
 });
 
+/** Metric names (after the prefix) of the data-safety counters, documented beside `METRIC_NAMES`. */
+export const SAFETY_METRIC_NAMES = Object.freeze({
+  /** Counter `{service,operation,result}`: writes that ended after an attempt with an unknown outcome, by how they were settled. */
+  ambiguousWritesResolved: "ambiguous_writes_resolved_total",
+  /** Counter `{service}`: operations that stopped retrying because the client's retry budget was empty. */
+  retryBudgetExhausted: "retry_budget_exhausted_total",
+} as const);
+
+/** Metric name (after the prefix) of the secondary-read counter, documented beside `METRIC_NAMES`. */
+export const SECONDARY_READ_METRIC_NAMES = Object.freeze({
+  /** Counter `{service,operation,outcome}`: reads sent to the secondary region, by the class of their answer. */
+  secondaryReads: "secondary_reads_total",
+} as const);
+
 /**
  * The `outcome` label of operations: how a logical operation ended. `partition_busy`: refused
  * without a request because its partition is paced and the queue for it would outlast the

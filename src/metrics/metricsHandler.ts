@@ -4,18 +4,15 @@ import { defaultRegistry } from "./defaultRegistry.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
 
-/** A `node:http` request listener; Express and Connect accept it as a route handler too. */
-export type MetricsRequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
-
 /**
- * A handler that answers GET and HEAD with the registry's exposition text and its content
+ * A `node:http` request listener (Express and Connect accept it as a route handler too) that answers GET and HEAD with the registry's exposition text and its content
  * type (`text/plain; version=0.0.4` or OpenMetrics, as the registry is set up); other methods
  * get 405. `registry` defaults to prom-client's default registry.
  *
  * @example
  * app.get("/metrics", metricsHandler(registry));
  */
-export function metricsHandler(registry: Registry<RegistryContentType> = defaultRegistry("metricsHandler() without a registry")): MetricsRequestHandler {
+export function metricsHandler(registry: Registry<RegistryContentType> = defaultRegistry("metricsHandler() without a registry")): (request: IncomingMessage, response: ServerResponse) => void {
   if (typeof registry?.metrics !== "function") throw new TypeError("registry must be a prom-client Registry.");
   return (request, response) => {
     if (request.method !== "GET" && request.method !== "HEAD") {

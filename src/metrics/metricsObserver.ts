@@ -1,10 +1,12 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
-import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
+import { OUTCOME_CLASSES, RETRIABLE_CLASSES, type OutcomeClass } from "../classification/outcomeClass.js";
+import { AMBIGUOUS_WRITE_RESULTS } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { CircuitStateSource } from "../breaker/circuitStateSource.js";
+import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
-import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver } from "../observers/retryEvents.js";
+import type { AmbiguousWriteEvent, AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver } from "../observers/retryEvents.js";
 import { isExhausted, outcomeOf } from "./operationOutcome.js";
 import { createCircuitMetrics, type CircuitMetrics } from "./circuitMetrics.js";
 import { createPacingMetrics, isPacedScopeSource, type PacedScopeSource, type PacingMetrics } from "./pacingMetrics.js";
@@ -20,14 +22,14 @@ export interface MetricsObserver extends RetryObserver {
   /** The `service` label of everything this observer records. */
   readonly service: StorageService;
   /**
-   * Reports a breaker's circuits: `circuit_breakers{service,state}` reads `stateCounts()` at
+   * Reports a breaker's circuits (a `PartitionBreaker`, or anything with its `stateCounts()` and `onTransition()`): `circuit_breakers{service,state}` reads `stateCounts()` at
    * every scrape, and each transition counts in `circuit_transitions_total{service,to}`. A
    * source that also has `pacedScopes()` (a `PartitionBreaker` does) reports its pacing too:
    * `paced_partitions{service}`, and with the partition label on,
    * `partition_send_rate{service,partition}`, both read at scrape time.
    * Returns a function that stops all of them (also done by `dispose()`).
    */
-  observeCircuits(source: CircuitStateSource & Partial<PacedScopeSource>): () => void;
+  observeCircuits(breaker: Pick<PartitionBreaker, "stateCounts" | "onTransition"> & Partial<Pick<PartitionBreaker, "pacedScopes">>): () => void;
   /** Stops reporting circuits and pacing. Counters keep their values; recording hooks keep working. Idempotent. */
   dispose(): void;
 }
@@ -58,7 +60,8 @@ const partitionStates = new WeakMap<CounterFamily, Map<StorageService, Partition
 
 /**
  * Creates the observer that `installResilience` appends to the retry policy (exported for
- * hand-built pipelines). Families are found or registered on `options.registry` (default:
+ * hand-built pipelines): every metric of docs/metrics.md, the data-safety and secondary-read
+ * counters included. Families are found or registered on `options.registry` (default:
  * prom-client's `register`); creating many observers on one registry shares them.
  *
  * @example
@@ -66,16 +69,26 @@ const partitionStates = new WeakMap<CounterFamily, Map<StorageService, Partition
  * pipeline.addPolicy(resilientRetryPolicy({ observers: [metrics] }), { phase: "Retry" });
  */
 export function createMetricsObserver(service: StorageService, options: MetricsOptions = {}): MetricsObserver {
-  return createMetricsObserverAt("", service, options);
+  return createPrometheusObserver(service, options, true, "");
 }
 
-/** {@link createMetricsObserver} for options found at `path` (`metrics`): errors name their full path. */
-export function createMetricsObserverAt(path: string, service: StorageService, options: MetricsOptions): MetricsObserver {
+/**
+ * {@link createMetricsObserver}, for `installResilience`: the secondary-read counter is
+ * registered only when reads may go to the secondary (`withSecondaryReads`); errors name
+ * their options by `path` (`metrics`).
+ */
+export function createPrometheusObserver(service: StorageService, options: MetricsOptions, withSecondaryReads: boolean, path: string): MetricsObserver {
   if (!STORAGE_SERVICES.includes(service)) {
     throw new TypeError(`service must be one of ${STORAGE_SERVICES.map((s) => JSON.stringify(s)).join(", ")}; got ${describeValue(service)}.`);
   }
   const resolved = resolveMetricsOptions(options, path);
-  const families = storageMetricFamilies(resolved.registry, resolved.prefix, resolved.bucketsInSeconds, resolved.partitionLabel !== undefined);
+  const families = storageMetricFamilies(
+    resolved.registry,
+    resolved.prefix,
+    resolved.bucketsInSeconds,
+    resolved.partitionLabel !== undefined,
+    withSecondaryReads,
+  );
   let partition: PartitionLabelState | undefined;
   if (families.partitionThrottles !== undefined && resolved.partitionLabel !== undefined) {
     partition = partitionState(families.partitionThrottles, service, resolved.partitionLabel);
@@ -108,6 +121,11 @@ class MetricsRecorder implements MetricsObserver {
   readonly #byOperation = new Map<StorageOperation, OperationSeries>();
   readonly #delays: Partial<Record<AttemptClass, HistogramChild>> = {};
   readonly #changesetFailures: Partial<Record<AttemptClass, CounterChild>> = {};
+  /** By `operation|result`. */
+  readonly #ambiguousWrites = new Map<string, CounterChild>();
+  /** By `operation|class`. */
+  readonly #secondaryReads = new Map<string, CounterChild>();
+  readonly #budgetExhausted: CounterChild;
 
   constructor(service: StorageService, families: StorageMetricFamilies, partition: PartitionLabelState | undefined) {
     this.service = service;
@@ -115,6 +133,8 @@ class MetricsRecorder implements MetricsObserver {
     this.#partition = partition;
     this.#circuits = createCircuitMetrics(families, service);
     this.#pacing = createPacingMetrics(families, service, partition?.labels);
+    // Bound at 0 up front, so rate() and alerts see the first budget exhaustion.
+    this.#budgetExhausted = families.retryBudgetExhausted.child({ service });
   }
 
   onAttempt(event: AttemptEvent): void {
@@ -133,6 +153,7 @@ class MetricsRecorder implements MetricsObserver {
     else if (cls === "circuit_open") {
       (series.rejections ??= this.#families.circuitRejections.child({ service: this.service, operation: series.operation })).inc();
     }
+    if (event.secondary === true) this.#recordSecondaryRead(series.operation, cls);
   }
 
   onRetry(event: RetryEvent): void {
@@ -155,6 +176,18 @@ class MetricsRecorder implements MetricsObserver {
       const cls = event.finalClass;
       (series.exhausted[cls] ??= this.#families.retriesExhausted.child({ service: this.service, operation: series.operation, class: cls })).inc();
     }
+    if (event.stopReason === "budget-exhausted") this.#budgetExhausted.inc();
+  }
+
+  onAmbiguousWrite(event: AmbiguousWriteEvent): void {
+    if (!AMBIGUOUS_WRITE_RESULTS.includes(event.result)) return;
+    const key = `${event.operation}|${event.result}`;
+    let child = this.#ambiguousWrites.get(key);
+    if (child === undefined) {
+      child = this.#families.ambiguousWritesResolved.child({ service: this.service, operation: event.operation, result: event.result });
+      this.#ambiguousWrites.set(key, child);
+    }
+    child.inc();
   }
 
   observeCircuits(source: CircuitStateSource & Partial<PacedScopeSource>): () => void {
@@ -211,6 +244,19 @@ class MetricsRecorder implements MetricsObserver {
     const byCode = (series.throttles[status] ??= {});
     (byCode[code] ??= this.#families.throttles.child({ service: this.service, operation: series.operation, status, error_code: code })).inc();
     if (this.#partition !== undefined) this.#recordPartitionThrottle(this.#partition, address);
+  }
+
+  /** Off the common path: only attempts sent to the secondary region. */
+  #recordSecondaryRead(operation: StorageOperation, cls: AttemptClass): void {
+    const family = this.#families.secondaryReads;
+    if (family === undefined || !OUTCOME_CLASSES.includes(cls as OutcomeClass)) return;
+    const key = `${operation}|${cls}`;
+    let child = this.#secondaryReads.get(key);
+    if (child === undefined) {
+      child = family.child({ service: this.service, operation, outcome: cls });
+      this.#secondaryReads.set(key, child);
+    }
+    child.inc();
   }
 
   /** Off the common path: only throttled attempts, and only with the opt-in label. */

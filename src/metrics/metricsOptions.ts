@@ -8,14 +8,6 @@ import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { DEFAULT_METRICS_PREFIX, DEFAULT_SECONDS_BUCKETS } from "./metricNames.js";
 
-/** The opt-in, bounded `partition` label (see docs/metrics.md for its cost). */
-export interface PartitionLabelOptions {
-  /** How many partition scopes per service get their own label value; the rest count as `other`. Defaults to 10. */
-  topN?: number;
-  /** Throttles a scope needs before it earns a label, so one-off throttles do not take the slots. Defaults to 3. */
-  minThrottles?: number;
-}
-
 /** Options of the Prometheus metrics sink (`installResilience(client, { metrics })`). Every one is optional. */
 export interface MetricsOptions {
   /** Which sink: `"prometheus"` (prom-client). Defaults to `"prometheus"`; see `OpenTelemetryMetricsOptions` for the other. */
@@ -32,10 +24,20 @@ export interface MetricsOptions {
    * `true` for the defaults, or the bounds. Off by default: partition scopes name tables,
    * containers and partition keys, which can be business data. Defaults to false.
    */
-  partitionLabel?: boolean | PartitionLabelOptions;
+  partitionLabel?:
+    | boolean
+    | {
+        /** How many partition scopes per service get their own label value; the rest count as `other`. Defaults to 10. */
+        topN?: number;
+        /** Throttles a scope needs before it earns a label, so one-off throttles do not take the slots. Defaults to 3. */
+        minThrottles?: number;
+      };
   /** Bucket upper bounds (seconds) of the duration and delay histograms. Defaults to 5 ms ... 60 s. */
   bucketsInSeconds?: readonly number[];
 }
+
+/** The opt-in, bounded `partition` label's bounds (see docs/metrics.md for its cost). */
+export type PartitionLabelOptions = Exclude<MetricsOptions["partitionLabel"], boolean | undefined>;
 
 /** Defaults of {@link MetricsOptions}. */
 export const DEFAULT_METRICS_OPTIONS = Object.freeze({

@@ -7,17 +7,8 @@ import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { describeValue } from "../validation/describeValue.js";
 import { metricsHandler } from "./metricsHandler.js";
 
-/** Options of {@link startMetricsServer}. Every one is optional. */
-export interface MetricsServerOptions {
-  /** TCP port; 0 picks a free one (read it from the result). Defaults to 9464. */
-  port?: number;
-  /** Interface to listen on. Defaults to `"127.0.0.1"`: exposing metrics beyond the host is a choice to make. */
-  host?: string;
-  /** The registry to expose. Defaults to prom-client's default registry. */
-  registry?: Registry<RegistryContentType>;
-  /** The path that serves metrics; every other path gets 404. Defaults to `"/metrics"`. */
-  path?: string;
-}
+/** Options of {@link startMetricsServer} (documented on its parameter). */
+export type MetricsServerOptions = NonNullable<Parameters<typeof startMetricsServer>[0]>;
 
 /** Defaults of {@link startMetricsServer}. */
 export const DEFAULT_METRICS_SERVER_OPTIONS = Object.freeze({
@@ -57,7 +48,18 @@ const REQUEST_TIMEOUT_IN_MS = 30_000;
  * // scrape server.url; on shutdown:
  * await server.close();
  */
-export async function startMetricsServer(options: MetricsServerOptions = {}): Promise<MetricsServer> {
+export async function startMetricsServer(
+  options: {
+    /** TCP port; 0 picks a free one (read it from the result). Defaults to 9464. */
+    port?: number;
+    /** Interface to listen on. Defaults to `"127.0.0.1"`: exposing metrics beyond the host is a choice to make. */
+    host?: string;
+    /** The registry to expose. Defaults to prom-client's default registry. */
+    registry?: Registry<RegistryContentType>;
+    /** The path that serves metrics; every other path gets 404. Defaults to `"/metrics"`. */
+    path?: string;
+  } = {},
+): Promise<MetricsServer> {
   validateObjectOption("startMetricsServer options", options);
   rejectUnknownKeys("", options, KNOWN_KEYS, "startMetricsServer");
   const port = optionalNumberOption("port", options.port, DEFAULT_METRICS_SERVER_OPTIONS.port, { max: 65_535, integer: true });

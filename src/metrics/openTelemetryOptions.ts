@@ -5,7 +5,7 @@ import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { optionPath } from "../validation/optionPath.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
-import { resolveBuckets, resolvePartitionLabel, type PartitionLabelOptions, type ResolvedMetricsOptions } from "./metricsOptions.js";
+import { resolveBuckets, resolvePartitionLabel, type MetricsOptions, type ResolvedMetricsOptions } from "./metricsOptions.js";
 import { OPEN_TELEMETRY_METER_NAME } from "./openTelemetryNames.js";
 import { loadOptionalPeer } from "./optionalPeer.js";
 
@@ -23,7 +23,7 @@ export interface OpenTelemetryMetricsOptions {
    */
   meter?: Meter;
   /** The opt-in, bounded `azure.storage.partition` attribute, as the Prometheus sink's `partitionLabel`. Defaults to false. */
-  partitionLabel?: boolean | PartitionLabelOptions;
+  partitionLabel?: MetricsOptions["partitionLabel"];
   /** Bucket boundaries (seconds) advised for the duration and delay histograms (a View can override them). Defaults to 5 ms ... 60 s. */
   bucketsInSeconds?: readonly number[];
 }

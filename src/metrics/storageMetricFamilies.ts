@@ -1,6 +1,6 @@
 import type { Registry, RegistryContentType } from "prom-client";
 import { CollectedGaugeFamily, CounterFamily, HistogramFamily, registerFamily } from "./metricFamily.js";
-import { METRIC_LABELS, METRIC_NAMES, type MetricKey } from "./metricNames.js";
+import { METRIC_LABELS, METRIC_NAMES, SAFETY_METRIC_NAMES, SECONDARY_READ_METRIC_NAMES, type MetricKey } from "./metricNames.js";
 
 /** The families one registry holds under one prefix, shared by every install on them. */
 export interface StorageMetricFamilies {
@@ -23,7 +23,30 @@ export interface StorageMetricFamilies {
   partitionThrottles?: CounterFamily;
   /** Only when the bounded partition label is enabled. */
   partitionSendRate?: CollectedGaugeFamily;
+  ambiguousWritesResolved: CounterFamily;
+  retryBudgetExhausted: CounterFamily;
+  /** Only when reads may go to the secondary region. */
+  secondaryReads?: CounterFamily;
 }
+
+/** The data-safety and secondary-read counters: name, HELP text and labels. */
+const EXTRA_COUNTERS = {
+  ambiguousWritesResolved: {
+    name: SAFETY_METRIC_NAMES.ambiguousWritesResolved,
+    help: "Writes that ended after an attempt with an unknown outcome (reset, timeout), by how they were settled: applied, differs, unresolved, not_resolvable.",
+    labelNames: ["service", "operation", "result"],
+  },
+  retryBudgetExhausted: {
+    name: SAFETY_METRIC_NAMES.retryBudgetExhausted,
+    help: "Operations that surfaced their error without a retry because the client's retry budget was exhausted.",
+    labelNames: ["service"],
+  },
+  secondaryReads: {
+    name: SECONDARY_READ_METRIC_NAMES.secondaryReads,
+    help: "Reads sent to the secondary region (secondaryReads) while the primary's partition could not serve them, by the class of the answer.",
+    labelNames: ["service", "operation", "outcome"],
+  },
+} as const;
 
 /** HELP texts; they show in `/metrics` output and Grafana's metric browser. */
 const HELP: Readonly<Record<MetricKey, string>> = {
@@ -56,6 +79,7 @@ export function storageMetricFamilies(
   prefix: string,
   bucketsInSeconds: readonly number[],
   withPartitionLabel: boolean,
+  withSecondaryReads: boolean,
 ): StorageMetricFamilies {
   const counter = (key: MetricKey): CounterFamily => {
     const name = prefix + METRIC_NAMES[key];
@@ -91,6 +115,11 @@ export function storageMetricFamilies(
       create: () => new CollectedGaugeFamily(name, HELP[key], labelNames),
     });
   };
+  const extraCounter = (key: keyof typeof EXTRA_COUNTERS): CounterFamily => {
+    const { help, labelNames } = EXTRA_COUNTERS[key];
+    const name = prefix + EXTRA_COUNTERS[key].name;
+    return registerFamily(registry, { name, help, type: "counter", labelNames, create: () => new CounterFamily(name, help, labelNames) });
+  };
   const families: StorageMetricFamilies = {
     operations: counter("operations"),
     attempts: counter("attempts"),
@@ -107,7 +136,10 @@ export function storageMetricFamilies(
     pacedAccounts: gauge("pacedAccounts"),
     accountSendRate: gauge("accountSendRate"),
     batchChangesetFailures: counter("batchChangesetFailures"),
+    ambiguousWritesResolved: extraCounter("ambiguousWritesResolved"),
+    retryBudgetExhausted: extraCounter("retryBudgetExhausted"),
   };
+  if (withSecondaryReads) families.secondaryReads = extraCounter("secondaryReads");
   if (withPartitionLabel) {
     families.partitionThrottles = counter("partitionThrottles");
     families.partitionSendRate = gauge("partitionSendRate");

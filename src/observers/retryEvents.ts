@@ -2,7 +2,6 @@ import type { PipelineRequest, PipelineResponse } from "@azure/core-rest-pipelin
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { OutcomeClass } from "../classification/outcomeClass.js";
 import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
-import type { TableWrite } from "../address/tableWrite.js";
 
 /** An attempt's class as the policy reports it: an outcome class, or refused by an open circuit. */
 export type AttemptClass = OutcomeClass | "circuit_open";
@@ -22,12 +21,15 @@ export type StopReason =
   | "partition-busy";
 
 /** Where a retry's wait came from. */
-export type DelaySource = "backoff" | "retry-after" | "circuit";
+export type DelaySource = RetryEvent["delaySource"];
 
 /** Reported after every attempt, including ones refused by an open circuit. */
 export interface AttemptEvent {
   request: PipelineRequest;
-  /** What the request addresses (service, partition scope, operation), read once per operation. */
+  /**
+   * What the request addresses (service, partition scope, operation), read once per operation.
+   * @internal The package's own observers read it; its shape is not part of the public API.
+   */
   address: RequestAddress;
   /** 1 for the first attempt. */
   attempt: number;
@@ -49,7 +51,10 @@ export interface AttemptEvent {
 /** Reported before the policy sleeps ahead of another attempt. */
 export interface RetryEvent {
   request: PipelineRequest;
-  /** What the request addresses (service, partition scope, operation), read once per operation. */
+  /**
+   * What the request addresses (service, partition scope, operation), read once per operation.
+   * @internal The package's own observers read it; its shape is not part of the public API.
+   */
   address: RequestAddress;
   /** The attempt that failed (1-based). */
   attempt: number;
@@ -60,13 +65,17 @@ export interface RetryEvent {
   /** The failed attempt's `x-ms-error-code`, when it had one. */
   errorCode?: string;
   delayInMs: number;
-  delaySource: DelaySource;
+  /** Where the wait came from: the strategy's backoff, the server's `Retry-After`, or an open circuit's reset. */
+  delaySource: "backoff" | "retry-after" | "circuit";
 }
 
 /** Reported once per operation, when the policy returns or throws. */
 export interface OperationEvent {
   request: PipelineRequest;
-  /** What the request addresses (service, partition scope, operation), read once per operation. */
+  /**
+   * What the request addresses (service, partition scope, operation), read once per operation.
+   * @internal The package's own observers read it; its shape is not part of the public API.
+   */
   address: RequestAddress;
   response?: PipelineResponse;
   error?: unknown;
@@ -83,10 +92,13 @@ export interface OperationEvent {
  */
 export interface AmbiguousWriteEvent {
   request: PipelineRequest;
-  /** What the request addresses (service, partition scope, operation), read once per operation. */
+  /**
+   * What the request addresses (service, partition scope, operation), read once per operation.
+   * @internal The package's own observers read it; its shape is not part of the public API.
+   */
   address: RequestAddress;
   /** The write's `operation` label, or `other` for writes that are not Tables entity writes. */
-  operation: TableWrite["operation"] | "other";
+  operation: "insert_entity" | "update_entity" | "delete_entity" | "upsert_entity" | "batch" | "other";
   result: AmbiguousWriteResult;
   /** How many attempts had an unknown outcome. */
   unknownOutcomes: number;

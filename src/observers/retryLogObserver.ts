@@ -9,11 +9,11 @@ import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 
-/** Options of {@link createRetryLogObserver}. */
-export interface RetryLogObserverOptions {
-  /** The service the requests go to; detected from each request's host when omitted (Azurite's path-style URLs name none). */
-  service?: StorageService;
-}
+/**
+ * Options of {@link createRetryLogObserver}: `service`, the service the requests go to,
+ * detected from each request's host when omitted (Azurite's path-style URLs name none).
+ */
+export type RetryLogObserverOptions = Parameters<typeof createRetryLogObserver>[0];
 
 /**
  * A {@link RetryObserver} that logs through `@azure/logger` (namespace
@@ -30,7 +30,7 @@ export interface RetryLogObserverOptions {
  * (`safeErrorCode`), else as `<unrecognised>`. `installResilience` adds one to every installation; add it yourself
  * when you put `resilientRetryPolicy` in a pipeline by hand.
  */
-export function createRetryLogObserver(options: RetryLogObserverOptions = {}): RetryObserver {
+export function createRetryLogObserver(options: { service?: StorageService } = {}): RetryObserver {
   validateObjectOption("createRetryLogObserver options", options);
   rejectUnknownKeys("", options, ["service"], "createRetryLogObserver");
   const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);

@@ -6,7 +6,7 @@ import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
 import type { RandomSource, RetryStrategy } from "../backoff/retryStrategy.js";
 import { resolveRandomSource } from "../backoff/resolveRandomSource.js";
 import { createAttemptDeadlines, type AttemptDeadlines } from "../timing/attemptDeadlines.js";
-import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../budget/retryBudget.js";
+import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../flow/retryBudget.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { describeValue } from "../validation/describeValue.js";
 import { optionalNumberOption, validateNumberOption } from "../validation/validateNumberOption.js";
@@ -14,10 +14,11 @@ import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
-import type { AttemptGate } from "./attemptGate.js";
+import type { AttemptGate } from "../breaker/attemptGate.js";
+import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import { isReadBackRoutes, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
-import { resolveSecondaryReads, type SecondaryReadOptions, type SecondaryReadSettings } from "./secondaryReads.js";
+import { resolveSecondaryReads, type SecondaryReadSettings } from "./secondaryReads.js";
 
 // The retry policy's options, their defaults and their validation; the loop itself is in
 // resilientRetryPolicy.ts.
@@ -51,8 +52,11 @@ export interface ResilientRetryPolicyOptions {
   classification?: ClassificationRules;
   /** Hooks on every attempt, retry and operation end (metrics, logging, your own). */
   observers?: readonly RetryObserver[];
-  /** Decides when an attempt may go out (the per-partition breaker: circuits and pacing). */
-  gate?: AttemptGate;
+  /**
+   * Decides when an attempt may go out: a breaker from `createPartitionBreaker()` (circuits
+   * and pacing per partition). Defaults to none.
+   */
+  gate?: PartitionBreaker;
   /**
    * The service the client talks to, for reading Azurite's path-style URLs. Defaults to
    * detection from the host; `installResilience` passes its own.
@@ -65,11 +69,23 @@ export interface ResilientRetryPolicyOptions {
    * fills before the credential policy; without them writes are only marked.
    * `installResilience` wires both and turns this on for Tables. Defaults to false.
    */
-  ambiguousWrites?: boolean | AmbiguousWriteOptions;
+  ambiguousWrites?:
+    | boolean
+    | {
+        /** Longest time a read-back may take; it also ends at the operation's deadline. Defaults to 10000. */
+        readBackTimeoutInMs?: number;
+        /**
+         * Where read-backs are sent: the object from `createReadBackRoutes()` that is also given to
+         * `ambiguousWriteReadBackPolicy(routes)` in the same pipeline. For hand-built pipelines;
+         * `installResilience` makes its own. Without it nothing is read back: a write whose outcome
+         * is unknown ends `unresolved`, marked possibly applied. Defaults to none.
+         */
+        readBackRoutes?: ReadBackRoutes;
+      };
   /**
    * Limits retries to a fraction of requests (docs/data-safety.md): a budget from
    * `createRetryBudget()` (to share one between policies), its options, or `false` for none.
-   * Defaults to a budget of its own with `DEFAULT_RETRY_BUDGET_OPTIONS`.
+   * Defaults to a budget of its own with `DEFAULTS.retryBudget`.
    */
   retryBudget?: RetryBudget | RetryBudgetOptions | false;
   /**
@@ -78,29 +94,25 @@ export interface ResilientRetryPolicyOptions {
    * return the moment it closes. Answers outside [0, 1] are clamped (NaN reads as 0.5).
    * Defaults to `Math.random`; tests pin it.
    */
-  random?: RandomSource;
+  random?: () => number;
   /**
    * Reads (GET, HEAD) of an RA-GRS / RA-GZRS account go to the secondary region while the
    * primary's partition is refused by an open circuit, or after a read failed there as a
    * partition being moved fails (docs/secondary-reads.md): `true` (the secondary derived
    * from the request's URL) or `{ endpoint }`. The secondary lags the primary: what it
    * answers may be stale. Writes never go there. Defaults to false.
+   *
+   * `endpoint` is the secondary's account endpoint, e.g. `https://myacct-secondary.blob.core.windows.net`,
+   * or Azurite's `http://127.0.0.1:10002/devstoreaccount1-secondary`: an http(s) URL without
+   * query or fragment. It defaults to the client's own endpoint with `-secondary` appended to
+   * the account name: in the host (`myacct-secondary.table.core.windows.net`), or in the
+   * first path segment of a path-style URL (Azurite's `/devstoreaccount1-secondary`).
    */
-  secondaryReads?: boolean | SecondaryReadOptions;
+  secondaryReads?: boolean | { endpoint?: string };
 }
 
-/** Options of ambiguous-write resolution. */
-export interface AmbiguousWriteOptions {
-  /** Longest time a read-back may take; it also ends at the operation's deadline. Defaults to 10000. */
-  readBackTimeoutInMs?: number;
-  /**
-   * Where read-backs are sent: the object from `createReadBackRoutes()` that is also given to
-   * `ambiguousWriteReadBackPolicy(routes)` in the same pipeline. For hand-built pipelines;
-   * `installResilience` makes its own. Without it nothing is read back: a write whose outcome
-   * is unknown ends `unresolved`, marked possibly applied. Defaults to none.
-   */
-  readBackRoutes?: ReadBackRoutes;
-}
+/** Options of ambiguous-write resolution (documented on the option). */
+export type AmbiguousWriteOptions = Exclude<ResilientRetryPolicyOptions["ambiguousWrites"], boolean | undefined>;
 
 /** `ambiguousWrites` after validation: what the retry loop reads. */
 export interface AmbiguousWriteSettings {
@@ -181,9 +193,10 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
   // null is not "none": like every other option, it is a mistake worth naming.
   const observers = options.observers === undefined ? [] : options.observers;
   if (!Array.isArray(observers)) throw new TypeError("observers must be an array of RetryObserver objects.");
-  const gate = options.gate;
+  // Any object with the gate contract's methods is taken (tests script their own); users pass a breaker.
+  const gate: AttemptGate | undefined = options.gate;
   if (gate !== undefined && (typeof gate?.admit !== "function" || typeof gate.record !== "function")) {
-    throw new TypeError("gate must be an AttemptGate with admit(address, remainingInMs) and record(address, admission, result) methods.");
+    throw new TypeError(`gate must be a breaker from createPartitionBreaker(); got ${describeValue(gate)}.`);
   }
   const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
   const random = resolveRandomSource("random", options.random);

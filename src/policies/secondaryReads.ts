@@ -10,15 +10,8 @@ import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { answered, endAttempt, failed, startAttempt, type AttemptTimeout } from "./runAttempt.js";
 
-/** Options of `secondaryReads`: where the secondary is. */
+/** Options of `secondaryReads`: where the secondary is (documented on the option). */
 export interface SecondaryReadOptions {
-  /**
-   * The secondary's account endpoint, e.g. `https://myacct-secondary.blob.core.windows.net`,
-   * or Azurite's `http://127.0.0.1:10002/devstoreaccount1-secondary`. An http(s) URL without
-   * query or fragment. Defaults to the client's own endpoint with `-secondary` appended to
-   * the account name: in the host (`myacct-secondary.table.core.windows.net`), or in the
-   * first path segment of a path-style URL (Azurite's `/devstoreaccount1-secondary`).
-   */
   endpoint?: string;
 }
 

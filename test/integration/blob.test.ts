@@ -182,10 +182,8 @@ describe("no nested retry on Blob clients", () => {
 });
 
 describe("getRetryInfo on successful Blob results", () => {
-  // Expected to fail until the retry loop marks the response it returns
-  // (attachRetryInfo(response, info) in finish(), src/policies/resilientRetryPolicy.ts):
-  // `_response` is a copy whose request is a copy too, so the mark on the request is lost.
-  // Flip to it() then; it passes with that one line (checked).
+  // `_response` is a copy whose request is a copy too, so the mark on the request is lost:
+  // the retry loop marks the response it returns as well (attachRetryInfo in finish()).
   it("reads result._response and the result itself, after retries and at first try", async () => {
     const client = new ContainerClient(`${env.proxyUrl}/${container}`, credential());
     installResilience(client, { retry: fast });

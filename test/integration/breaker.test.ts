@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { TableClient } from "@azure/data-tables";
-import { installResilience, isCircuitOpenError, type CircuitTransition, type ResilienceHandle } from "../../src/index.js";
+import { installResilience, isCircuitOpenError, type ResilienceHandle } from "../../src/index.js";
+import { type CircuitTransition } from "../../src/breaker/circuitStateSource.js";
 import type { RequestRecord } from "../../src/testing/simulator/requestLog.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 

@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import { beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_RETRY_BUDGET_OPTIONS, getRetryInfo, installResilience, type InstallResilienceOptions } from "../../src/index.js";
+import { getRetryInfo, installResilience, type InstallResilienceOptions } from "../../src/index.js";
+import { DEFAULT_RETRY_BUDGET_OPTIONS } from "../../src/flow/retryBudget.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
 // A whole account throttled (every request 503 ServerBusy for 4 s): with the default retry

@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { TableClient } from "@azure/data-tables";
 import { Registry } from "prom-client";
-import { installResilience, storageOperationName, type ResilienceHandle } from "../../src/index.js";
+import { installResilience, type ResilienceHandle } from "../../src/index.js";
+import { storageOperationName } from "../../src/address/storageOperation.js";
 import type { RequestRecord } from "../../src/testing/simulator/requestLog.js";
 import { samplesOf, sampleValue, sumOf } from "../unit/metrics/metricsTestKit.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";

@@ -3,16 +3,13 @@ import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Registry } from "prom-client";
-import {
-  createMetricsObserver,
-  fixedBackoff,
-  resilientRetryPolicy,
-  type AttemptGate,
-  type PacedScopeSource,
-} from "../../src/index.js";
+import { createMetricsObserver, fixedBackoff, resilientRetryPolicy } from "../../src/index.js";
+import { type AttemptGate } from "../../src/breaker/attemptGate.js";
+import { type PacedScopeSource } from "../../src/metrics/pacingMetrics.js";
 import type { CircuitStateSource, CircuitTransition } from "../../src/breaker/circuitStateSource.js";
 import { skipWithoutPrometheus } from "../support/externalTool.js";
 import { internal, notFound, ok, reply, request, scripted, serverBusy, timedOut, type Step } from "../unit/metrics/metricsTestKit.js";
+import { asGateOption } from "../support/scriptedGate.js";
 
 const RULES_DIR = join(dirname(fileURLToPath(import.meta.url)), "../../docs/prometheus");
 
@@ -58,12 +55,12 @@ async function populatedRegistry(): Promise<Registry> {
     admit: () => ({ decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 100 }),
     record: () => undefined,
   };
-  await resilientRetryPolicy({ observers: [table], gate }).sendRequest(request(), scripted()).catch(() => undefined);
+  await resilientRetryPolicy({ observers: [table], gate: asGateOption(gate) }).sendRequest(request(), scripted()).catch(() => undefined);
   // A paced attempt (waits 20 ms for its slot), and a paced refusal (outcome partition_busy).
   const paced: AttemptGate = { mode: "wait", admit: (_a, _r, reserved) => reserved ?? { decision: "send", delayInMs: 20 }, record: () => undefined };
-  await resilientRetryPolicy({ observers: [table], gate: paced }).sendRequest(request(), scripted(ok));
+  await resilientRetryPolicy({ observers: [table], gate: asGateOption(paced) }).sendRequest(request(), scripted(ok));
   const busy: AttemptGate = { mode: "wait", admit: () => ({ decision: "refuse", reason: "paced", scope: "table|acct|orders|p1", retryAfterInMs: 900 }), record: () => undefined };
-  await resilientRetryPolicy({ observers: [table], gate: busy }).sendRequest(request(), scripted()).catch(() => undefined);
+  await resilientRetryPolicy({ observers: [table], gate: asGateOption(busy) }).sendRequest(request(), scripted()).catch(() => undefined);
   return registry;
 }
 

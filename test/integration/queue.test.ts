@@ -111,10 +111,8 @@ describe("no nested retry on Queue clients", () => {
 });
 
 describe("getRetryInfo on successful Queue results", () => {
-  // Expected to fail until the retry loop marks the response it returns
-  // (attachRetryInfo(response, info) in finish(), src/policies/resilientRetryPolicy.ts):
-  // `_response` is a copy whose request is a copy too, so the mark on the request is lost.
-  // Flip to it() then; it passes with that one line (checked).
+  // `_response` is a copy whose request is a copy too, so the mark on the request is lost:
+  // the retry loop marks the response it returns as well (attachRetryInfo in finish()).
   it("reads result._response and the result itself, after retries and at first try", async () => {
     const client = new QueueClient(`${env.proxyUrl}/${queue}`, credential());
     installResilience(client, { retry: fast, circuitBreaker: false });

@@ -241,7 +241,7 @@ console.log(JSON.stringify({ promClient, metrics: handle.metrics === undefined ?
     const version = async (name: string) => (JSON.parse(await readFile(join(repo, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
     await install([`@opentelemetry/api@${await version("@opentelemetry/api")}`, `@opentelemetry/sdk-metrics@${await version("@opentelemetry/sdk-metrics")}`]);
     const script = `
-import { installResilience, OPEN_TELEMETRY_METRICS } from "azure-storage-resilience";
+import { installResilience } from "azure-storage-resilience";
 import { createEmptyPipeline, createPipelineRequest, createHttpHeaders } from "@azure/core-rest-pipeline";
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
@@ -252,7 +252,7 @@ const request = createPipelineRequest({ url: "https://acct.blob.core.windows.net
 await handle.retryPolicy.sendRequest(request, async (req) => ({ request: req, status: 200, headers: createHttpHeaders() }));
 await reader.forceFlush();
 const metrics = exporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
-const attempts = metrics.find((m) => m.descriptor.name === OPEN_TELEMETRY_METRICS.attempts.name);
+const attempts = metrics.find((m) => m.descriptor.name === "azure.storage.client.attempts");
 handle.dispose();
 await provider.shutdown();
 console.log(JSON.stringify({ attempts: attempts?.dataPoints.map((p) => [p.attributes["azure.storage.attempt.class"], p.value]) }));`;

@@ -8,16 +8,10 @@ import {
   type MetricData,
 } from "@opentelemetry/sdk-metrics";
 import type { Registry } from "prom-client";
-import {
-  DEFAULT_METRICS_PREFIX,
-  METRIC_LABELS,
-  METRIC_NAMES,
-  OPEN_TELEMETRY_ATTRIBUTES,
-  OPEN_TELEMETRY_METRICS,
-  SAFETY_METRIC_NAMES,
-  THROTTLE_STATUSES,
-  type OpenTelemetryMetricKey,
-} from "../../src/index.js";
+import { METRIC_NAMES } from "../../src/index.js";
+import { DEFAULT_METRICS_PREFIX, METRIC_LABELS, THROTTLE_STATUSES } from "../../src/metrics/metricNames.js";
+import { OPEN_TELEMETRY_ATTRIBUTES, OPEN_TELEMETRY_METRICS, type OpenTelemetryMetricKey } from "../../src/metrics/openTelemetryNames.js";
+import { SAFETY_METRIC_NAMES } from "../../src/metrics/metricNames.js";
 
 /** The OpenTelemetry SDK wired to its in-memory exporter; `collect()` exports once and returns what it got. */
 export interface InMemoryMetrics {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createHttpHeaders } from "@azure/core-rest-pipeline";
 import type { TableClient } from "@azure/data-tables";
-import { STORAGE_OPERATIONS, storageOperationName, type StorageOperation, type StorageService } from "../../../src/index.js";
+import { type StorageService } from "../../../src/index.js";
+import { STORAGE_OPERATIONS, storageOperationName, type StorageOperation } from "../../../src/address/storageOperation.js";
 import { captureTableRequests } from "../../support/captureTableRequests.js";
 
 const T = "https://acct.table.core.windows.net";

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createHttpHeaders, RestError } from "@azure/core-rest-pipeline";
-import { describeTableWrite, entityMatches, isUnknownOutcome, type AttemptResult } from "../../../src/index.js";
+import { describeTableWrite } from "../../../src/address/tableWrite.js";
+import { entityMatches } from "../../../src/ambiguousWrites/entityMatches.js";
+import { isUnknownOutcome } from "../../../src/ambiguousWrites/isUnknownOutcome.js";
+import { type AttemptResult } from "../../../src/classification/attemptResult.js";
 import { entityUrl } from "../../../src/address/entityUrl.js";
 import { isAppliedAnswer } from "../../../src/ambiguousWrites/isAppliedAnswer.js";
 

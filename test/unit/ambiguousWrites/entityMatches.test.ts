@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { entityMatches } from "../../../src/index.js";
+import { entityMatches } from "../../../src/ambiguousWrites/entityMatches.js";
 
 // Each EDM type's round trip: the JSON @azure/data-tables sends for a property, and the JSON
 // Azurite or the service returns for it on a read (minimal metadata). Azurite's answers were

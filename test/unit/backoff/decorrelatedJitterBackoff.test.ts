@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { createRetryStrategy, decorrelatedDelayInMs, decorrelatedJitterBackoff } from "../../../src/index.js";
+import { decorrelatedJitterBackoff } from "../../../src/index.js";
+import { createRetryStrategy } from "../../../src/backoff/createRetryStrategy.js";
+import { decorrelatedDelayInMs } from "../../../src/backoff/decorrelatedJitterBackoff.js";
 import { mulberry32 } from "../../../src/testing/simulator/mulberry32.js";
 
 /** Feeds each answer back as the next call's previous wait, as the retry policy does. */

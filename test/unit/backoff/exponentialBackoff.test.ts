@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { exponentialBackoff, exponentialDelayInMs } from "../../../src/index.js";
+import { exponentialBackoff } from "../../../src/index.js";
+import { exponentialDelayInMs } from "../../../src/backoff/exponentialBackoff.js";
 
 const guideExample = { baseDelayInMs: 1000, minDelayInMs: 100, maxDelayInMs: 30_000, maxRetries: 10 };
 

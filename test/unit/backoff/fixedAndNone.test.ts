@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createRetryStrategy, fixedBackoff, noRetry } from "../../../src/index.js";
+import { fixedBackoff, noRetry } from "../../../src/index.js";
+import { createRetryStrategy } from "../../../src/backoff/createRetryStrategy.js";
 
 describe("fixedBackoff", () => {
   it("waits the same time before every retry", () => {

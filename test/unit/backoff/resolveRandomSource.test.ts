@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import { clampUnitRandom, resolveRandomSource } from "../../../src/backoff/resolveRandomSource.js";
-import { exponentialBackoff, resilientRetryPolicy, type AttemptGate } from "../../../src/index.js";
+import { exponentialBackoff, resilientRetryPolicy } from "../../../src/index.js";
+import { type AttemptGate } from "../../../src/breaker/attemptGate.js";
+import { asGateOption } from "../../support/scriptedGate.js";
 
 // A `random` option answering outside [0, 1] is clamped where it enters (issue 17, item 7):
 // NaN or a negative draw used to make open-circuit waits poll every millisecond past the deadline.
@@ -85,7 +87,7 @@ describe("resilientRetryPolicy open-circuit waits with a bad random source", () 
   it.each(BAD_DRAWS)("%s: each wait is within [t, 2t] and the operation ends by its deadline", async (_name, draw) => {
     const gate = alwaysOpen();
     const next = vi.fn<SendRequest>(async (request) => ({ request, status: 200, headers: createHttpHeaders() }) satisfies PipelineResponse);
-    const policy = resilientRetryPolicy({ gate, maxElapsedInMs: MAX_ELAPSED_IN_MS, random: () => draw });
+    const policy = resilientRetryPolicy({ gate: asGateOption(gate), maxElapsedInMs: MAX_ELAPSED_IN_MS, random: () => draw });
     const request = createPipelineRequest({ url: "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')" });
     let settled = false;
     const pending = policy.sendRequest(request, next).then(

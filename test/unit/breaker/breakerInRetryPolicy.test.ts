@@ -4,7 +4,7 @@ import { readRequestAddress } from "../../../src/address/requestAddress.js";
 import { fixedBackoff } from "../../../src/backoff/fixedBackoff.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
 import { isCircuitOpenError } from "../../../src/errors/circuitOpenError.js";
-import { SEND_NOW } from "../../../src/policies/attemptGate.js";
+import { SEND_NOW } from "../../../src/breaker/attemptGate.js";
 import { resilientRetryPolicy } from "../../../src/policies/resilientRetryPolicy.js";
 import { getRetryInfo } from "../../../src/policies/retryInfo.js";
 

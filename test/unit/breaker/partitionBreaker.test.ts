@@ -7,7 +7,7 @@ import { createPartitionBreaker, type PartitionBreaker } from "../../../src/brea
 import { DEFAULT_PARTITION_BREAKER_OPTIONS, type PartitionBreakerOptions } from "../../../src/breaker/partitionBreakerOptions.js";
 import type { OutcomeClass } from "../../../src/classification/outcomeClass.js";
 import { logger } from "../../../src/logging/logger.js";
-import { SEND_NOW, type Admission } from "../../../src/policies/attemptGate.js";
+import { SEND_NOW, type Admission } from "../../../src/breaker/attemptGate.js";
 import type { AttemptResult } from "../../../src/classification/attemptResult.js";
 
 const HOST = "https://acct.table.core.windows.net";

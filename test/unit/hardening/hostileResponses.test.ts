@@ -3,7 +3,8 @@ import fc from "fast-check";
 import nock from "nock";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type SendRequest } from "@azure/core-rest-pipeline";
-import { fixedBackoff, getRetryInfo, installResilience, parseRetryAfterInMs, resilientRetryPolicy, type RetryEvent } from "../../../src/index.js";
+import { fixedBackoff, getRetryInfo, installResilience, resilientRetryPolicy, type RetryEvent } from "../../../src/index.js";
+import { parseRetryAfterInMs } from "../../../src/timing/retryAfter.js";
 import { DEVSTORE_ACCOUNT_KEY } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // Whatever a server sends, the policy neither crashes, nor waits longer than its caps, nor

@@ -7,7 +7,6 @@ import {
   createPartitionBreaker,
   createRetryBudget,
   createRetryLogObserver,
-  createRetryStrategy,
   decorrelatedJitterBackoff,
   exponentialBackoff,
   fixedBackoff,
@@ -15,6 +14,7 @@ import {
   resilientRetryPolicy,
   startMetricsServer,
 } from "../../../src/index.js";
+import { createRetryStrategy } from "../../../src/backoff/createRetryStrategy.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // One style for every option error: a TypeError or RangeError whose message starts with the

@@ -3,20 +3,9 @@ import fc from "fast-check";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { ContainerClient } from "@azure/storage-blob";
 import { Registry } from "prom-client";
-import {
-  createMetricsObserver,
-  createPartitionBreaker,
-  createRetryBudget,
-  createRetryLogObserver,
-  createRetryStrategy,
-  createSafetyMetricsObserver,
-  startMetricsServer,
-  exponentialBackoff,
-  fixedBackoff,
-  installResilience,
-  resilientRetryPolicy,
-  SEND_NOW,
-} from "../../../src/index.js";
+import { createMetricsObserver, createPartitionBreaker, createRetryBudget, createRetryLogObserver, startMetricsServer, exponentialBackoff, fixedBackoff, installResilience, resilientRetryPolicy } from "../../../src/index.js";
+import { createRetryStrategy } from "../../../src/backoff/createRetryStrategy.js";
+import { SEND_NOW } from "../../../src/breaker/attemptGate.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // Every option, fuzzed: a valid value of each given key is accepted; any combination with
@@ -319,7 +308,6 @@ describe("options fuzz: the other option objects", () => {
     ["createPartitionBreaker", breakerSpec, [] as string[], (o: unknown) => createPartitionBreaker(o as never).dispose()],
     ["createRetryBudget", budgetSpec, [], (o: unknown) => createRetryBudget(o as never)],
     ["createMetricsObserver", metricsSpec, ["registry"], (o: unknown) => createMetricsObserver("table", o as never)],
-    ["createSafetyMetricsObserver", metricsSpec, ["registry"], (o: unknown) => createSafetyMetricsObserver("table", o as never)],
   ])("%s: valid accepted, invalid (null and BigInt included) rejected naming the option", (_name, spec, required, create) => {
     const { valid, invalid } = optionsFrom(spec, required);
     fc.assert(fc.property(valid, (options) => void create(options)), runs);
@@ -328,7 +316,6 @@ describe("options fuzz: the other option objects", () => {
 
   it.each([null, 10n, "tables", 5])("services named %o are rejected by every factory that takes one", (service) => {
     expectRejected(() => createMetricsObserver(service as never, { registry: new Registry() }), ["service"]);
-    expectRejected(() => createSafetyMetricsObserver(service as never, { registry: new Registry() }), ["service"]);
     expectRejected(() => createRetryLogObserver({ service: service as never }), ["service"]);
     expectRejected(() => createPartitionBreaker({ service: service as never }), ["service"]);
   });

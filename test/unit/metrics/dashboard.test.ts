@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_METRICS_PREFIX, METRIC_NAMES, SAFETY_METRIC_NAMES, SECONDARY_READ_METRIC_NAMES } from "../../../src/index.js";
+import { METRIC_NAMES } from "../../../src/index.js";
+import { DEFAULT_METRICS_PREFIX } from "../../../src/metrics/metricNames.js";
+import { SAFETY_METRIC_NAMES, SECONDARY_READ_METRIC_NAMES } from "../../../src/metrics/metricNames.js";
 
 const DOCS = join(dirname(fileURLToPath(import.meta.url)), "../../../docs");
 const KNOWN = new Set(

@@ -1,15 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Counter, Registry } from "prom-client";
-import {
-  CircuitOpenError,
-  createMetricsObserver,
-  PartitionBusyError,
-  readRequestAddress,
-  fixedBackoff,
-  resilientRetryPolicy,
-  type AttemptGate,
-  type MetricsObserver,
-} from "../../../src/index.js";
+import { CircuitOpenError, createMetricsObserver, PartitionBusyError, fixedBackoff, resilientRetryPolicy, type MetricsObserver } from "../../../src/index.js";
+import { readRequestAddress } from "../../../src/address/requestAddress.js";
+import { type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
 import {
   internal,
@@ -25,6 +18,7 @@ import {
   timedOut,
   type Step,
 } from "./metricsTestKit.js";
+import { asGateOption } from "../../support/scriptedGate.js";
 
 const table = { service: "table", operation: "get_entity" };
 
@@ -42,7 +36,7 @@ async function run(observer: MetricsObserver, steps: Step[], options: { maxRetri
   const policy = resilientRetryPolicy({
     retry: fixedBackoff({ maxRetries: options.maxRetries ?? 3, delayInMs: 100 }),
     observers: [observer],
-    gate: options.gate,
+    gate: asGateOption(options.gate),
   });
   const pending = policy
     .sendRequest(request({ url: options.url, method: options.method }), scripted(...steps))

@@ -1,17 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { metrics as otelMetrics } from "@opentelemetry/api";
 import { Registry, register } from "prom-client";
-import {
-  createMetricsObserver,
-  createOpenTelemetryMetricsObserver,
-  createSafetyMetricsObserver,
-  fixedBackoff,
-  installResilience,
-  OPEN_TELEMETRY_ATTRIBUTES as ATTR,
-  OPEN_TELEMETRY_METRICS as OTEL,
-  resilientRetryPolicy,
-  type RetryObserver,
-} from "../../../src/index.js";
+import { createMetricsObserver, createOpenTelemetryMetricsObserver, fixedBackoff, installResilience, resilientRetryPolicy, type RetryObserver } from "../../../src/index.js";
+import { OPEN_TELEMETRY_ATTRIBUTES as ATTR, OPEN_TELEMETRY_METRICS as OTEL } from "../../../src/metrics/openTelemetryNames.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
 import { createEmptyPipeline } from "@azure/core-rest-pipeline";
 import { readRequestAddress } from "../../../src/address/requestAddress.js";
@@ -76,7 +67,6 @@ describe("createOpenTelemetryMetricsObserver, read through the SDK's in-memory e
     const registry = new Registry();
     const observers = [
       createMetricsObserver("table", { registry }),
-      createSafetyMetricsObserver("table", { registry }),
       createOpenTelemetryMetricsObserver("table", { meter: sdk.provider.getMeter("test") }),
     ];
     await run(observers, [serverBusy, serverBusy, ok]);

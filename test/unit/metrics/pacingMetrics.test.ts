@@ -1,16 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Registry } from "prom-client";
-import {
-  createMetricsObserver,
-  fixedBackoff,
-  resilientRetryPolicy,
-  SEND_NOW,
-  type AttemptGate,
-  type MetricsObserver,
-  type PacedScope,
-} from "../../../src/index.js";
+import { createMetricsObserver, fixedBackoff, resilientRetryPolicy, type MetricsObserver } from "../../../src/index.js";
+import { SEND_NOW, type AttemptGate } from "../../../src/breaker/attemptGate.js";
+import { type PacedScope } from "../../../src/metrics/pacingMetrics.js";
 import type { CircuitStateSource } from "../../../src/breaker/circuitStateSource.js";
 import { ok, request, sampleValue, samplesOf, scripted, serverBusy, sumOf, type Step } from "./metricsTestKit.js";
+import { asGateOption } from "../../support/scriptedGate.js";
 
 let registry: Registry;
 beforeEach(() => {
@@ -34,7 +29,7 @@ function pacingGate(...delaysInMs: number[]): AttemptGate {
 }
 
 async function run(observer: MetricsObserver, steps: Step[], options: { gate?: AttemptGate; url?: string } = {}) {
-  const policy = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 100 }), observers: [observer], gate: options.gate });
+  const policy = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 100 }), observers: [observer], gate: asGateOption(options.gate) });
   const pending = policy.sendRequest(request({ url: options.url }), scripted(...steps)).then(
     (response) => response.status,
     (error: unknown) => error,

@@ -11,14 +11,8 @@ import {
   type PipelineRequest,
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
-import {
-  ambiguousWriteReadBackPolicyName,
-  createReadBackRoutes,
-  fixedBackoff,
-  getRetryInfo,
-  installResilience,
-  resilientRetryPolicyName,
-} from "../../../src/index.js";
+import { createReadBackRoutes, fixedBackoff, getRetryInfo, installResilience, resilientRetryPolicyName } from "../../../src/index.js";
+import { ambiguousWriteReadBackPolicyName } from "../../../src/ambiguousWrites/ambiguousWriteReadBack.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 const url = `http://127.0.0.1:10002/${DEVSTORE_ACCOUNT_NAME}`;

@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
-import { fixedBackoff, getRetryInfo, isPossiblyApplied, resilientRetryPolicy, SEND_NOW, type AttemptGate } from "../../../src/index.js";
+import { fixedBackoff, getRetryInfo, isPossiblyApplied, resilientRetryPolicy } from "../../../src/index.js";
+import { SEND_NOW, type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import { captureAzureLog } from "../../support/captureAzureLog.js";
+import { asGateOption } from "../../support/scriptedGate.js";
 
 // Issue 17, items 4 and 13: the error a caller catches after an abort still tells that the
 // write may have been applied; the give-up warning names the operation and the scope.
@@ -42,7 +44,7 @@ describe("a write ended by the caller's abort (item 4)", () => {
       record: () => void (sent += 1),
     };
     const next = vi.fn<SendRequest>().mockRejectedValueOnce(reset());
-    const pending = resilientRetryPolicy({ gate, retry: fixedBackoff({ delayInMs: 10 }), service: "table" })
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate), retry: fixedBackoff({ delayInMs: 10 }), service: "table" })
       .sendRequest(insert(controller.signal), next)
       .catch((error: unknown) => error);
     await vi.advanceTimersByTimeAsync(100);

@@ -8,18 +8,12 @@ import {
   type PipelineResponse,
   type SendRequest,
 } from "@azure/core-rest-pipeline";
-import {
-  fixedBackoff,
-  getRetryInfo,
-  isCircuitOpenError,
-  resilientRetryPolicy,
-  resilientRetryPolicyName,
-  type AttemptGate,
-  type RetryObserver,
-} from "../../../src/index.js";
-import { SEND_NOW, type Admission } from "../../../src/policies/attemptGate.js";
+import { fixedBackoff, getRetryInfo, isCircuitOpenError, resilientRetryPolicy, resilientRetryPolicyName, type RetryObserver } from "../../../src/index.js";
+import { type AttemptGate } from "../../../src/breaker/attemptGate.js";
+import { SEND_NOW, type Admission } from "../../../src/breaker/attemptGate.js";
 import type { AttemptResult } from "../../../src/classification/attemptResult.js";
 import { isPartitionBusyError } from "../../../src/errors/partitionBusyError.js";
+import { asGateOption } from "../../support/scriptedGate.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 
@@ -383,7 +377,7 @@ describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
 
   it("fails fast with CircuitOpenError in fail mode, without touching the network", async () => {
     const next = scripted(ok);
-    const error = await resilientRetryPolicy({ gate: gate("fail", 1) }).sendRequest(request(), next).catch((e: unknown) => e);
+    const error = await resilientRetryPolicy({ gate: asGateOption(gate("fail", 1)) }).sendRequest(request(), next).catch((e: unknown) => e);
     expect(isCircuitOpenError(error)).toBe(true);
     expect(next).not.toHaveBeenCalled();
   });
@@ -391,7 +385,7 @@ describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
   it("waits for the probe time in wait mode without spending retries", async () => {
     const g = gate("wait", 3, 1000);
     const next = scripted(ok);
-    const pending = resilientRetryPolicy({ gate: g, retry: { strategy: "none" }, random: () => 0 }).sendRequest(request(), next);
+    const pending = resilientRetryPolicy({ gate: asGateOption(g), retry: { strategy: "none" }, random: () => 0 }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(2999);
     expect(next).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(1);
@@ -403,7 +397,7 @@ describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
 
   it("gives up in wait mode when the probe time is past the deadline", async () => {
     const next = scripted(ok);
-    const pending = resilientRetryPolicy({ gate: gate("wait", 1, 5000), maxElapsedInMs: 1000 }).sendRequest(request(), next);
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate("wait", 1, 5000)), maxElapsedInMs: 1000 }).sendRequest(request(), next);
     await expect(pending).rejects.toMatchObject({ code: "CIRCUIT_OPEN" });
     expect(next).not.toHaveBeenCalled();
   });
@@ -439,7 +433,7 @@ describe("resilientRetryPolicy spreads circuit waits", () => {
       record: () => {},
     };
     const next = scripted(ok);
-    const pending = resilientRetryPolicy({ gate, random: () => 0.5 }).sendRequest(request(), next);
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate), random: () => 0.5 }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(1499);
     expect(next).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(1);
@@ -460,7 +454,7 @@ describe("resilientRetryPolicy with a pacing gate", () => {
       admit: () => admission,
       record: (_address, given, result) => seen.push({ admission: given, outcomeClass: result.outcomeClass }),
     };
-    const pending = resilientRetryPolicy({ gate: g, retry: fixedBackoff({ delayInMs: 10, maxRetries: 3 }) }).sendRequest(request(), scripted(serverBusy, ok));
+    const pending = resilientRetryPolicy({ gate: asGateOption(g), retry: fixedBackoff({ delayInMs: 10, maxRetries: 3 }) }).sendRequest(request(), scripted(serverBusy, ok));
     await vi.advanceTimersByTimeAsync(100);
     expect((await pending).status).toBe(200);
     expect(seen).toEqual([
@@ -472,7 +466,7 @@ describe("resilientRetryPolicy with a pacing gate", () => {
   it("waits the paced delay before sending", async () => {
     const g: AttemptGate = { mode: "wait", admit: () => ({ decision: "send", delayInMs: 250 }), record: () => {} };
     const next = scripted(ok);
-    const pending = resilientRetryPolicy({ gate: g }).sendRequest(request(), next);
+    const pending = resilientRetryPolicy({ gate: asGateOption(g) }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(249);
     expect(next).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(1);
@@ -490,7 +484,7 @@ describe("resilientRetryPolicy with a pacing gate", () => {
       record: () => {},
     };
     const next = scripted(ok);
-    const error = await resilientRetryPolicy({ gate: g, maxElapsedInMs: 5000 }).sendRequest(request(), next).catch((e: unknown) => e);
+    const error = await resilientRetryPolicy({ gate: asGateOption(g), maxElapsedInMs: 5000 }).sendRequest(request(), next).catch((e: unknown) => e);
     expect(isPartitionBusyError(error)).toBe(true);
     expect(error).toMatchObject({ code: "PARTITION_BUSY", scope: "table|acct|orders|hot", retryAfterInMs: 7000 });
     expect(asked).toBe(5000);

@@ -10,19 +10,10 @@ import {
   type PipelineResponse,
   type SendRequest,
 } from "@azure/core-rest-pipeline";
-import {
-  ambiguousWriteReadBackPolicy,
-  createReadBackRoutes,
-  SEND_NOW,
-  createRetryBudget,
-  fixedBackoff,
-  getRetryInfo,
-  resilientRetryPolicy,
-  type AmbiguousWriteEvent,
-  type AttemptGate,
-  type ResilientRetryPolicyOptions,
-} from "../../../src/index.js";
+import { ambiguousWriteReadBackPolicy, createReadBackRoutes, createRetryBudget, fixedBackoff, getRetryInfo, resilientRetryPolicy, type AmbiguousWriteEvent, type ResilientRetryPolicyOptions } from "../../../src/index.js";
+import { SEND_NOW, type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import { captureAzureLog } from "../../support/captureAzureLog.js";
+import { asGateOption } from "../../support/scriptedGate.js";
 
 const table = "http://127.0.0.1:10002/devstoreaccount1/orders";
 const entity = `${table}(PartitionKey='p',RowKey='r')`;
@@ -246,7 +237,7 @@ describe("the retry budget in the retry policy", () => {
       record: () => {},
     };
     const next = vi.fn<SendRequest>(async (req) => reply(req, 200));
-    const pending = resilientRetryPolicy({ gate, retryBudget: budget, random: () => 0 }).sendRequest(createPipelineRequest({ url: entity, method: "GET" }), next);
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate), retryBudget: budget, random: () => 0 }).sendRequest(createPipelineRequest({ url: entity, method: "GET" }), next);
     await vi.advanceTimersByTimeAsync(300);
     const response = await pending;
     expect(response.status).toBe(200);

@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
-import { createRetryBudget, fixedBackoff, getRetryInfo, resilientRetryPolicy, type AttemptGate, type RetryObserver } from "../../../src/index.js";
-import { SEND_NOW, type Admission } from "../../../src/policies/attemptGate.js";
+import { createRetryBudget, fixedBackoff, getRetryInfo, resilientRetryPolicy, type RetryObserver } from "../../../src/index.js";
+import { SEND_NOW, type Admission, type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import { resolveSecondaryReads } from "../../../src/policies/secondaryReads.js";
 import { secondaryUrlOf } from "../../../src/address/secondaryUrl.js";
 import type { RequestAddress } from "../../../src/address/requestAddress.js";
+import { asGateOption } from "../../support/scriptedGate.js";
 
 const PRIMARY = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 const SECONDARY = "https://acct-secondary.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
@@ -150,7 +151,7 @@ describe("resilientRetryPolicy with secondaryReads", () => {
   it("sends a read refused by an open circuit to the secondary instead of waiting, and tells the gate nothing of it", async () => {
     const { gate, admitted, recorded } = openCircuitGate(Infinity);
     const { next, urls } = transport(ok, ok);
-    const response = await resilientRetryPolicy({ retry, gate, secondaryReads: true }).sendRequest(createPipelineRequest({ url: PRIMARY, method: "GET" }), next);
+    const response = await resilientRetryPolicy({ retry, gate: asGateOption(gate), secondaryReads: true }).sendRequest(createPipelineRequest({ url: PRIMARY, method: "GET" }), next);
     expect(response.status).toBe(200);
     expect(urls).toEqual([SECONDARY]);
     // The scope stays the primary's (the account without -secondary), and the breaker learns nothing from the secondary.
@@ -262,7 +263,7 @@ describe("resilientRetryPolicy with secondaryReads", () => {
     const { gate } = openCircuitGate(Infinity);
     const internalError = (req: PipelineRequest) => reply(req, 500, { "x-ms-error-code": "InternalError" });
     const { next, urls } = transport(ok, internalError);
-    const pending = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 2, delayInMs: 100 }), gate, maxElapsedInMs: 2_000, secondaryReads: true, retryBudget: false })
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 2, delayInMs: 100 }), gate: asGateOption(gate), maxElapsedInMs: 2_000, secondaryReads: true, retryBudget: false })
       .sendRequest(createPipelineRequest({ url: PRIMARY, method: "GET" }), next)
       .then((r) => r.status, (e: unknown) => e);
     await vi.runAllTimersAsync();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createHttpHeaders } from "@azure/core-rest-pipeline";
-import { parseRetryAfterInMs } from "../../../src/index.js";
+import { parseRetryAfterInMs } from "../../../src/timing/retryAfter.js";
 
 const now = Date.parse("2026-11-21T12:00:00Z");
 const parse = (headers: Record<string, string>): number | undefined =>

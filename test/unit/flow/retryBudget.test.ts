@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { createRetryBudget, DEFAULT_RETRY_BUDGET_OPTIONS } from "../../../src/index.js";
+import { createRetryBudget } from "../../../src/index.js";
+import { DEFAULT_RETRY_BUDGET_OPTIONS } from "../../../src/flow/retryBudget.js";
 
 function clock(start = 0) {
   let t = start;

@@ -21,26 +21,14 @@ export interface RetryBudgetOptions {
 
 /**
  * Defaults of {@link createRetryBudget}: 50 % of requests and 10 retries per second over 10 s.
- * Finagle's 20 % suits RPC fan-out; for storage writes, where a refused retry is a failed
- * write, 20 % failed a quarter of a hot partition's writes in the demo (a partition offline
- * 7 s, then throttled), 50 % a twentieth, while an account-wide storm still stays under
- * 1.5x the load plus the floor.
+ * Finagle's 20 % suits RPC fan-out; for storage writes a refused retry is a failed write, and
+ * 50 % still bounds an account-wide storm (figures in docs/benchmarks.md, "Why the code is as it is").
  */
 export const DEFAULT_RETRY_BUDGET_OPTIONS = Object.freeze({
   retryRatio: 0.5,
   minRetriesPerSecond: 10,
   windowInMs: 10_000,
 });
-
-/** What a budget holds right now (for tests, logs and the docs' bound). */
-export interface RetryBudgetSnapshot {
-  /** Requests counted in the window. */
-  requests: number;
-  /** Retries spent in the window. */
-  retries: number;
-  /** Retries that may still be spent now (floored to whole retries). */
-  available: number;
-}
 
 /**
  * A retry budget: a token bucket whose tokens expire. Every request deposits `retryRatio`
@@ -59,9 +47,16 @@ export interface RetryBudget {
   recordRequest(at?: number): void;
   /** Spends one retry and returns true, or returns false when the budget is exhausted. */
   tryRetry(): boolean;
-  /** The budget's current counts. */
-  snapshot(): RetryBudgetSnapshot;
+  /**
+   * What the budget holds right now (for tests, logs and the docs' bound): `requests`
+   * counted in the window, `retries` spent in it, and the retries still `available` now
+   * (floored to whole retries).
+   */
+  snapshot(): { requests: number; retries: number; available: number };
 }
+
+/** What {@link RetryBudget.snapshot} answers. */
+export type RetryBudgetSnapshot = ReturnType<RetryBudget["snapshot"]>;
 
 const KNOWN_KEYS = ["retryRatio", "minRetriesPerSecond", "windowInMs", "now"];
 /** The window is kept as this many buckets; a deposit expires with its bucket. */

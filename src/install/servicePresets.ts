@@ -29,8 +29,8 @@ const FAST_TRANSIENT = Object.freeze({ baseDelayInMs: 40, minDelayInMs: 10, maxD
  * 500, 502) first retries within tens of milliseconds (42-58 ms): it is usually one bad
  * pooled connection, and the retry goes out on a new one; repeated, its waits still grow to
  * seconds. `throttled` and `timeout` keep the guidance's backoff above: both are what a
- * partition being moved answers. A timeout at half that wait was tried and sent 10 attempts
- * into a timing-out partition's outage instead of 7 (docs/benchmarks.md, "Backoff per class").
+ * partition being moved answers, and a shorter timeout wait only sends more attempts into its
+ * outage (docs/benchmarks.md, "Backoff per class").
  */
 export const SERVICE_PRESETS: Readonly<Record<StorageService, Readonly<ServicePreset>>> = Object.freeze({
   table: Object.freeze({

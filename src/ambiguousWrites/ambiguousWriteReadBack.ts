@@ -8,10 +8,10 @@ import {
 import { logger } from "../logging/logger.js";
 import { entityUrl } from "../address/entityUrl.js";
 import { isWriteMethod } from "../address/requestMethod.js";
-import { readBackCanSettle } from "../ambiguousWrites/readBackCanSettle.js";
-import { decideInsertReadBack, readBackRefusal, type ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
+import { readBackCanSettle } from "./readBackCanSettle.js";
+import { decideInsertReadBack, readBackRefusal, type ReadBackOutcome } from "./readBackDecision.js";
 import type { TableWrite } from "../address/tableWrite.js";
-import { isReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
+import { isReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "./readBackRoutes.js";
 import { describeValue } from "../validation/describeValue.js";
 
 /**
