@@ -67,6 +67,15 @@ export function attachRetryInfo(target: PipelineResponse | object, info: RetryIn
 }
 
 /**
+ * Marks a result the SDK built afresh (a Tables entity, a write's headers) with its
+ * operation's record, as a non-enumerable symbol property: the user's object keeps its
+ * keys, its JSON and what a spread copies (internal to the install).
+ */
+export function attachRetryInfoHidden(target: object, info: RetryInfo): void {
+  Object.defineProperty(target, RETRY_INFO, { value: info, configurable: true, writable: true, enumerable: false });
+}
+
+/**
  * The attempt count and classifications behind a result, without changing its shape:
  * pass the SDK's `RestError`, a `PipelineResponse` (the raw response from `onResponse`,
  * Blob's and Queue's `result._response`), the result itself, or the `PipelineRequest`.
