@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { TableClient } from "@azure/data-tables";
+import { AzureNamedKeyCredential, TableClient, TableServiceClient } from "@azure/data-tables";
 import { getRetryInfo, installResilience, type ResilienceHandle } from "../../src/index.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
@@ -66,5 +66,19 @@ describe("getRetryInfo on a real TableClient's results (Azurite)", () => {
     expect(client.getEntity).toBe(TableClient.prototype.getEntity);
     const created = await client.createEntity({ partitionKey: "p3", rowKey: "r1" });
     expect(getRetryInfo(created)).toBeUndefined();
+  });
+
+  it("answers on a TableServiceClient's getProperties; its createTable answers undefined, untouched", async () => {
+    const credential = new AzureNamedKeyCredential(env.azurite.accountName, env.azurite.accountKey);
+    const service = new TableServiceClient(env.proxyTableUrl, credential, { allowInsecureConnection: true });
+    const serviceHandle = installResilience(service, { retry: { strategy: "fixed", maxRetries: 3, delayInMs: 20 }, metrics: false });
+    try {
+      const properties = await service.getProperties();
+      expect(getRetryInfo(properties)).toMatchObject({ attempts: 1, classes: ["success"], stopReason: "success" });
+      await expect(service.createTable(uniqueTableName("svc"))).resolves.toBeUndefined();
+    } finally {
+      serviceHandle.dispose();
+    }
+    expect(Object.hasOwn(service, "getProperties")).toBe(false);
   });
 });
