@@ -37,8 +37,11 @@ interface TransactionSlot {
 
 // `submitTransaction` sends its `$batch` with `sendRequest`, which never calls `onResponse`,
 // and awaits other work before it: only the async context ties the request to its call.
-// Created on the first transaction: on Node 22 an AsyncLocalStorage in use turns on promise
-// hooks for the whole process, a cost users who never batch should not pay.
+// Created on the first transaction. Only where AsyncLocalStorage runs on async context frames
+// (Node 24 on): on Node 22 an AsyncLocalStorage in use turns on promise hooks for the whole
+// process, a cost no user should pay for a diagnostic; there a transaction's result has no
+// record (its error still has one), as docs/troubleshooting.md says.
+const TRANSACTIONS_LINKED = Number(process.versions.node.split(".")[0]) >= 24;
 let transactionContext: AsyncLocalStorage<TransactionSlot> | undefined;
 
 /**
@@ -54,7 +57,7 @@ export function linkTableResults(client: unknown, pipeline: Pipeline): () => voi
     wrapMethod(target, name, (original) => withResultInfo(original, optionsIndex), restores);
   }
   wrapMethod(target, "listEntities", withPageInfo, restores);
-  if (wrapMethod(target, "submitTransaction", withTransactionInfo, restores)) {
+  if (TRANSACTIONS_LINKED && wrapMethod(target, "submitTransaction", withTransactionInfo, restores)) {
     pipeline.addPolicy(transactionLinkPolicy());
     restores.push(() => pipeline.removePolicy({ name: tableTransactionLinkPolicyName }));
   }

@@ -53,7 +53,12 @@ describe("getRetryInfo on a real TableClient's results (Azurite)", () => {
       ["create", { partitionKey: "p2", rowKey: "b" }],
     ]);
     expect(result.status).toBe(202);
-    expect(getRetryInfo(result)).toMatchObject({ attempts: 2, classes: ["throttled", "success"], stopReason: "success" });
+    // Node 22 has no async context frames: there a transaction's result carries no record (src/install/tableResultInfo.ts).
+    if (Number(process.versions.node.split(".")[0]) >= 24) {
+      expect(getRetryInfo(result)).toMatchObject({ attempts: 2, classes: ["throttled", "success"], stopReason: "success" });
+    } else {
+      expect(getRetryInfo(result)).toBeUndefined();
+    }
     const pages = [];
     for await (const page of client.listEntities({ queryOptions: { filter: "PartitionKey eq 'p2'" } }).byPage({ maxPageSize: 1 })) pages.push(page);
     expect(pages.map((page) => page.length)).toEqual([1, 1]);

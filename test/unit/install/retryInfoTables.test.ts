@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { createHttpHeaders, type HttpClient, type PipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
+
+const TRANSACTIONS_LINKED = Number(process.versions.node.split(".")[0]) >= 24;
 import { fixedBackoff, getRetryInfo, installResilience, isCircuitOpenError } from "../../../src/index.js";
 
 // getRetryInfo with the Tables SDK, whose results keep no link to the request or the response:
@@ -149,7 +151,8 @@ describe("getRetryInfo on a Tables result (the install marks what the SDK built 
     expect(JSON.stringify(deleted)).toBe(JSON.stringify({ ...deleted }));
   });
 
-  it("answers on submitTransaction's result, with and without a retry", async () => {
+  // Node 22 has no async context frames: there the transaction is not wrapped (src/install/tableResultInfo.ts).
+  it.skipIf(!TRANSACTIONS_LINKED)("answers on submitTransaction's result, with and without a retry", async () => {
     const http = routedClient(["$batch"]);
     const client = tableClient(http);
     installResilience(client, { retry: fast, metrics: false });
@@ -161,7 +164,7 @@ describe("getRetryInfo on a Tables result (the install marks what the SDK built 
     expect(Object.keys(first)).toEqual(["status", "subResponses", "getResponseForEntity"]);
   });
 
-  it("gives concurrent calls each their own record", async () => {
+  it.skipIf(!TRANSACTIONS_LINKED)("gives concurrent calls each their own record", async () => {
     const client = tableClient(routedClient(["busy", "$batch"]));
     installResilience(client, { retry: fast, metrics: false });
     const [busy, calm, batchBusy, batchCalm] = await Promise.all([
