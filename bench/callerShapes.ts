@@ -8,7 +8,8 @@
 //   partition offline and one timing out: a declared bounded caller, a fail-fast caller and
 //   the SDK client with retries off, all in the same run.
 // Within a run every stream has a table and a client of its own and they run side by side
-// behind one simulator, so the faults hit them at the same moments.
+// behind one simulator, so the faults hit them at the same moments. The four open-loop faults
+// run at the same time too, each behind a simulator of its own, to keep a seed under half a minute.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { TableClient } from "@azure/data-tables";
@@ -108,7 +109,7 @@ export const FULL_CALLER_SHAPES_SETTINGS: CallerShapesSettings = {
   seeds: 10,
   firstSeed: 1,
   openLoop: {
-    opsPerSecond: 40,
+    opsPerSecond: 20,
     burstEveryInMs: 500,
     leadInMs: 500,
     tailInMs: 500,
@@ -540,15 +541,19 @@ async function poolRun(
 /** Runs the benchmark against Azurite's Tables endpoint `accountUrl`. */
 export async function runCallerShapes(accountUrl: string, settings: CallerShapesSettings, log: (line: string) => void = () => undefined): Promise<CallerShapesResult> {
   const started = performance.now();
-  const openTables = new Map<string, string>();
+  const openTables = new Map<OpenLoopScenario, Map<string, string>>();
   const poolTables = new Map<string, string>();
   const created: TableClient[] = [];
-  for (const traffic of TRAFFIC_SHAPES) {
-    for (const configuration of OPEN_LOOP_CONFIGURATIONS) {
-      const table = benchTableName("cs", `${traffic}${configuration}`);
-      created.push(await createSeededTable(accountUrl, table));
-      openTables.set(`${traffic}/${configuration}`, table);
+  for (const scenario of OPEN_LOOP_SCENARIOS) {
+    const tables = new Map<string, string>();
+    for (const traffic of TRAFFIC_SHAPES) {
+      for (const configuration of OPEN_LOOP_CONFIGURATIONS) {
+        const table = benchTableName("cs", `${scenario}${traffic}${configuration}`);
+        created.push(await createSeededTable(accountUrl, table));
+        tables.set(`${traffic}/${configuration}`, table);
+      }
     }
+    openTables.set(scenario, tables);
   }
   for (const workers of settings.pools.sizes) {
     for (const configuration of POOL_CONFIGURATIONS) {
@@ -578,8 +583,11 @@ export async function runCallerShapes(accountUrl: string, settings: CallerShapes
   }
   try {
     for (let seed = settings.firstSeed; seed < settings.firstSeed + settings.seeds; seed++) {
-      for (const scenario of OPEN_LOOP_SCENARIOS) {
-        const figures = await openLoopRun(accountUrl, openTables, settings, scenario, seed);
+      const byScenario = await Promise.all(
+        OPEN_LOOP_SCENARIOS.map((scenario) => openLoopRun(accountUrl, openTables.get(scenario) as Map<string, string>, settings, scenario, seed)),
+      );
+      for (const [i, scenario] of OPEN_LOOP_SCENARIOS.entries()) {
+        const figures = byScenario[i] as Map<string, OpenLoopSeedFigures>;
         for (const row of openLoop.filter((r) => r.scenario === scenario)) row.seeds.push(figures.get(`${row.traffic}/${row.configuration}`) as OpenLoopSeedFigures);
         const line = [...figures.entries()].map(([key, f]) => `${key} ${f.succeeded}/${f.operations} (local ${f.failedLocal}, into fault ${f.attemptsIntoFault})`).join("; ");
         log(`caller shapes, seed ${seed}, open loop ${scenario}: ${line}`);
