@@ -70,6 +70,12 @@ export interface CallerShapesSettings {
   openLoop: {
     /** Operations started per second by each stream. */
     opsPerSecond: number;
+    /**
+     * Faster streams for some faults. A freeze or a throttled account empties the retry budget
+     * only when the operations caught in it outnumber what the budget's floor (10 retries/s)
+     * and ratio (50 % of requests) allow, which takes about 100 operations/s over 3 s.
+     */
+    opsPerSecondByScenario: Partial<Record<OpenLoopScenario, number>>;
     /** Bursty traffic: every this often, the interval's operations all start at once. */
     burstEveryInMs: number;
     /** From the start of a run to the start of its fault. */
@@ -110,6 +116,7 @@ export const FULL_CALLER_SHAPES_SETTINGS: CallerShapesSettings = {
   firstSeed: 1,
   openLoop: {
     opsPerSecond: 20,
+    opsPerSecondByScenario: { frozen: 150, throttled: 60 },
     burstEveryInMs: 500,
     leadInMs: 500,
     tailInMs: 500,
@@ -142,6 +149,7 @@ export const SMOKE_CALLER_SHAPES_SETTINGS: CallerShapesSettings = {
   firstSeed: 1,
   openLoop: {
     opsPerSecond: 20,
+    opsPerSecondByScenario: { frozen: 40 },
     burstEveryInMs: 200,
     leadInMs: 100,
     tailInMs: 100,
@@ -392,9 +400,10 @@ async function openLoopRun(
       }
     }
     const { rules, endInMs } = scenarioRules(scenario, s);
-    const count = Math.floor(((endInMs + s.tailInMs) / 1000) * s.opsPerSecond);
-    const burst = Math.max(1, Math.round((s.opsPerSecond * s.burstEveryInMs) / 1000));
-    const startAt = (traffic: TrafficShape, i: number): number => (traffic === "steady" ? (i * 1000) / s.opsPerSecond : Math.floor(i / burst) * s.burstEveryInMs);
+    const rate = s.opsPerSecondByScenario[scenario] ?? s.opsPerSecond;
+    const count = Math.floor(((endInMs + s.tailInMs) / 1000) * rate);
+    const burst = Math.max(1, Math.round((rate * s.burstEveryInMs) / 1000));
+    const startAt = (traffic: TrafficShape, i: number): number => (traffic === "steady" ? (i * 1000) / rate : Math.floor(i / burst) * s.burstEveryInMs);
     counts.recording = true;
     const t0 = performance.now();
     for (const rule of rules) simulator.addFault(rule);
