@@ -435,7 +435,7 @@ function callerShapesSection(c: CallerShapesResult): string {
     `**Open loop**: each operation its own caller, ${o.opsPerSecond} operations/s per stream` +
       `${Object.entries(o.opsPerSecondByScenario ?? {}).map(([scenario, rate]) => `, ${rate}/s ${SCENARIO_LABELS[scenario as OpenLoopRow["scenario"]]}`).join("")} ` +
       `(steady, or bursty: each ${o.burstEveryInMs} ms's operations at once), uniform over p0-p9, ` +
-      `half reads, a quarter inserts, a quarter upserts. The six streams (two traffic shapes × three configurations) run side by side, each on a table of its own, through one simulator; the four faults run at the same time, each behind a simulator of its own. ` +
+      `half reads, a quarter inserts, a quarter upserts. The six streams (two traffic shapes × three configurations) run side by side, each on a table of its own, through one simulator; the rebalancing, refused and throttled runs go at the same time, each behind a simulator of its own, the freeze on its own. ` +
       `Faults from ${s(o.leadInMs)}: rebalancing: p0 503 ServerBusy for ${s(o.offlineInMs)}, p1 500 OperationTimedOut (after ${o.timeoutDelayInMs} ms) for ${s(o.timeoutInMs)} from ${s(o.leadInMs + o.timeoutStartInMs)}, ` +
       `${o.resetProbability * 100} % resets outside the outage; frozen: every request held ${s(o.frozenInMs)}, then reset; refused: no listener for ${s(o.refusedInMs)}; ` +
       `throttled: every request 503 ServerBusy for ${s(o.throttledInMs)}. Operations start until ${s(o.tailInMs)} after the fault. ` +
