@@ -39,7 +39,8 @@ export type CallerShape = { open: true } | { concurrency: number } | { failFast:
 /**
  * The one place a caller shape becomes install options, and the words the report uses for it.
  * Until the `caller` option exists this maps to today's breaker modes. Once it does, the body is:
- *   return "open" in shape ? { options: {}, declared: "defaults (open loop)" } : { options: { caller: shape }, declared: `caller: ${JSON.stringify(shape)}` };
+ *   if ("open" in shape) return { options: {}, declared: "defaults (open loop)" };
+ *   return { options: { caller: shape }, declared: "failFast" in shape ? "caller: { failFast: true }" : `caller: { concurrency: ${shape.concurrency} }` };
  */
 export function callerInstallOptions(shape: CallerShape): { options: InstallResilienceOptions; declared: string } {
   if ("failFast" in shape) return { options: { circuitBreaker: { mode: "fail" } }, declared: 'circuitBreaker: { mode: "fail" }' };
