@@ -85,7 +85,8 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "pr
  * Starts an HTTP reverse proxy in front of Azure Storage (normally Azurite) that answers
  * the way Azure does while a partition is being rebalanced: per partition, on a
  * schedule, it returns 503 ServerBusy or 500 OperationTimedOut, resets connections
- * before or after storage applied a write, or slows responses (see {@link FaultKind}).
+ * before or after storage applied a write, or slows responses; it can also freeze the
+ * whole endpoint or refuse connections for a while (see {@link FaultKind}).
  *
  * Requests are buffered, scoped as the retry policy scopes them (`$batch` bodies included),
  * recorded, and either faulted or forwarded with method, path and headers unchanged,
