@@ -1,6 +1,7 @@
 // Turns bench/results/latest.json into the generated parts of docs/benchmarks.md and the
 // docs/bench-*.svg charts. Only the text between `<!-- bench:NAME:start -->` and
 // `<!-- bench:NAME:end -->` is replaced; the prose around it is written by hand.
+import type { CallerShapesResult, OpenLoopRow, PoolRow } from "./callerShapes.js";
 import type { ClosedLoopResult } from "./closedLoop.js";
 import type { MachineInfo } from "./machine.js";
 import type { HotPartitionResult } from "./hotPartition.js";
@@ -28,6 +29,7 @@ export interface BenchResults {
   hotPartition?: HotPartitionResult;
   queueConsumer?: QueueConsumerResult;
   pacing?: PacingResult;
+  callerShapes?: CallerShapesResult;
   /** Promises rejected with no handler during the run, with the phase they surfaced in. */
   unhandledRejections?: string[];
 }
@@ -35,7 +37,7 @@ export interface BenchResults {
 /** The chart files, relative to docs/. */
 export const CHART_FILES = { rebalancing: "bench-rebalancing.svg", closedLoop: "bench-closed-loop.svg" } as const;
 
-type SectionName = "machine" | "overhead" | "rebalancing" | "many-partitions" | "closed-loop" | "hot-partition" | "queue-consumer" | "pacing";
+type SectionName = "machine" | "overhead" | "rebalancing" | "many-partitions" | "closed-loop" | "hot-partition" | "queue-consumer" | "pacing" | "caller-shapes";
 
 /** The generated markdown, by section. A section with no results says how to produce them. */
 export function renderSections(results: BenchResults): Record<SectionName, string> {
@@ -48,6 +50,7 @@ export function renderSections(results: BenchResults): Record<SectionName, strin
     "hot-partition": results.hotPartition ? hotPartitionSection(results.hotPartition) : notRun("hot-partition"),
     "queue-consumer": results.queueConsumer ? queueConsumerSection(results.queueConsumer) : notRun("queue-consumer"),
     pacing: results.pacing ? pacingSection(results.pacing) : notRun("pacing"),
+    "caller-shapes": results.callerShapes ? callerShapesSection(results.callerShapes) : notRun("caller-shapes"),
   };
 }
 
@@ -376,6 +379,135 @@ function queueConsumerSection(q: QueueConsumerResult): string {
     "| run | drain time, s | processed | sent back (of which before sending) | left in the queue | lost |",
     "| --- | ---: | ---: | ---: | ---: | ---: |",
     ...rows,
+  ].join("\n");
+}
+
+function sumFailures(rows: ReadonlyArray<{ failures: Record<string, number> }>): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const row of rows) for (const [reason, n] of Object.entries(row.failures)) total[reason] = (total[reason] ?? 0) + n;
+  return total;
+}
+
+const SCENARIO_LABELS: Record<OpenLoopRow["scenario"], string> = {
+  rebalancing: "rebalancing",
+  frozen: "endpoint frozen, then reset",
+  refused: "endpoint refusing connections",
+  throttled: "account throttled",
+};
+
+function openLoopGoals(c: CallerShapesResult): string[] {
+  const rows = (scenario: OpenLoopRow["scenario"], configuration: OpenLoopRow["configuration"]) =>
+    c.openLoop.filter((r) => r.scenario === scenario && r.configuration === configuration);
+  const clean = (r: OpenLoopRow) => r.seeds.filter((f) => f.succeeded === f.operations && f.failedLocal === 0).length;
+  const goals: string[] = [];
+  for (const scenario of Object.keys(SCENARIO_LABELS) as Array<OpenLoopRow["scenario"]>) {
+    const ours = rows(scenario, "defaults");
+    if (ours.length === 0) continue;
+    const held = ours.every((r) => clean(r) === r.seeds.length);
+    goals.push(
+      `- Open loop, defaults, ${SCENARIO_LABELS[scenario]}: every operation succeeded with no local failure in ${ours.map((r) => `${clean(r)} / ${r.seeds.length} seeds (${r.traffic})`).join(", ")}: ${verdict(held)}.`,
+    );
+  }
+  const attemptsInto = (scenario: OpenLoopRow["scenario"], configuration: OpenLoopRow["configuration"]) =>
+    rows(scenario, configuration).flatMap((r) => r.seeds.map((f) => f.attemptsIntoFault));
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  const storm = attemptsInto("throttled", "defaults");
+  const sdkStorm = attemptsInto("throttled", "sdk-default");
+  if (storm.length > 0 && sdkStorm.length > 0) {
+    const ratio = sum(storm) / Math.max(1, sum(sdkStorm));
+    goals.push(
+      `- Storms: attempts into the throttled account, defaults ${span(storm)} per stream and seed vs the SDK default's ${span(sdkStorm)} ` +
+        `(${fixed(ratio, 2)}x over all seeds; "far below" read as at most half): ${verdict(ratio <= 0.5)}.`,
+    );
+  }
+  const frozen = rows("frozen", "defaults");
+  const sdkFrozen = rows("frozen", "sdk-default");
+  if (frozen.length > 0 && sdkFrozen.length > 0) {
+    let seeds = 0;
+    let within = 0;
+    frozen.forEach((r) => {
+      const sdk = sdkFrozen.find((x) => x.traffic === r.traffic);
+      r.seeds.forEach((f, i) => {
+        seeds += 1;
+        if (f.attemptsIntoFault <= (sdk?.seeds[i]?.attemptsIntoFault ?? -1)) within += 1;
+      });
+    });
+    goals.push(`- Frozen endpoint: attempts into the freeze no more than the SDK default's in ${within} / ${seeds} stream-seeds: ${verdict(within === seeds)}.`);
+  }
+  return goals;
+}
+
+function poolGoals(c: CallerShapesResult): string[] {
+  const goals: string[] = [];
+  for (const workers of c.settings.pools.sizes) {
+    for (const feed of ["below-saturation", "saturated"] as const) {
+      const by = (configuration: PoolRow["configuration"]) => c.pools.find((r) => r.workers === workers && r.feed === feed && r.configuration === configuration);
+      const bounded = by("bounded");
+      const failFast = by("fail-fast");
+      if (bounded === undefined || failFast === undefined) continue;
+      const share = bounded.seeds.filter((f) => f.healthyShareOfNoRetry >= 0.9).length;
+      const more = bounded.seeds.filter((f, i) => f.succeeded >= (failFast.seeds[i]?.succeeded ?? Infinity)).length;
+      const n = bounded.seeds.length;
+      goals.push(
+        `- ${workers} workers, ${feed}: healthy work during the outage >= 90 % of no retry's in ${share} / ${n} seeds (${verdict(share === n)}); ` +
+          `at least as many operations succeeded as fail-fast's in ${more} / ${n} seeds (${verdict(more === n)}).`,
+      );
+    }
+  }
+  return goals;
+}
+
+function callerShapesSection(c: CallerShapesResult): string {
+  const o = c.settings.openLoop;
+  const p = c.settings.pools;
+  const seeds = c.settings.seeds;
+  const openRows = c.openLoop.map((r) => {
+    const f = r.seeds;
+    const clean = f.filter((x) => x.succeeded === x.operations).length;
+    return (
+      `| ${SCENARIO_LABELS[r.scenario]} | ${r.traffic} | ${r.declared} | ${span(f.map((x) => x.operations))} | ${span(f.map((x) => x.succeeded))} | ` +
+      `${span(f.map((x) => x.failedLocal))} | ${span(f.map((x) => x.failedOther))} | ${span(f.map((x) => x.attemptsIntoFault))} | ${clean} / ${f.length} | ${failuresText(sumFailures(f))} |`
+    );
+  });
+  const poolRows = c.pools.map((r) => {
+    const f = r.seeds;
+    const share = r.configuration === "no-retry" ? "100 %" : `${span(f.map((x) => x.healthyShareOfNoRetry * 100))} %`;
+    return (
+      `| ${r.workers} | ${r.feed} | ${r.declared} | ${span(f.map((x) => x.operations))} | ${span(f.map((x) => x.succeeded))} | ${span(f.map((x) => x.failedLocal))} | ` +
+      `${span(f.map((x) => x.healthyDoneDuring))} | ${share} | ${span(f.map((x) => x.outageAttempts))} |`
+    );
+  });
+  const s = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
+  return [
+    `Seeds ${c.settings.firstSeed}-${c.settings.firstSeed + seeds - 1} (${seeds}); every cell is min–max over them. Caller shapes as installed (one mapping, \`callerInstallOptions\` in bench/callerShapes.ts): ` +
+      `open loop → \`${c.mapping.open}\`; bounded → ${c.mapping.bounded}; fail fast → \`${c.mapping.failFast}\`. Run in ${(c.elapsedInMs / 1000).toFixed(0)} s.`,
+    "",
+    `**Open loop**: each operation its own caller, ${o.opsPerSecond} operations/s per stream` +
+      `${Object.entries(o.opsPerSecondByScenario ?? {}).map(([scenario, rate]) => `, ${rate}/s ${SCENARIO_LABELS[scenario as OpenLoopRow["scenario"]]}`).join("")} ` +
+      `(steady, or bursty: each ${o.burstEveryInMs} ms's operations at once), uniform over p0-p9, ` +
+      `half reads, a quarter inserts, a quarter upserts. The six streams (two traffic shapes × three configurations) run side by side, each on a table of its own, through one simulator; the rebalancing, refused and throttled runs go at the same time, each behind a simulator of its own, the freeze on its own. ` +
+      `Faults from ${s(o.leadInMs)}: rebalancing: p0 503 ServerBusy for ${s(o.offlineInMs)}, p1 500 OperationTimedOut (after ${o.timeoutDelayInMs} ms) for ${s(o.timeoutInMs)} from ${s(o.leadInMs + o.timeoutStartInMs)}, ` +
+      `${o.resetProbability * 100} % resets outside the outage; frozen: every request held ${s(o.frozenInMs)}, then reset; refused: no listener for ${s(o.refusedInMs)}; ` +
+      `throttled: every request 503 ServerBusy for ${s(o.throttledInMs)}. Operations start until ${s(o.tailInMs)} after the fault. ` +
+      `A local failure is a \`CircuitOpenError\`, a \`PartitionBusyError\`, or stop reason budget-exhausted / caller-busy.`,
+    "",
+    "| fault | traffic | configuration | operations | succeeded | failed, local reason | failed, other | attempts into the fault | seeds with all succeeded | failures (all seeds) |",
+    "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ...openRows,
+    "",
+    `**Pools** of ${p.sizes.join(", ")} workers; each operation holds its worker ${p.holdInMs} ms after the table call (the rest of the message's work), so a worker does at most about ${fixed(1000 / p.holdInMs, 1)} operations/s. ` +
+      `Below saturation: fed ${p.fedPerWorkerPerSecond} operations/s per worker; saturated: a worker takes the next operation as soon as it is free. p0 503 ServerBusy for ${s(p.offlineInMs)} from ${s(p.leadInMs)}, ` +
+      `p1 500 OperationTimedOut (after ${p.timeoutDelayInMs} ms) for ${s(p.timeoutInMs)} from ${s(p.leadInMs + p.timeoutStartInMs)}; operations arrive until ${s(p.tailInMs)} after the outage. ` +
+      `All pools of one feed run side by side. Healthy work during the outage: operations on p2-p9 that succeeded inside it; its share is of the no-retry client's of the same size in the same run.`,
+    "",
+    "| workers | feed | configuration | operations | succeeded | failed, local reason | healthy work done during the outage | of no retry's | attempts into the outage |",
+    "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...poolRows,
+    "",
+    "The issue's targets:",
+    "",
+    ...openLoopGoals(c),
+    ...poolGoals(c),
   ].join("\n");
 }
 

@@ -4,6 +4,8 @@
 //   npm run bench -- --report-only        regenerates docs from bench/results/latest.json
 //   npm run bench -- --only=overhead      runs some benchmarks, prints JSON, writes nothing
 //   npm run bench -- --smoke              tiny settings, prints JSON, writes nothing
+//   npm run bench -- --only=NAME --merge  runs some benchmarks and puts their results into
+//                                         bench/results/latest.json (the rest kept), then writes docs
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { applySections, renderCharts, renderSections, type BenchResults } from "./report.js";
@@ -40,7 +42,15 @@ if (flag("report-only")) {
   });
   const smoke = flag("smoke");
   const results = await runBenchmarks({ smoke, only, command: COMMAND, log: (line) => console.error(line) });
-  if (smoke || only !== undefined) {
+  if (!smoke && only !== undefined && flag("merge")) {
+    // Only the benchmarks' own keys: the machine section keeps describing the full run.
+    const { schema: _schema, startedAt: _startedAt, elapsedInMs: _elapsed, command: _command, smoke: _smoke, machine: _machine, unhandledRejections, ...ran } = results;
+    const merged = { ...(JSON.parse(readFileSync(RESULTS, "utf8")) as BenchResults), ...ran };
+    if (unhandledRejections !== undefined && unhandledRejections.length > 0) merged.unhandledRejections = [...(merged.unhandledRejections ?? []), ...unhandledRejections];
+    writeFileSync(RESULTS, JSON.stringify(merged, null, 2) + "\n");
+    console.log(`merged ${only.join(", ")} into ${RESULTS}`);
+    writeDocs(merged);
+  } else if (smoke || only !== undefined) {
     console.log(JSON.stringify(results, null, 2));
   } else {
     mkdirSync(fileURLToPath(new URL("bench/results/", ROOT)), { recursive: true });

@@ -1,5 +1,6 @@
 // Runs the benchmarks in one process, against one Azurite, and returns their results.
 import { startAzurite } from "azure-storage-resilience/testing";
+import { FULL_CALLER_SHAPES_SETTINGS, runCallerShapes, SMOKE_CALLER_SHAPES_SETTINGS } from "./callerShapes.js";
 import { FULL_CLOSED_LOOP_SETTINGS, runClosedLoop, SMOKE_CLOSED_LOOP_SETTINGS } from "./closedLoop.js";
 import { machineInfo } from "./machine.js";
 import { FULL_HOT_PARTITION_SETTINGS, runHotPartition, SMOKE_HOT_PARTITION_SETTINGS } from "./hotPartition.js";
@@ -13,7 +14,7 @@ import { tableClient } from "./tableConfigurations.js";
 import { benchTableName } from "./workload.js";
 
 /** The benchmarks by name, in the order they run. */
-export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "hot-partition", "queue-consumer", "pacing", "many-partitions"] as const;
+export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes", "many-partitions"] as const;
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 export interface RunOptions {
@@ -68,7 +69,7 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     log(`unhandled rejection during ${line}`);
   };
   process.on("unhandledRejection", onUnhandled);
-  const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop") || only.has("hot-partition") || only.has("queue-consumer") || only.has("pacing");
+  const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop") || only.has("hot-partition") || only.has("queue-consumer") || only.has("pacing") || only.has("caller-shapes");
   const azurite = needsAzurite ? await startAzurite({ services: only.has("queue-consumer") ? ["table", "queue"] : ["table"] }) : undefined;
   const progress = (line: string) => {
     phase = line;
@@ -105,6 +106,10 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     if (only.has("pacing") && azurite !== undefined) {
       progress("pacing: account throttled, partitions split, one and many clients on a hot partition");
       results.pacing = await runPacing(azurite.tableUrl, smoke ? SMOKE_PACING_SETTINGS : FULL_PACING_SETTINGS, progress);
+    }
+    if (only.has("caller-shapes") && azurite !== undefined) {
+      progress("caller shapes");
+      results.callerShapes = await runCallerShapes(azurite.tableUrl, smoke ? SMOKE_CALLER_SHAPES_SETTINGS : FULL_CALLER_SHAPES_SETTINGS, progress);
     }
     // Last: its million-request loops hold the event loop for seconds at a time, long enough for
     // Azurite to close idle keep-alive sockets under any client that comes after.

@@ -139,7 +139,7 @@ export function workloadRandom(seed: number): () => number {
 }
 
 /** Performs one operation through the configuration. */
-export function perform(config: TableConfiguration, op: PlannedOperation, signal: AbortSignal): Promise<unknown> {
+export function perform(config: Pick<TableConfiguration, "run">, op: PlannedOperation, signal: AbortSignal): Promise<unknown> {
   const entity = { partitionKey: op.partition, rowKey: op.rowKey, index: op.index };
   switch (op.kind) {
     case "read":
@@ -188,7 +188,7 @@ export async function storedKeys(direct: TableClient): Promise<Set<string>> {
 }
 
 /** Opens connections and settles the JIT before the clock starts; a failure here is not part of any figure. */
-export async function warmUp(config: TableConfiguration): Promise<void> {
+export async function warmUp(config: Pick<TableConfiguration, "client">): Promise<void> {
   for (let i = 0; i < 10; i++) {
     await config.client.getEntity(HEALTHY_PARTITIONS[i % HEALTHY_PARTITIONS.length] as string, "seed-0").catch(() => undefined);
   }

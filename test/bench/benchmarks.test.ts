@@ -1,4 +1,12 @@
 import { describe, expect, it } from "vitest";
+import {
+  callerInstallOptions,
+  OPEN_LOOP_CONFIGURATIONS,
+  OPEN_LOOP_SCENARIOS,
+  POOL_CONFIGURATIONS,
+  POOL_FEEDS,
+  TRAFFIC_SHAPES,
+} from "../../bench/callerShapes.js";
 import { HOT_PARTITION_CONFIGURATION_IDS } from "../../bench/hotPartition.js";
 import { CLOSED_LOOP_CONFIGURATION_IDS, CONFIGURATION_IDS, CONFIGURATION_LABELS } from "../../bench/tableConfigurations.js";
 import { applySections, renderCharts, renderSections, type BenchResults } from "../../bench/report.js";
@@ -124,12 +132,41 @@ describe("benchmarks (smoke configuration)", () => {
     for (const r of p.clients) expectFigures(r, ["hotOperations", "hotSucceeded", "doneWithin11", "doneWithin15", "lastHotDoneInMs", "hotAttempts", "hotThrottled"]);
   });
 
+  it("caller shapes: every scenario, traffic shape, pool and configuration, per seed; the figures add up", () => {
+    const { openLoop, pools, settings, mapping } = results.callerShapes!;
+    expect(openLoop).toHaveLength(OPEN_LOOP_SCENARIOS.length * TRAFFIC_SHAPES.length * OPEN_LOOP_CONFIGURATIONS.length);
+    expect(pools).toHaveLength(settings.pools.sizes.length * POOL_FEEDS.length * POOL_CONFIGURATIONS.length);
+    for (const row of openLoop) {
+      expect(row.seeds).toHaveLength(settings.seeds);
+      for (const f of row.seeds) {
+        expectFigures(f, ["operations", "succeeded", "failedLocal", "failedOther", "attempts", "attemptsIntoFault"]);
+        expect(f.operations).toBeGreaterThan(0);
+        expect(f.succeeded + f.failedLocal + f.failedOther).toBe(f.operations);
+        // Every operation is sent at least once, except those refused a connection or refused locally.
+        if (row.scenario !== "refused") expect(f.attempts).toBeGreaterThanOrEqual(f.operations - f.failedLocal);
+      }
+    }
+    // Every stream met its fault: the simulator (or, for refused connections, the client) counted attempts into it.
+    for (const scenario of ["frozen", "refused", "throttled"] as const) {
+      for (const row of openLoop.filter((r) => r.scenario === scenario)) expect(row.seeds[0]!.attemptsIntoFault).toBeGreaterThan(0);
+    }
+    for (const row of pools) {
+      expect(row.seeds).toHaveLength(settings.seeds);
+      for (const f of row.seeds) {
+        expectFigures(f, ["operations", "succeeded", "failedLocal", "healthyDoneDuring", "healthyShareOfNoRetry", "outageAttempts"]);
+        expect(f.succeeded).toBeLessThanOrEqual(f.operations);
+        if (row.configuration === "no-retry") expect(f.failedLocal).toBe(0);
+      }
+    }
+    expect(mapping.open).toBe(callerInstallOptions({ open: true }).declared);
+  });
+
   it("the report renders every section and both charts from the results", () => {
     const sections = renderSections(JSON.parse(JSON.stringify(results)) as BenchResults);
     const doc = applySections("# Benchmarks\n\n<!-- bench:overhead:start -->\nold\n<!-- bench:overhead:end -->\n\nprose\n", sections);
     expect(doc).not.toContain("\nold\n");
     expect(doc).toContain("prose");
-    for (const name of ["machine", "overhead", "rebalancing", "many-partitions", "closed-loop", "hot-partition", "queue-consumer", "pacing"]) {
+    for (const name of ["machine", "overhead", "rebalancing", "many-partitions", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes"]) {
       expect(doc.split(`<!-- bench:${name}:start -->`).length).toBe(2);
     }
     for (const id of CONFIGURATION_IDS) expect(sections.rebalancing).toContain(CONFIGURATION_LABELS[id]);

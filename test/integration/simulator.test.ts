@@ -7,6 +7,9 @@ import { fileURLToPath } from "node:url";
 import { inspect } from "node:util";
 import type { TableClient } from "@azure/data-tables";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { Registry } from "prom-client";
+import { classify } from "../../src/classification/classify.js";
+import { installResilience } from "../../src/install/installResilience.js";
 import { startAzurite } from "../../src/testing/azurite/startAzurite.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
@@ -179,6 +182,62 @@ describe("rebalancing simulator in front of Azurite, with the real TableClient",
     expect(sim.count({ partition: "flaky" })).toBe(3);
     expect(sim.count({ partition: "flaky", fault: "serverBusy" })).toBe(2);
     expect(sim.count({ partition: "flaky", status: 204 })).toBe(1);
+  });
+});
+
+describe("frozen endpoint and refused connections, with the real TableClient", () => {
+  it("holds a frozen request unanswered until the freeze ends, then resets it: ECONNRESET, classified transient, nothing stored", async () => {
+    const sim = fixture.simulator;
+    sim.addFault({ name: "frozen", kind: "freeze", durationInMs: 500 });
+    let settled = false;
+    const pending = restErrorOf(client.createEntity({ partitionKey: "frozen", rowKey: "1" })).finally(() => (settled = true));
+    await expect.poll(() => sim.totals.requests).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(settled).toBe(false);
+    const error = await pending;
+    expect(error.statusCode).toBeUndefined();
+    expect(error.code).toBe("ECONNRESET");
+    expect(classify({ error })).toBe("transient");
+    expect(await storedRow("frozen", "1")).toBeUndefined();
+    expect(sim.count({ fault: "freeze", ruleName: "frozen", forwarded: false, status: undefined })).toBe(1);
+  });
+
+  it("a client with this package installed rides out a freeze: its write is applied once the endpoint is back", async () => {
+    const resilient = fixture.tableClient(table);
+    const handle = installResilience(resilient, { metrics: { registry: new Registry() } });
+    try {
+      fixture.simulator.addFault({ kind: "freeze", durationInMs: 400 });
+      await resilient.createEntity({ partitionKey: "thawed", rowKey: "1", v: 1 });
+      expect(await storedRow("thawed", "1")).toMatchObject({ v: 1 });
+      expect(fixture.simulator.count({ partition: "thawed", fault: "freeze" })).toBeGreaterThanOrEqual(1);
+      expect(fixture.simulator.count({ partition: "thawed", forwarded: true })).toBe(1);
+    } finally {
+      handle.dispose();
+    }
+  });
+
+  it("refuses connections: the SDK's Node client reports ECONNREFUSED, classified transient; a resilient client succeeds after", async () => {
+    const sim = fixture.simulator;
+    const fresh = fixture.tableClient(table);
+    sim.addFault({ kind: "refuseConnections", durationInMs: 600 });
+    // The SDK's clients share one keep-alive pool: let it see its idle connections closed, or the
+    // request goes out on one of them and meets a reset instead of a refusal.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const error = await restErrorOf(fresh.getEntity("refused", "1"));
+    expect(error.code).toBe("ECONNREFUSED");
+    expect(error.statusCode).toBeUndefined();
+    expect(classify({ error })).toBe("transient");
+    expect(sim.totals.requests).toBe(0);
+
+    const resilient = fixture.tableClient(table);
+    const handle = installResilience(resilient, { metrics: { registry: new Registry() } });
+    try {
+      await resilient.createEntity({ partitionKey: "refused", rowKey: "1" });
+      expect(await storedRow("refused", "1")).toBeDefined();
+      expect(sim.count({ partition: "refused", forwarded: true })).toBe(1);
+    } finally {
+      handle.dispose();
+    }
   });
 });
 

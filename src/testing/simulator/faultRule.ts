@@ -21,6 +21,14 @@ import { validateChoiceOption } from "../../validation/validateChoiceOption.js";
  *   changeset failed with `status` (default 503) and `errorCode` (default by status, e.g.
  *   `ServerBusy`), the retry hint inside the changeset; not forwarded, as a failed
  *   transaction applies nothing. Only `POST .../$batch` requests match such a rule.
+ * - `freeze`: the request is held unanswered and not forwarded until the rule ends (its
+ *   `durationInMs`, required), then its connection is reset: a frozen endpoint, as with SNAT
+ *   port exhaustion or a load-balancer failover. Removing the rule ends the freeze at once.
+ * - `refuseConnections`: the simulator stops listening for the rule's `durationInMs`
+ *   (required) and listens again on the same port; clients see `ECONNREFUSED`. Idle
+ *   keep-alive connections are closed when it starts, and answers in flight finish on a
+ *   connection that is then closed. It acts on connections, not requests: it takes no
+ *   `match`, `count` or `probability`, and refused attempts are never recorded.
  */
 export type FaultKind =
   | "serverBusy"
@@ -31,7 +39,9 @@ export type FaultKind =
   | "slow"
   | "status"
   | "throttle"
-  | "failChangeset";
+  | "failChangeset"
+  | "freeze"
+  | "refuseConnections";
 
 /** Every {@link FaultKind}. */
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -44,6 +54,8 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   "status",
   "throttle",
   "failChangeset",
+  "freeze",
+  "refuseConnections",
 ];
 
 /** The header a `Retry-After` hint is sent in. */
@@ -92,7 +104,7 @@ export interface FaultRule {
   kind: FaultKind;
   /** When the rule starts, relative to when it is added. Defaults to 0. */
   startInMs?: number;
-  /** How long the rule stays active once started. Defaults to forever. */
+  /** How long the rule stays active once started. Defaults to forever; required (finite) for `freeze` and `refuseConnections`. */
   durationInMs?: number;
   /** At most this many requests get the fault; then the rule ends. Defaults to unlimited. */
   count?: number;
@@ -153,6 +165,16 @@ export function validateFaultRule(rule: FaultRule): ValidatedFaultRule {
     probability: optionalNumberOption("rule.probability", rule.probability, 1, { max: 1 }),
     delayInMs: optionalNumberOption("rule.delayInMs", rule.delayInMs, 0),
   };
+  if ((kind === "freeze" || kind === "refuseConnections") && !Number.isFinite(validated.durationInMs)) {
+    throw new TypeError(`rule.durationInMs is required (a finite number) when rule.kind is "${kind}"; got ${describe(rule.durationInMs)}.`);
+  }
+  if (kind === "refuseConnections") {
+    for (const field of ["match", "count", "probability"] as const) {
+      if (rule[field] !== undefined) {
+        throw new TypeError(`rule.${field} does not apply to rule.kind "refuseConnections", which refuses every connection before a request is read; got ${describe(rule[field])}.`);
+      }
+    }
+  }
   if (rule.status !== undefined) validated.status = optionalNumberOption("rule.status", rule.status, 0, { min: 100, max: 599, integer: true });
   if (kind === "status" && rule.status === undefined) throw new TypeError('rule.status is required when rule.kind is "status"; got undefined.');
   if (rule.errorCode !== undefined && (typeof rule.errorCode !== "string" || !/^[A-Za-z0-9]+$/.test(rule.errorCode))) {

@@ -15,6 +15,7 @@ interface ActiveRule {
   remaining: number;
   /** `ratePerSecond` rules: a token bucket per partition or account key (a test's handful of keys). */
   buckets: Map<string, { tokens: number; at: number }>;
+  onRemoved: ((rule: ValidatedFaultRule) => void) | undefined;
 }
 
 /**
@@ -34,20 +35,27 @@ export class FaultSchedule {
     this.#random = options.random;
   }
 
-  /** Validates and adds a rule; returns a function that removes it (idempotent). */
-  add(rule: FaultRule): () => void {
+  /**
+   * Validates and adds a rule; returns a function that removes it (idempotent). `onRemoved`
+   * is called once with the validated rule when it is removed or cleared (not when it ends by time).
+   */
+  add(rule: FaultRule, onRemoved?: (rule: ValidatedFaultRule) => void): () => void {
     const validated = validateFaultRule(rule);
     const startsAt = this.#now() + validated.startInMs;
-    const active: ActiveRule = { rule: validated, startsAt, endsAt: startsAt + validated.durationInMs, remaining: validated.count, buckets: new Map() };
+    const active: ActiveRule = { rule: validated, startsAt, endsAt: startsAt + validated.durationInMs, remaining: validated.count, buckets: new Map(), onRemoved };
     this.#rules.push(active);
     return () => {
+      if (!this.#rules.includes(active)) return;
       this.#rules = this.#rules.filter((candidate) => candidate !== active);
+      active.onRemoved?.(active.rule);
     };
   }
 
   /** Removes every rule. */
   clear(): void {
+    const removed = this.#rules;
     this.#rules = [];
+    for (const active of removed) active.onRemoved?.(active.rule);
   }
 
   /** The number of rules that have not yet ended (by time or count). */
@@ -58,16 +66,23 @@ export class FaultSchedule {
 
   /** The rule that faults this request, consuming one of its count; undefined to pass it through. */
   select(request: SimulatedRequestInfo): ValidatedFaultRule | undefined {
+    return this.selectTimed(request)?.rule;
+  }
+
+  /** {@link select}, with when the rule ends (on the `now` clock): a `freeze` holds its requests until then. */
+  selectTimed(request: SimulatedRequestInfo): { rule: ValidatedFaultRule; endsAt: number } | undefined {
     const now = this.#now();
     this.#dropEnded(now);
     for (const active of this.#rules) {
       if (now < active.startsAt) continue;
+      // Refused connections never become requests; the simulator applies these rules to its listener.
+      if (active.rule.kind === "refuseConnections") continue;
       if (!matchesRule(active.rule.match, request)) continue;
       if (active.rule.kind === "failChangeset" && !isTableBatchRequest(request)) continue;
       if (active.rule.probability < 1 && this.#random() >= active.rule.probability) continue;
       if (active.rule.ratePerSecond !== undefined && withinRate(active, request, now)) continue;
       active.remaining--;
-      return active.rule;
+      return { rule: active.rule, endsAt: active.endsAt };
     }
     return undefined;
   }

@@ -9,7 +9,7 @@ import { STORAGE_SERVICES, type StorageService } from "../../address/partitionSc
 import { describeValue as describe } from "../../validation/describeValue.js";
 import { optionalNumberOption } from "../../validation/validateNumberOption.js";
 import { validateChoiceOption } from "../../validation/validateChoiceOption.js";
-import type { FaultRule, SimulatedRequestInfo, ValidatedFaultRule } from "./faultRule.js";
+import { validateFaultRule, type FaultRule, type SimulatedRequestInfo, type ValidatedFaultRule } from "./faultRule.js";
 import { FaultSchedule } from "./faultSchedule.js";
 import { mulberry32 } from "./mulberry32.js";
 import { redactPath } from "./redactPath.js";
@@ -68,7 +68,7 @@ export interface RebalancingSimulator {
   count(filter?: RecordFilter | ((record: RequestRecord) => boolean)): number;
   /** Forgets the records and zeroes the totals. */
   resetRecords(): void;
-  /** Closes the server and every open connection, cancels pending delays. Idempotent. */
+  /** Closes the server and every open connection, cancels pending delays and frozen requests. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -85,7 +85,8 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "pr
  * Starts an HTTP reverse proxy in front of Azure Storage (normally Azurite) that answers
  * the way Azure does while a partition is being rebalanced: per partition, on a
  * schedule, it returns 503 ServerBusy or 500 OperationTimedOut, resets connections
- * before or after storage applied a write, or slows responses (see {@link FaultKind}).
+ * before or after storage applied a write, or slows responses; it can also freeze the
+ * whole endpoint or refuse connections for a while (see {@link FaultKind}).
  *
  * Requests are buffered, scoped as the retry policy scopes them (`$batch` bodies included),
  * recorded, and either faulted or forwarded with method, path and headers unchanged,
@@ -152,8 +153,16 @@ class Simulator implements RebalancingSimulator {
   readonly #agent = new Agent({ keepAlive: true });
   readonly #sockets = new Set<Socket>();
   readonly #delays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  /** Requests held by each `freeze` rule: one timer per rule, released (and reset) when it ends. */
+  readonly #holds = new Map<ValidatedFaultRule, { timer: NodeJS.Timeout; releases: Set<() => void> }>();
+  /** The removers of `refuseConnections` rules not yet ended. */
+  readonly #refusals = new Set<() => void>();
+  /** How many `refuseConnections` rules are in force now; the server listens only while 0. */
+  #refusing = 0;
+  #port = 0;
   #url = "";
   #stopping: Promise<void> | undefined;
+  #closed = false;
 
   constructor(config: SimulatorConfig) {
     this.#config = config;
@@ -164,6 +173,10 @@ class Simulator implements RebalancingSimulator {
       socket.once("close", () => this.#sockets.delete(socket));
     });
     this.#server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+      // While connections are refused, an answer in flight finishes and its connection is not reused.
+      res.once("finish", () => {
+        if (this.#refusing > 0) req.socket.end();
+      });
       this.#handle(req, res).catch(() => destroy(req.socket));
     });
     // A client that sends garbage gets its connection closed, nothing more.
@@ -193,6 +206,7 @@ class Simulator implements RebalancingSimulator {
           return;
         }
         const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+        this.#port = address.port;
         this.#url = `http://${host}:${address.port}`;
         resolve();
       });
@@ -200,11 +214,13 @@ class Simulator implements RebalancingSimulator {
   }
 
   addFault(rule: FaultRule): () => void {
-    return this.#schedule.add(rule);
+    if (typeof rule === "object" && rule !== null && rule.kind === "refuseConnections") return this.#addRefusal(validateFaultRule(rule));
+    return this.#schedule.add(rule, (removed) => this.#release(removed));
   }
 
   clearFaults(): void {
     this.#schedule.clear();
+    for (const remove of [...this.#refusals]) remove();
   }
 
   count(filter?: RecordFilter | ((record: RequestRecord) => boolean)): number {
@@ -216,8 +232,11 @@ class Simulator implements RebalancingSimulator {
   }
 
   stop(): Promise<void> {
+    this.#closed = true;
     this.#stopping ??= new Promise<void>((resolve) => {
-      this.#schedule.clear();
+      // Stopped first, so that ending the refusals below does not listen again.
+      this.clearFaults();
+      for (const rule of [...this.#holds.keys()]) this.#release(rule);
       for (const delay of this.#delays) {
         clearTimeout(delay.timer);
         delay.resolve();
@@ -232,7 +251,85 @@ class Simulator implements RebalancingSimulator {
   }
 
   get #stopped(): boolean {
-    return this.#stopping !== undefined;
+    return this.#closed;
+  }
+
+  /** Schedules a refusal: the listener closes at its start and listens again on the same port at its end. */
+  #addRefusal(rule: ValidatedFaultRule): () => void {
+    let active = false;
+    let timer: NodeJS.Timeout | undefined;
+    const end = (): void => {
+      if (!this.#refusals.delete(end)) return;
+      clearTimeout(timer);
+      if (!active) return;
+      active = false;
+      this.#refusing--;
+      this.#listenAgain();
+    };
+    const start = (): void => {
+      active = true;
+      this.#refusing++;
+      if (this.#refusing === 1 && this.#server.listening) {
+        // close() stops accepting and (Node >= 19) closes idle keep-alive connections; answers in flight finish.
+        this.#server.close();
+        this.#server.closeIdleConnections();
+      }
+      timer = setTimeout(end, rule.durationInMs);
+      timer.unref();
+    };
+    this.#refusals.add(end);
+    // Starting now means before addFault returns: a connection opened right after it is refused.
+    if (rule.startInMs === 0) start();
+    else {
+      timer = setTimeout(start, rule.startInMs);
+      timer.unref();
+    }
+    return end;
+  }
+
+  /** Listens again on the port it had, once no refusal is in force; retried while the port is taken. */
+  #listenAgain(): void {
+    if (this.#stopped || this.#refusing > 0 || this.#server.listening) return;
+    const retry = (): void => {
+      this.#server.off("listening", listening);
+      setTimeout(() => this.#listenAgain(), 100).unref();
+    };
+    const listening = (): void => {
+      this.#server.off("error", retry);
+    };
+    this.#server.once("error", retry);
+    this.#server.once("listening", listening);
+    this.#server.listen(this.#port, this.#config.host);
+  }
+
+  /** Holds a frozen request until its rule ends (or is removed, or the simulator stops) or its client goes away. */
+  #hold(rule: ValidatedFaultRule, endsAt: number, socket: Socket): Promise<void> {
+    if (this.#stopped || socket.destroyed) return Promise.resolve();
+    let hold = this.#holds.get(rule);
+    if (hold === undefined) {
+      const timer = setTimeout(() => this.#release(rule), Math.max(0, endsAt - performance.now()));
+      timer.unref();
+      hold = { timer, releases: new Set() };
+      this.#holds.set(rule, hold);
+    }
+    const releases = hold.releases;
+    return new Promise((resolve) => {
+      const release = (): void => {
+        socket.off("close", release);
+        releases.delete(release);
+        resolve();
+      };
+      releases.add(release);
+      socket.once("close", release);
+    });
+  }
+
+  #release(rule: ValidatedFaultRule): void {
+    const hold = this.#holds.get(rule);
+    if (hold === undefined) return;
+    clearTimeout(hold.timer);
+    this.#holds.delete(rule);
+    for (const release of [...hold.releases]) release();
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -240,13 +337,18 @@ class Simulator implements RebalancingSimulator {
     const body = await readBody(req);
     if (this.#stopped) return destroy(req.socket);
     const info = this.#describe(req, body);
-    const rule = this.#schedule.select(info);
+    const selected = this.#schedule.selectTimed(info);
+    const rule = selected?.rule;
     const record: RequestRecord = { time: Date.now(), method: info.method, path: info.path, scope: info.scope, fault: rule?.kind, forwarded: false };
     if (rule?.name !== undefined) record.ruleName = rule.name;
     const clientRequestId = headerValue(req.headers["x-ms-client-request-id"]);
     if (clientRequestId !== undefined && CLIENT_REQUEST_ID.test(clientRequestId)) record.clientRequestId = clientRequestId;
     this.#log.add(record);
     try {
+      if (rule?.kind === "freeze" && selected !== undefined) {
+        await this.#hold(rule, selected.endsAt, req.socket);
+        return destroy(req.socket);
+      }
       await this.#respond(req, res, body, info, rule, record);
     } finally {
       this.#report(record);
@@ -264,6 +366,10 @@ class Simulator implements RebalancingSimulator {
     switch (rule?.kind) {
       case undefined:
         return this.#passThrough(req, res, body, record);
+      case "freeze":
+      case "refuseConnections":
+        // Handled before an answer is chosen (#handle) or on the listener (#addRefusal).
+        return destroy(req.socket);
       case "serverBusy":
       case "throttle":
         return this.#answerError(res, req, info, record, rule.status ?? 503, rule.errorCode ?? "ServerBusy", retryAfterHeaders(rule));

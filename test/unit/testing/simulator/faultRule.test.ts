@@ -34,6 +34,11 @@ describe("validateFaultRule", () => {
     [{ kind: "serverBusy", retryAfter: { ms: 5, header: "Retry-After-Ms" } }, /rule\.retryAfter\.header must be one of/, TypeError],
     [{ kind: "serverBusy", name: 3 }, /rule\.name must be a string; got 3/, TypeError],
     [null, /rule must be an object; got null/, TypeError],
+    [{ kind: "freeze" }, /rule\.durationInMs is required \(a finite number\) when rule\.kind is "freeze"; got undefined/, TypeError],
+    [{ kind: "refuseConnections", durationInMs: Infinity }, /rule\.durationInMs is required .* when rule\.kind is "refuseConnections"; got Infinity/, TypeError],
+    [{ kind: "refuseConnections", durationInMs: 5, match: { partition: "p" } }, /rule\.match does not apply to rule\.kind "refuseConnections"/, TypeError],
+    [{ kind: "refuseConnections", durationInMs: 5, count: 1 }, /rule\.count does not apply to rule\.kind "refuseConnections".*; got 1\./, TypeError],
+    [{ kind: "refuseConnections", durationInMs: 5, probability: 0.5 }, /rule\.probability does not apply to rule\.kind "refuseConnections".*; got 0\.5\./, TypeError],
   ])("rejects %j", (rule, message, type) => {
     expect(() => validateFaultRule(rule as FaultRule)).toThrow(type);
     expect(() => validateFaultRule(rule as FaultRule)).toThrow(message);

@@ -206,6 +206,87 @@ describe("startRebalancingSimulator: faults", () => {
   });
 });
 
+describe("startRebalancingSimulator: frozen endpoint and refused connections", () => {
+  /** Whether `promise` is still pending after `ms`. */
+  async function pendingAfter(promise: Promise<unknown>, ms: number): Promise<boolean> {
+    const marker = Symbol("pending");
+    const winner = await Promise.race([promise, new Promise((resolve) => setTimeout(() => resolve(marker), ms))]);
+    return winner === marker;
+  }
+
+  it("holds a frozen request unanswered and unforwarded until the rule ends, then resets its connection", async () => {
+    const sim = await simulator();
+    sim.addFault({ name: "frozen", kind: "freeze", durationInMs: 400 });
+    const pending = send(sim.url, { path: ENTITY });
+    await expect.poll(() => sim.totals.requests).toBe(1);
+    expect(await pendingAfter(pending, 100)).toBe(true);
+    const result = await pending;
+    expect((result as NodeJS.ErrnoException).code).toBe("ECONNRESET");
+    expect(received).toHaveLength(0);
+    await expect.poll(() => sim.count({ fault: "freeze", ruleName: "frozen", forwarded: false, status: undefined })).toBe(1);
+    // The rule has ended: the next request passes.
+    expect(answer(await send(sim.url, { path: ENTITY })).status).toBe(201);
+  });
+
+  it("resets frozen requests at once when the rule is removed, and when the simulator stops", async () => {
+    const sim = await simulator();
+    const remove = sim.addFault({ kind: "freeze", durationInMs: 60_000 });
+    const first = send(sim.url, { path: ENTITY });
+    await expect.poll(() => sim.totals.requests).toBe(1);
+    remove();
+    expect(((await first) as NodeJS.ErrnoException).code).toBe("ECONNRESET");
+
+    sim.addFault({ kind: "freeze", durationInMs: 60_000 });
+    const second = send(sim.url, { path: ENTITY });
+    await expect.poll(() => sim.totals.requests).toBe(2);
+    await sim.stop();
+    expect(await second).toBeInstanceOf(Error);
+  });
+
+  it("refuses connections for the rule's duration, then listens again on the same port", async () => {
+    const sim = await simulator();
+    const url = sim.url;
+    sim.addFault({ kind: "refuseConnections", durationInMs: 300 });
+    await new Promise((resolve) => setImmediate(resolve));
+    const refused = await send(url, { path: ENTITY });
+    expect((refused as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
+    expect(sim.totals.requests).toBe(0);
+    await expect.poll(async () => (await send(url, { path: ENTITY }) as Answer).status, { timeout: 3_000, interval: 50 }).toBe(201);
+    expect(sim.url).toBe(url);
+  });
+
+  it("closes idle keep-alive connections when it starts refusing, and ends the refusal when the rule is removed", async () => {
+    const sim = await simulator();
+    const url = new URL(sim.url);
+    const agent = new Agent({ keepAlive: true });
+    let socketClosed: Promise<void> | undefined;
+    await new Promise<void>((resolve) => {
+      const outgoing = request({ host: url.hostname, port: url.port, path: ENTITY, agent }, (res) => {
+        res.resume();
+        res.on("end", () => resolve());
+      });
+      outgoing.on("socket", (socket) => {
+        socketClosed = new Promise<void>((closed) => socket.once("close", () => closed()));
+      });
+      outgoing.end();
+    });
+    const remove = sim.addFault({ kind: "refuseConnections", durationInMs: 60_000 });
+    await socketClosed;
+    expect(((await send(sim.url, { path: ENTITY })) as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
+    remove();
+    await expect.poll(async () => (await send(sim.url, { path: ENTITY }) as Answer).status, { timeout: 3_000, interval: 50 }).toBe(201);
+    agent.destroy();
+  });
+
+  it("stops while refusing without listening again", async () => {
+    const sim = await simulator();
+    sim.addFault({ kind: "refuseConnections", durationInMs: 60_000 });
+    await new Promise((resolve) => setImmediate(resolve));
+    await sim.stop();
+    expect(((await send(sim.url, { path: ENTITY })) as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
+  });
+});
+
 describe("startRebalancingSimulator: stop", () => {
   it("cancels pending delays, closes open connections and stops listening", async () => {
     const sim = await simulator();
