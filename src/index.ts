@@ -35,6 +35,9 @@ export type {
   AttemptClass,
   AttemptEvent,
   DelaySource,
+  LocalRefusalEvent,
+  LocalWaitReason,
+  LocalWaitEvent,
   OperationEvent,
   RetryEvent,
   RetryObserver,
@@ -43,8 +46,7 @@ export type {
 export type { Admission, AttemptGate, Refusal, RefusalReason, SendAdmission } from "./policies/attemptGate.js";
 export { SEND_NOW } from "./policies/attemptGate.js";
 export type { AttemptResult } from "./classification/attemptResult.js";
-export type { DecisionInput, NextStep } from "./policies/decideNext.js";
-export { decideNext } from "./policies/decideNext.js";
+export type { CallerOptions } from "./policies/callerPolicy.js";
 export type { EntityKeys, RequestAddress } from "./address/requestAddress.js";
 export { readRequestAddress } from "./address/requestAddress.js";
 export type { RetryInfo } from "./policies/retryInfo.js";
@@ -89,8 +91,8 @@ export type { PartitionBreaker } from "./breaker/partitionBreaker.js";
 export type { PartitionStatus } from "./breaker/partitionStatus.js";
 export { HEALTHY_PARTITION } from "./breaker/partitionStatus.js";
 export { createPartitionBreaker } from "./breaker/partitionBreaker.js";
-export type { PartitionBreakerMode, PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";
-export { DEFAULT_PARTITION_BREAKER_OPTIONS, PARTITION_BREAKER_MODES } from "./breaker/partitionBreakerOptions.js";
+export type { PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";
+export { DEFAULT_PARTITION_BREAKER_OPTIONS } from "./breaker/partitionBreakerOptions.js";
 export { isRebalancingOutcome } from "./breaker/isRebalancingOutcome.js";
 export type { PacingOptions } from "./flow/pacingOptions.js";
 export { DEFAULT_PACING_OPTIONS } from "./flow/pacingOptions.js";

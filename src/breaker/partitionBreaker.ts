@@ -12,7 +12,7 @@ import type { AttemptResult } from "../classification/attemptResult.js";
 import { Circuit } from "./circuit.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "./circuitStateSource.js";
 import { isRebalancingOutcome } from "./isRebalancingOutcome.js";
-import { resolvePartitionBreakerOptions, type PartitionBreakerMode, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
+import { resolvePartitionBreakerOptions, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "./partitionStatus.js";
 import { createScopeRegistry } from "./scopeRegistry.js";
 
@@ -24,8 +24,6 @@ import { createScopeRegistry } from "./scopeRegistry.js";
  * period later finds it back. A scope with no trouble holds no state and costs nothing.
  */
 export interface PartitionBreaker extends AttemptGate, CircuitStateSource {
-  /** What callers meet while a circuit is open. */
-  readonly mode: PartitionBreakerMode;
   /** Scopes with state (at most `maxScopes`): a rebalancing failure in their recent past. */
   readonly size: number;
   /** The state of one scope's circuit, or undefined when it has none (no rebalancing failure lately). */
@@ -78,7 +76,7 @@ interface PacedTicket {
  * `maxScopes` live, idle ones swept after `idleTtlInMs` by one `unref()`ed timer.
  *
  * @example
- * const breaker = createPartitionBreaker({ mode: "fail", service: "table" });
+ * const breaker = createPartitionBreaker({ service: "table" });
  * const policy = resilientRetryPolicy({ gate: breaker });
  * // ... on shutdown:
  * breaker.dispose();
@@ -261,7 +259,6 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   };
 
   return {
-    mode: o.mode,
     get size() {
       return registry.size();
     },

@@ -8,25 +8,10 @@ import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 
 /**
- * What an attempt meets when its partition cannot take it now (circuit open, or paced with
- * a queue): `"wait"` makes the retry policy sleep until the next probe or slot (within its
- * deadline), `"fail"` surfaces a `CircuitOpenError` / `PartitionBusyError` at once, and
- * `"auto"` waits unless the caller is bounded (a queue consumer, a worker pool) and waiting
- * would hold more than a tenth of its operations on troubled partitions: then it fails
- * those at once, with `retryAfterInMs`, so its workers move on to other partitions.
- */
-export type PartitionBreakerMode = "auto" | "wait" | "fail";
-
-/** Every {@link PartitionBreakerMode}. */
-export const PARTITION_BREAKER_MODES: readonly PartitionBreakerMode[] = ["auto", "wait", "fail"];
-
-/**
  * Options of `createPartitionBreaker` and of `installResilience`'s `circuitBreaker`.
  * Every one is optional; docs/circuit-breaker.md explains each default.
  */
 export interface PartitionBreakerOptions {
-  /** What callers meet while their partition cannot take an attempt. Defaults to `"auto"`. */
-  mode?: PartitionBreakerMode;
   /**
    * The service the requests go to, needed to scope Azurite's path-style URLs.
    * Defaults to detection from the host; `installResilience` passes its own.
@@ -62,7 +47,6 @@ export interface PartitionBreakerOptions {
 
 /** The defaults of {@link PartitionBreakerOptions} (reasoning in docs/circuit-breaker.md). */
 export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
-  mode: "auto" as PartitionBreakerMode,
   resetTimeoutInMs: 3_000,
   consecutiveFailures: 5,
   rollingWindowInMs: 3_000,
@@ -72,7 +56,6 @@ export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
 
 /** {@link PartitionBreakerOptions} validated, with defaults applied. */
 export interface ResolvedPartitionBreakerOptions {
-  mode: PartitionBreakerMode;
   service: StorageService | undefined;
   getScope: ((request: PipelineRequest) => string | undefined) | undefined;
   resetTimeoutInMs: number;
@@ -84,7 +67,6 @@ export interface ResolvedPartitionBreakerOptions {
 }
 
 const KNOWN_KEYS = [
-  "mode",
   "service",
   "getScope",
   "resetTimeoutInMs",
@@ -97,16 +79,20 @@ const KNOWN_KEYS = [
 /** Validates every option once, throwing a `TypeError`/`RangeError` that names it and the value. */
 export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions = {}): ResolvedPartitionBreakerOptions {
   validateObjectOption("circuitBreaker options", options);
+  if ("mode" in options) {
+    throw new TypeError(
+      "circuitBreaker.mode was removed: whether an operation waits is declared for the caller now. Use caller: { failFast: true } " +
+        'for "fail", caller: { concurrency: N } for a pool of N operations at a time (what "auto" guessed), and nothing for "wait" (the default).',
+    );
+  }
   rejectUnknownKeys("circuitBreaker options", options, KNOWN_KEYS);
   const d = DEFAULT_PARTITION_BREAKER_OPTIONS;
   // `=== undefined`, not `??`: null is a mistake to name, not "the default".
-  const mode = validateChoiceOption("mode", options.mode === undefined ? d.mode : options.mode, PARTITION_BREAKER_MODES);
   const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
   if (options.getScope !== undefined && typeof options.getScope !== "function") {
     throw new TypeError("getScope must be a function (request) => string | undefined.");
   }
   return {
-    mode,
     service,
     getScope: options.getScope,
     resetTimeoutInMs: optionalNumberOption("resetTimeoutInMs", options.resetTimeoutInMs, d.resetTimeoutInMs, {

@@ -27,6 +27,7 @@ import { createSafetyMetricsObserver } from "../safety/safetyMetrics.js";
 import { createSecondaryReadMetricsObserver } from "../metrics/secondaryReadMetrics.js";
 import { resolveSecondaryReads, secondaryUrlOf, type SecondaryReadOptions } from "../policies/secondaryReads.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
+import type { CallerOptions } from "../policies/callerPolicy.js";
 import { SERVICE_PRESETS } from "../presets/servicePresets.js";
 import { createRetryLogObserver } from "../observers/retryLogObserver.js";
 import { describeValue } from "../validation/describeValue.js";
@@ -110,6 +111,15 @@ export interface InstallResilienceOptions {
    * may be stale, and its 404 is not trusted. Defaults to false.
    */
   secondaryReads?: boolean | SecondaryReadOptions;
+  /**
+   * Who calls the client (docs/flow-control.md), which decides whether an operation waits at
+   * a local refusal (an open circuit, a paced queue, an empty retry budget):
+   * `{ concurrency: N }` for a bounded caller of N operations at a time (a worker pool, a queue
+   * consumer: its waiters may use only its spare slots, and the next one fails at once with
+   * `retryAfterInMs`), `{ failFast: true }` never to wait. Defaults to an open-loop caller
+   * (each operation its own caller, as in a web server), which waits within its deadline.
+   */
+  caller?: CallerOptions;
 }
 
 /** What {@link installResilience} returns. */
@@ -159,6 +169,7 @@ const KNOWN_KEYS = [
   "ambiguousWrites",
   "retryBudget",
   "secondaryReads",
+  "caller",
 ];
 const installed = new WeakMap<Pipeline, ResilienceHandle>();
 
@@ -205,6 +216,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     ambiguousWrites: ambiguousWrites && { readBackTimeoutInMs: ambiguousWrites.readBackTimeoutInMs, readBackRoutes },
     retryBudget: options.retryBudget,
     secondaryReads,
+    caller: options.caller,
   });
   // Subscribed only once nothing else can throw, so a failed install leaves no gauge source behind.
   if (metrics && circuitBreaker) metrics.observeCircuits(circuitBreaker);

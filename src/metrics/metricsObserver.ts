@@ -4,7 +4,17 @@ import type { StorageOperation } from "../address/storageOperation.js";
 import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
 import type { CircuitStateSource } from "../breaker/circuitStateSource.js";
 import { STORAGE_SERVICES, type StorageService } from "../partition/partitionScope.js";
-import type { AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver } from "../observers/retryEvents.js";
+import type {
+  AttemptClass,
+  AttemptEvent,
+  LocalRefusalEvent,
+  LocalWaitEvent,
+  LocalWaitReason,
+  OperationEvent,
+  RetryEvent,
+  RetryObserver,
+} from "../observers/retryEvents.js";
+import type { GaugeCollector } from "./metricFamily.js";
 import { isExhausted, outcomeOf } from "./operationOutcome.js";
 import { createCircuitMetrics, type CircuitMetrics } from "./circuitMetrics.js";
 import { createPacingMetrics, isPacedScopeSource, type PacedScopeSource, type PacingMetrics } from "./pacingMetrics.js";
@@ -14,6 +24,7 @@ import { resolveMetricsOptions, type MetricsOptions } from "./metricsOptions.js"
 import { storageMetricFamilies, type StorageMetricFamilies } from "./storageMetricFamilies.js";
 import { describeValue } from "../validation/describeValue.js";
 import { OTHER_PARTITION_LABEL, TopScopeLabels } from "./topScopeLabels.js";
+import { LOCAL_WAIT_REASONS } from "../policies/callerPolicy.js";
 
 /** A {@link RetryObserver} that records the package's metrics for one service, on Prometheus or OpenTelemetry. */
 export interface MetricsObserver extends RetryObserver {
@@ -103,6 +114,10 @@ class MetricsRecorder implements MetricsObserver {
   readonly #byOperation = new Map<StorageOperation, OperationSeries>();
   readonly #delays: Partial<Record<AttemptClass, HistogramChild>> = {};
   readonly #changesetFailures: Partial<Record<AttemptClass, CounterChild>> = {};
+  /** Operations of this observer's policies waiting now, by reason; read at scrape time. */
+  readonly #waiting: Record<LocalWaitReason, number> = { circuit: 0, pacing: 0, budget: 0, backoff: 0 };
+  readonly #waitCollector: GaugeCollector;
+  readonly #refusals: Partial<Record<LocalWaitReason, CounterChild>> = {};
 
   constructor(service: StorageService, families: StorageMetricFamilies, partition: PartitionLabelState | undefined) {
     this.service = service;
@@ -110,6 +125,19 @@ class MetricsRecorder implements MetricsObserver {
     this.#partition = partition;
     this.#circuits = createCircuitMetrics(families, service);
     this.#pacing = createPacingMetrics(families, service, partition?.labels);
+    this.#waitCollector = (emit) => {
+      for (const reason of LOCAL_WAIT_REASONS) emit({ service, reason }, this.#waiting[reason]);
+    };
+    families.localWaits.collectors.add(this.#waitCollector);
+  }
+
+  onLocalWait(event: LocalWaitEvent): void {
+    this.#waiting[event.reason] += event.state === "started" ? 1 : -1;
+  }
+
+  onLocalRefusal(event: LocalRefusalEvent): void {
+    const reason = event.reason;
+    (this.#refusals[reason] ??= this.#families.localRefusals.child({ service: this.service, reason })).inc();
   }
 
   onAttempt(event: AttemptEvent): void {
@@ -165,6 +193,7 @@ class MetricsRecorder implements MetricsObserver {
   dispose(): void {
     this.#circuits.dispose();
     this.#pacing.dispose();
+    this.#families.localWaits.collectors.delete(this.#waitCollector);
   }
 
   /** The event's address, as read under this observer's service (its labels' service). */

@@ -17,6 +17,8 @@ export interface StorageMetricFamilies {
   pacingDelay: HistogramFamily;
   pacedPartitions: CollectedGaugeFamily;
   batchChangesetFailures: CounterFamily;
+  localWaits: CollectedGaugeFamily;
+  localRefusals: CounterFamily;
   /** Only when the bounded partition label is enabled. */
   partitionThrottles?: CounterFamily;
   /** Only when the bounded partition label is enabled. */
@@ -40,6 +42,10 @@ const HELP: Readonly<Record<MetricKey, string>> = {
   pacedPartitions: "Partition scopes whose attempts are paced because they answered throttled lately (hot partitions).",
   batchChangesetFailures:
     "Tables $batch attempts answered 202 Accepted whose changeset failed, by the class of the changeset's status and error code (throttled, transient and timeout ones are retried whole).",
+  localWaits:
+    "Operations waiting now without sending, by reason: an open circuit, a paced slot, the retry budget, or a backoff. Many waiting while few run is a starving pool (declare caller: { concurrency }).",
+  localRefusals:
+    "Operations that failed at once, or were let go while waiting, for a local reason (their caller may not wait, or waiting would outlast the deadline), by reason.",
   partitionSendRate: "Send rate (attempts per second) each paced partition is held to; only scopes with their own partition label, the rest summed as other.",
 };
 
@@ -101,6 +107,8 @@ export function storageMetricFamilies(
     pacingDelay: histogram("pacingDelay"),
     pacedPartitions: gauge("pacedPartitions"),
     batchChangesetFailures: counter("batchChangesetFailures"),
+    localWaits: gauge("localWaits"),
+    localRefusals: counter("localRefusals"),
   };
   if (withPartitionLabel) {
     families.partitionThrottles = counter("partitionThrottles");

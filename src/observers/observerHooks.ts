@@ -23,6 +23,8 @@ export function createObserverHooks(observers: readonly RetryObserver[]): Observ
     onRetry: listeners("onRetry"),
     onOperationEnd: listeners("onOperationEnd"),
     onAmbiguousWrite: listeners("onAmbiguousWrite"),
+    onLocalWait: listeners("onLocalWait"),
+    onLocalRefusal: listeners("onLocalRefusal"),
   };
   return {
     listens: (hook) => byHook[hook].length > 0,

@@ -10,6 +10,7 @@ import {
   type AttemptGate,
   type MetricsObserver,
 } from "../../../src/index.js";
+import type { CallerOptions } from "../../../src/policies/callerPolicy.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
 import {
   internal,
@@ -38,11 +39,12 @@ afterEach(() => {
 });
 
 /** Runs one operation through the real policy with a metrics observer and a scripted `next`. */
-async function run(observer: MetricsObserver, steps: Step[], options: { maxRetries?: number; gate?: AttemptGate; url?: string; method?: "GET" | "PUT" } = {}) {
+async function run(observer: MetricsObserver, steps: Step[], options: { maxRetries?: number; gate?: AttemptGate; caller?: CallerOptions; url?: string; method?: "GET" | "PUT" } = {}) {
   const policy = resilientRetryPolicy({
     retry: fixedBackoff({ maxRetries: options.maxRetries ?? 3, delayInMs: 100 }),
     observers: [observer],
     gate: options.gate,
+    caller: options.caller,
   });
   const pending = policy
     .sendRequest(request({ url: options.url, method: options.method }), scripted(...steps))
@@ -131,11 +133,10 @@ describe("createMetricsObserver: counters for scripted outcomes", () => {
   it("a circuit rejection: attempts{circuit_open}, circuit_rejections_total, operations{circuit_open}", async () => {
     const observer = createMetricsObserver("table", { registry });
     const gate: AttemptGate = {
-      mode: "fail",
       admit: () => ({ decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 }),
       record: () => undefined,
     };
-    const error = await run(observer, [], { gate });
+    const error = await run(observer, [], { gate, caller: { failFast: true } });
     expect(error).toBeInstanceOf(CircuitOpenError);
     expect(await sampleValue(registry, "azure_storage_attempts_total", { ...table, class: "circuit_open" })).toBe(1);
     expect(await sampleValue(registry, "azure_storage_circuit_rejections_total", table)).toBe(1);
@@ -146,7 +147,6 @@ describe("createMetricsObserver: counters for scripted outcomes", () => {
   it("a paced refusal (partition busy): operations{partition_busy}, no attempt, nothing refused by a circuit", async () => {
     const observer = createMetricsObserver("table", { registry });
     const gate: AttemptGate = {
-      mode: "wait",
       admit: () => ({ decision: "refuse", reason: "paced", scope: "table|acct|orders|p1", retryAfterInMs: 5000 }),
       record: () => undefined,
     };
