@@ -154,3 +154,27 @@ function afterAttempt(f: DecisionFacts): Step {
   if (!f.callerMayBackOff && delayInMs > SHORT_WAIT_IN_MS) return stop("caller-busy");
   return { action: "wait", on: "backoff", delayInMs, source };
 }
+
+/** A facts object with every field set: the loop makes one per operation and refills it before each decision. */
+export function newDecisionFacts(): DecisionFacts {
+  return {
+    point: "gate",
+    attemptClass: undefined,
+    retriesDone: 0,
+    maxRetries: 0,
+    remainingInMs: 0,
+    backoffInMs: 0,
+    retryAfterInMs: undefined,
+    bodyReplayable: true,
+    answerMayBeOurs: false,
+    gate: "send",
+    gateDelayInMs: 0,
+    budget: "free",
+    budgetRetryAfterInMs: 0,
+    callerMayWait: true,
+    callerMayBackOff: true,
+    secondaryOpen: false,
+    jitter: 0,
+    waitReason: undefined,
+  };
+}

@@ -1,37 +1,34 @@
 // The retry loop: it gathers the facts, asks decideNext, and carries out the step. Every
-// decision is in decideNext; how an operation ends is in operationEnding.ts.
+// decision is in decideNext, the waits in operationWaits.ts, the ending in operationEnding.ts.
+// Over 300 lines: one operation's state (its fields are a third of it) and the steps that change it;
+// split further, that state would travel between modules.
 import type { PipelinePolicy, PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import { AbortError } from "@azure/abort-controller";
-import { delay } from "@azure/core-util";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { isRetriableClass } from "../classification/outcomeClass.js";
 import { OperationBackoff } from "../backoff/operationBackoff.js";
-import { logger } from "../logging/logger.js";
-import { parseRetryAfterInMs } from "../timing/retryAfter.js";
-import { RELEASED, sleepInSlices, type SleepEnd } from "../timing/sleepInSlices.js";
+import type { SleepEnd } from "../timing/sleepInSlices.js";
 import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
 import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
 import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
 import { SEND_NOW, type Admission, type Refusal, type SendAdmission } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { CallerPolicy, type Waiter } from "./callerPolicy.js";
-import { decideNext, SHORT_WAIT_IN_MS, type DecisionFacts, type DecisionPoint, type Step } from "./decideNext.js";
+import { decideNext, newDecisionFacts, SHORT_WAIT_IN_MS, type DecisionFacts, type DecisionPoint, type Step } from "./decideNext.js";
 import { createObserverHooks, type ObserverHooks } from "../observers/observerHooks.js";
 import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, LocalWaitReason } from "../observers/retryEvents.js";
 import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import { resolveRetryPolicyOptions, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
-import { answered, endAttempt, failed, startAttempt, type ArmedAttempt } from "./runAttempt.js";
+import { answered, attemptTimeout, endAttempt, failed, retryAfterOf, startAttempt, type ArmedAttempt } from "./runAttempt.js";
 import { isSecondaryReadMethod, SecondaryRoute } from "./secondaryReads.js";
 import { endOperation, settleAmbiguousWrite, type Ending } from "./operationEnding.js";
 import { describeTableWrite, type TableWrite } from "../ambiguousWrites/tableWrite.js";
+import { callerMay, leaveWait, sleepFor } from "./operationWaits.js";
 import { bodyText } from "../ambiguousWrites/requestBodyText.js";
 
 /** The policy's name; unique in a pipeline, so users can find and remove it. */
 export const resilientRetryPolicyName = "resilientRetryPolicy";
-
-/** How often a wait that may be let go looks again: a quarter second of a worker lost at most. */
-const CHECK_EVERY_IN_MS = 250;
 
 /**
  * A Retry-phase policy that classifies every attempt, retries the retriable ones with the
@@ -83,7 +80,8 @@ export class Operation {
   /** Where the decision to read the secondary was taken: after a refusal (`gate`) or a failure (`attempt`). */
   #secondaryFrom: DecisionPoint = "gate";
   #backoff: OperationBackoff | undefined;
-  #waiter: Waiter | undefined;
+  /** Its place among the caller policy's waiters while it waits without sending. */
+  waiter: Waiter | undefined;
   #tableWrite: TableWrite | undefined | null = null;
 
   constructor(request: PipelineRequest, s: RetryPolicySettings, hooks: ObserverHooks, caller: CallerPolicy) {
@@ -96,7 +94,7 @@ export class Operation {
     this.info = startRetryInfo(request);
     this.write = isWriteMethod(request.method);
     this.secondary = s.secondaryReads !== undefined && isSecondaryReadMethod(request.method) ? new SecondaryRoute(s.secondaryReads) : undefined;
-    this.facts = newFacts();
+    this.facts = newDecisionFacts();
     s.budget?.recordRequest(this.started);
   }
 
@@ -128,7 +126,7 @@ export class Operation {
           case "wait": {
             const waited = await this.wait(step);
             if (waited.ended === "aborted") return this.end({ reason: "aborted", finalClass: "aborted", error: waited.error });
-            step = decideNext(waited.ended === "released" && !this.callerMay(step.on) ? this.releasedFacts(step.on) : this.askGate());
+            step = decideNext(waited.ended === "released" && !callerMay(this, step.on) ? this.releasedFacts(step.on) : this.askGate());
             break;
           }
           case "read-back":
@@ -138,7 +136,7 @@ export class Operation {
         }
       }
     } finally {
-      this.leaveWait();
+      leaveWait(this);
       this.caller.ended();
     }
   }
@@ -149,7 +147,7 @@ export class Operation {
     f.point = "gate";
     // The first ask comes right after the operation started: its clock reading will do.
     f.remainingInMs = this.deadline - (this.info.attempts === 0 ? this.started : performance.now());
-    f.callerMayWait = this.callerMay("circuit");
+    f.callerMayWait = callerMay(this, "circuit");
     f.secondaryOpen = false;
     f.jitter = 0;
     const budget = this.s.budget;
@@ -196,7 +194,7 @@ export class Operation {
 
   /** Before an attempt: leave any wait, spend the budget when the retry needs it, point the request and arm its timeout. */
   private startSend(step: Step & { action: "send" }): ArmedAttempt | undefined {
-    this.leaveWait();
+    leaveWait(this);
     const toSecondary = step.to === "secondary";
     const admission = this.#admission as SendAdmission;
     // Granted: retryAfterInMs() answered 0 in this same tick.
@@ -207,7 +205,7 @@ export class Operation {
       this.#secondaryFrom = this.facts.point;
       this.#primaryUrl = (this.secondary as SecondaryRoute).redirect(this.request, this.#primaryFailures);
     }
-    return startAttempt(this.request, this.attemptTimeout(now, toSecondary ? step.reserveInMs : 0));
+    return startAttempt(this.request, attemptTimeout(this.deadline - (toSecondary ? step.reserveInMs : 0), this.s.tryTimeoutInMs, now, this.s.deadlines));
   }
 
   private endSend(step: Step & { action: "send" }, armed: ArmedAttempt | undefined, response: PipelineResponse | undefined): void {
@@ -258,7 +256,7 @@ export class Operation {
       f.retriesDone = this.#retries;
       f.maxRetries = backoff?.maxRetries ?? 0;
       f.backoffInMs = backoff?.delayInMs ?? 0;
-      f.retryAfterInMs = retriable ? this.retryAfterHint(result) : undefined;
+      f.retryAfterInMs = retriable ? retryAfterOf(result, this.s.maxRetryAfterInMs) : undefined;
       // Read now rather than up front: only a retry needs it, and a policy after ours may have replaced the body.
       f.bodyReplayable = !retriable || isReplayable(this.request);
       f.answerMayBeOurs = !retriable && this.answerMayBeOurs(result);
@@ -267,8 +265,8 @@ export class Operation {
     const needsBudget = retriable && budget !== undefined && !this.#lastPaced;
     f.budgetRetryAfterInMs = needsBudget ? budget.retryAfterInMs() : 0;
     f.budget = !needsBudget ? "free" : f.budgetRetryAfterInMs > 0 ? "empty" : "available";
-    f.callerMayWait = this.callerMay("budget");
-    f.callerMayBackOff = this.callerMay("backoff");
+    f.callerMayWait = callerMay(this, "budget");
+    f.callerMayBackOff = callerMay(this, "backoff");
     f.secondaryOpen = retriable && this.secondaryOpen();
     return f;
   }
@@ -279,96 +277,18 @@ export class Operation {
     return this.facts;
   }
 
-  /** Act: wait, as a waiter of the caller policy; a backoff counts as a retry. */
-  private async wait(step: Step & { action: "wait" }): Promise<SleepEnd> {
-    this.enterWait(step.on);
-    if (step.on === "backoff" || step.on === "circuit") this.notifyRetry(step);
+  /** Act: wait, as a waiter of the caller policy; a backoff counts as a retry, a paced slot is kept for the gate to confirm. */
+  private wait(step: Step & { action: "wait" }): Promise<SleepEnd> {
     if (step.on === "backoff") this.#retries += 1;
     if (step.on === "pacing") {
       this.#reserved = this.#admission as SendAdmission;
       this.#pacedDelayInMs = step.delayInMs;
     }
-    const letGo = this.letGo(step.on);
-    if (letGo?.() === true) return RELEASED;
-    return sleepInSlices(step.delayInMs, (ms) => this.sleep(ms), letGo, CHECK_EVERY_IN_MS);
-  }
-
-  /**
-   * What cuts a wait short: for a bounded caller, being let go (healthy work needs the slot);
-   * for a backoff of a caller that may not wait on a partition, its circuit opening meanwhile
-   * (the gate would refuse the retry anyway, and the worker is free the sooner). An open
-   * loop's waits are one sleep, one timer.
-   */
-  private letGo(on: LocalWaitReason): (() => boolean) | undefined {
-    const kind = this.caller.settings.kind;
-    if (kind === "open") return undefined;
-    const refusesNow = on === "backoff" ? this.s.gate?.refusesNow : undefined;
-    const waiter = this.#waiter as Waiter;
-    const circuitOpened = refusesNow === undefined ? undefined : (): boolean => refusesNow.call(this.s.gate, this.address);
-    if (kind === "failFast") return circuitOpened;
-    return () => this.caller.mustRelease(waiter) || circuitOpened?.() === true;
-  }
-
-  private async sleep(ms: number): Promise<void> {
-    await delay(ms, { abortSignal: this.request.abortSignal, abortErrorMsg: "The operation was aborted." });
-  }
-
-  /** The caller policy's answer for this operation: begin a wait, or go on waiting. */
-  private callerMay(reason: LocalWaitReason): boolean {
-    const waiter = this.#waiter;
-    return waiter === undefined ? this.caller.mayStartWait(reason) : this.caller.mayKeepWaiting(waiter, reason);
-  }
-
-  private enterWait(reason: LocalWaitReason): void {
-    const waiter = this.#waiter;
-    if (waiter === undefined) this.#waiter = this.caller.beginWait(reason);
-    else if (waiter.reason !== reason) {
-      this.notifyWait(waiter.reason, "ended");
-      this.caller.changeReason(waiter, reason);
-    } else return;
-    this.notifyWait(reason, "started");
-  }
-
-  private leaveWait(): void {
-    const waiter = this.#waiter;
-    if (waiter === undefined) return;
-    this.#waiter = undefined;
-    this.caller.endWait(waiter);
-    this.notifyWait(waiter.reason, "ended");
-  }
-
-  private notifyWait(reason: LocalWaitReason, state: "started" | "ended"): void {
-    if (this.hooks.listens("onLocalWait")) this.hooks.notify("onLocalWait", { request: this.request, address: this.address, reason, state });
-  }
-
-  private notifyRetry(step: Step & { action: "wait" }): void {
-    const failedResult = step.on === "backoff" ? this.last : undefined;
-    const reason: AttemptClass = failedResult?.outcomeClass ?? "circuit_open";
-    const source = step.on === "backoff" ? step.source : "circuit";
-    const attempt = this.info.attempts;
-    // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
-    if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(step.delayInMs)} ms (${source}).`);
-    if (!this.hooks.listens("onRetry")) return;
-    this.hooks.notify("onRetry", {
-      request: this.request,
-      address: this.address,
-      attempt,
-      reason,
-      status: failedResult?.status,
-      errorCode: failedResult?.errorCode,
-      delayInMs: step.delayInMs,
-      delaySource: source,
-    });
+    return sleepFor(this, step);
   }
 
   private secondaryOpen(): boolean {
     return this.secondary !== undefined && this.secondary.open(this.request, this.address.operation, this.#primaryFailures);
-  }
-
-  private retryAfterHint(result: AttemptResult): number | undefined {
-    const headers = result.response?.headers ?? (result.error as { response?: PipelineResponse } | undefined)?.response?.headers;
-    const hint = result.retryAfterInMs ?? (headers === undefined ? undefined : parseRetryAfterInMs(headers));
-    return hint === undefined ? undefined : Math.min(hint, this.s.maxRetryAfterInMs);
   }
 
   /** A write's answer is one an earlier unknown attempt's success would cause (409 after an insert, ...). */
@@ -382,13 +302,6 @@ export class Operation {
   tableWrite(): TableWrite | undefined {
     if (this.#tableWrite === null) this.#tableWrite = describeTableWrite(this.request, bodyText(this.request));
     return this.#tableWrite;
-  }
-
-  private attemptTimeout(now: number, reserveInMs: number) {
-    const remaining = this.deadline - reserveInMs - now;
-    const tryTimeout = this.s.tryTimeoutInMs > 0 ? this.s.tryTimeoutInMs : Infinity;
-    const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
-    return { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now, deadlines: this.s.deadlines };
   }
 
   recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined, pacedDelayInMs = 0, secondary = false): void {
@@ -412,31 +325,7 @@ export class Operation {
 
   /** Ends the operation (operationEnding.ts): returns or throws what the caller gets. */
   private end(ending: Ending): PipelineResponse {
-    this.leaveWait();
+    leaveWait(this);
     return endOperation(this, ending);
   }
-}
-
-/** The facts object's shape, made once per operation so that every decision reads the same hidden class. */
-function newFacts(): DecisionFacts {
-  return {
-    point: "gate",
-    attemptClass: undefined,
-    retriesDone: 0,
-    maxRetries: 0,
-    remainingInMs: 0,
-    backoffInMs: 0,
-    retryAfterInMs: undefined,
-    bodyReplayable: true,
-    answerMayBeOurs: false,
-    gate: "send",
-    gateDelayInMs: 0,
-    budget: "free",
-    budgetRetryAfterInMs: 0,
-    callerMayWait: true,
-    callerMayBackOff: true,
-    secondaryOpen: false,
-    jitter: 0,
-    waitReason: undefined,
-  };
 }

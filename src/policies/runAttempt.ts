@@ -14,6 +14,7 @@ import { isWriteMethod } from "../ambiguousWrites/isWriteMethod.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { failedChangeset } from "./changesetAttempt.js";
 import type { RequestAddress } from "../address/requestAddress.js";
+import { parseRetryAfterInMs } from "../timing/retryAfter.js";
 
 /** How long one attempt may take, and why that long. */
 export interface AttemptTimeout {
@@ -24,6 +25,24 @@ export interface AttemptTimeout {
   /** When the attempt starts (`performance.now()`). */
   now: number;
   deadlines: AttemptDeadlines;
+}
+
+/**
+ * The timeout of an attempt starting at `now`: `tryTimeoutInMs` (0 for none), or less when
+ * `deadline` (the operation's, less what must stay in reserve) comes first.
+ */
+export function attemptTimeout(deadline: number, tryTimeoutInMs: number, now: number, deadlines: AttemptDeadlines): AttemptTimeout {
+  const remaining = deadline - now;
+  const tryTimeout = tryTimeoutInMs > 0 ? tryTimeoutInMs : Infinity;
+  const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
+  return { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now, deadlines };
+}
+
+/** The server's retry hint of a failed attempt (its own, or its response's headers), capped at `maxInMs`. */
+export function retryAfterOf(result: AttemptResult, maxInMs: number): number | undefined {
+  const headers = result.response?.headers ?? (result.error as { response?: PipelineResponse } | undefined)?.response?.headers;
+  const hint = result.retryAfterInMs ?? (headers === undefined ? undefined : parseRetryAfterInMs(headers));
+  return hint === undefined ? undefined : Math.min(hint, maxInMs);
 }
 
 /** An attempt's timeout while it runs: what {@link endAttempt} undoes. */
