@@ -20,7 +20,7 @@ import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, LocalWaitReason } from "../observers/retryEvents.js";
 import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import { resolveRetryPolicyOptions, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
-import { answered, attemptTimeout, endAttempt, failed, retryAfterOf, startAttempt, type ArmedAttempt } from "./runAttempt.js";
+import { answered, endAttempt, failed, retryAfterOf, startAttempt, type ArmedAttempt } from "./runAttempt.js";
 import { isSecondaryReadMethod, SecondaryRoute } from "./secondaryReads.js";
 import { endOperation, settleAmbiguousWrite, type Ending } from "./operationEnding.js";
 import { describeTableWrite, type TableWrite } from "../ambiguousWrites/tableWrite.js";
@@ -205,7 +205,7 @@ export class Operation {
       this.#secondaryFrom = this.facts.point;
       this.#primaryUrl = (this.secondary as SecondaryRoute).redirect(this.request, this.#primaryFailures);
     }
-    return startAttempt(this.request, attemptTimeout(this.deadline - (toSecondary ? step.reserveInMs : 0), this.s.tryTimeoutInMs, now, this.s.deadlines));
+    return startAttempt(this.request, this.deadline - (toSecondary ? step.reserveInMs : 0), this.s.tryTimeoutInMs, now, this.s.deadlines);
   }
 
   private endSend(step: Step & { action: "send" }, armed: ArmedAttempt | undefined, response: PipelineResponse | undefined): void {
