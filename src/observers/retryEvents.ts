@@ -103,10 +103,13 @@ export interface AmbiguousWriteEvent {
  * another ends the first and starts the second. The local-wait gauge counts them.
  */
 export interface LocalWaitEvent {
+  /** The operation's request. */
   request: PipelineRequest;
   /** What the request addresses (service, partition scope, operation), read once per operation. */
   address: RequestAddress;
+  /** What it waits for. */
   reason: LocalWaitReason;
+  /** Whether the wait begins or ends. */
   state: "started" | "ended";
 }
 
@@ -117,9 +120,11 @@ export interface LocalWaitEvent {
  * for a bounded caller's backoff (`backoff`).
  */
 export interface LocalRefusalEvent {
+  /** The operation's request. */
   request: PipelineRequest;
   /** What the request addresses (service, partition scope, operation), read once per operation. */
   address: RequestAddress;
+  /** What it could not wait for. */
   reason: LocalWaitReason;
   /** When to try again, as `getRetryInfo(error).retryAfterInMs` says. */
   retryAfterInMs: number | undefined;
