@@ -126,6 +126,8 @@ export class Operation {
           case "wait": {
             const waited = await this.wait(step);
             if (waited.ended === "aborted") return this.end({ reason: "aborted", finalClass: "aborted", error: waited.error });
+            // A wait of 0 ms sleeps nothing, so may not have seen an abort.
+            if (this.request.abortSignal?.aborted) return this.end({ reason: "aborted", finalClass: "aborted", error: new AbortError("The operation was aborted.") });
             step = decideNext(waited.ended === "released" && !callerMay(this, step.on) ? this.releasedFacts(step.on) : this.askGate());
             break;
           }
