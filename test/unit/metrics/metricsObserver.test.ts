@@ -7,6 +7,7 @@ import {
   readRequestAddress,
   fixedBackoff,
   resilientRetryPolicy,
+  SEND_NOW,
   type AttemptGate,
   type MetricsObserver,
 } from "../../../src/index.js";
@@ -142,6 +143,24 @@ describe("createMetricsObserver: counters for scripted outcomes", () => {
     expect(await sampleValue(registry, "azure_storage_circuit_rejections_total", table)).toBe(1);
     expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome: "circuit_open" })).toBe(1);
     expect(await sumOf(registry, "azure_storage_retries_total")).toBe(0);
+    expect(await sampleValue(registry, "azure_storage_local_refusals_total", { service: "table", reason: "circuit" })).toBe(1);
+  });
+
+  it("a local wait: local_waits{reason} counts the operation while it waits for the circuit's probe, 0 once it has gone", async () => {
+    const observer = createMetricsObserver("table", { registry });
+    let refusals = 1;
+    const gate: AttemptGate = {
+      admit: () => (refusals-- > 0 ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 } : SEND_NOW),
+      record: () => undefined,
+    };
+    const pending = resilientRetryPolicy({ observers: [observer], gate, random: () => 0 }).sendRequest(request(), scripted(ok));
+    await vi.advanceTimersByTimeAsync(500);
+    expect(await sampleValue(registry, "azure_storage_local_waits", { service: "table", reason: "circuit" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_local_waits", { service: "table", reason: "budget" })).toBe(0);
+    await vi.advanceTimersByTimeAsync(500);
+    expect((await pending).status).toBe(200);
+    expect(await sampleValue(registry, "azure_storage_local_waits", { service: "table", reason: "circuit" })).toBe(0);
+    expect(await sumOf(registry, "azure_storage_local_refusals_total")).toBe(0);
   });
 
   it("a paced refusal (partition busy): operations{partition_busy}, no attempt, nothing refused by a circuit", async () => {

@@ -10,6 +10,7 @@ import {
   OPEN_TELEMETRY_ATTRIBUTES as ATTR,
   OPEN_TELEMETRY_METRICS as OTEL,
   resilientRetryPolicy,
+  SEND_NOW,
   type RetryObserver,
 } from "../../../src/index.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
@@ -70,6 +71,29 @@ describe("createOpenTelemetryMetricsObserver, read through the SDK's in-memory e
     const boundaries = (delay?.value as { buckets: { boundaries: number[] } }).buckets.boundaries;
     expect(boundaries[0]).toBe(0.005);
     expect(boundaries.at(-1)).toBe(60);
+  });
+
+  it("local waits and refusals: the up-down counter goes up and back down around a circuit wait, the counter counts a failFast refusal", async () => {
+    const observer = createOpenTelemetryMetricsObserver("table", { meter: sdk.provider.getMeter("test") });
+    const waits: number[] = [];
+    const watcher: RetryObserver = { onLocalWait: (e) => void waits.push(e.state === "started" ? 1 : -1) };
+    let refusals = 1;
+    const refuse = { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 } as const;
+    const gate = { admit: () => (refusals-- > 0 ? refuse : SEND_NOW), record: () => undefined };
+    const waiting = resilientRetryPolicy({ observers: [observer, watcher], gate, random: () => 0 }).sendRequest(request(), scripted(ok));
+    await vi.advanceTimersByTimeAsync(1000);
+    expect((await waiting).status).toBe(200);
+    expect(waits).toEqual([1, -1]);
+    const refused = await resilientRetryPolicy({ observers: [observer], gate: { admit: () => refuse, record: () => undefined }, caller: { failFast: true } })
+      .sendRequest(request(), scripted())
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "CIRCUIT_OPEN" });
+    const metrics = await collect();
+    const circuit = { [ATTR.service]: "table", [ATTR.reason]: "circuit" };
+    expect(pointsOf(metrics, OTEL.localWaits.name, circuit)).toHaveLength(1);
+    expect(otelSum(metrics, OTEL.localWaits.name, circuit)).toBe(0);
+    expect(metrics.find((m) => m.descriptor.name === OTEL.localWaits.name)?.descriptor).toMatchObject({ unit: "{operation}", type: "UP_DOWN_COUNTER" });
+    expect(otelSum(metrics, OTEL.localRefusals.name, circuit)).toBe(1);
   });
 
   it("reports the same numbers as the Prometheus sink for the same operations", async () => {
