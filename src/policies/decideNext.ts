@@ -122,7 +122,7 @@ function beforeAttempt(f: DecisionFacts): Step {
       return stop("partition-busy");
     case "circuit-open": {
       // An open circuit keeps reads off the primary, not off the secondary.
-      if (f.secondaryOpen) return { action: "send", to: "secondary", reserveInMs: 0 };
+      if (f.secondaryOpen && f.remainingInMs > 0) return { action: "send", to: "secondary", reserveInMs: 0 };
       const probeIn = Math.max(MIN_CIRCUIT_WAIT_IN_MS, f.gateDelayInMs);
       if (!f.callerMayWait || probeIn > f.remainingInMs) return stop("circuit-open");
       const spread = probeIn * (1 + CIRCUIT_WAIT_SPREAD * f.jitter);

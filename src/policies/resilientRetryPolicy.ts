@@ -179,8 +179,9 @@ export class Operation {
     f.gateDelayInMs = admission.retryAfterInMs;
     f.jitter = this.s.random();
     if (f.gate === "circuit-open") {
-      f.secondaryOpen = this.secondaryOpen() && f.remainingInMs > 0;
-      if (!f.secondaryOpen) this.recordAttempt("circuit_open", 0, undefined);
+      f.secondaryOpen = this.secondaryOpen();
+      // Counted as an attempt unless the read goes to the secondary instead.
+      if (!f.secondaryOpen || f.remainingInMs <= 0) this.recordAttempt("circuit_open", 0, undefined);
     }
     return f;
   }
