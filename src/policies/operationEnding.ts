@@ -99,9 +99,7 @@ function refusalError(op: Operation, reason: StopReason): Error | undefined {
   const scope = refusal?.scope ?? op.address.scopeKey ?? "unknown";
   const retryAfterInMs = refusal?.retryAfterInMs ?? facts.gateDelayInMs;
   info.retryAfterInMs = retryAfterInMs;
-  return reason === "partition-busy" || refusal?.reason === "paced"
-    ? new PartitionBusyError(scope, retryAfterInMs)
-    : new CircuitOpenError(scope, retryAfterInMs);
+  return reason === "partition-busy" ? new PartitionBusyError(scope, retryAfterInMs) : new CircuitOpenError(scope, retryAfterInMs);
 }
 
 /**
