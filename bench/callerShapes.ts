@@ -38,14 +38,10 @@ export type CallerShape = { open: true } | { concurrency: number } | { failFast:
 
 /**
  * The one place a caller shape becomes install options, and the words the report uses for it.
- * Until the `caller` option exists this maps to today's breaker modes. Once it does, the body is:
- *   if ("open" in shape) return { options: {}, declared: "defaults (open loop)" };
- *   return { options: { caller: shape }, declared: "failFast" in shape ? "caller: { failFast: true }" : `caller: { concurrency: ${shape.concurrency} }` };
  */
 export function callerInstallOptions(shape: CallerShape): { options: InstallResilienceOptions; declared: string } {
-  if ("failFast" in shape) return { options: { circuitBreaker: { mode: "fail" } }, declared: 'circuitBreaker: { mode: "fail" }' };
-  if ("concurrency" in shape) return { options: {}, declared: `defaults (mode "auto"), standing in for caller: { concurrency: ${shape.concurrency} }` };
-  return { options: { circuitBreaker: { mode: "wait" } }, declared: 'circuitBreaker: { mode: "wait" }' };
+  if ("open" in shape) return { options: {}, declared: "defaults (open loop)" };
+  return { options: { caller: shape }, declared: "failFast" in shape ? "caller: { failFast: true }" : `caller: { concurrency: ${shape.concurrency} }` };
 }
 
 /** The faults of the open-loop part. */
@@ -53,8 +49,8 @@ export const OPEN_LOOP_SCENARIOS = ["rebalancing", "frozen", "refused", "throttl
 export type OpenLoopScenario = (typeof OPEN_LOOP_SCENARIOS)[number];
 export const TRAFFIC_SHAPES = ["steady", "bursty"] as const;
 export type TrafficShape = (typeof TRAFFIC_SHAPES)[number];
-/** The open loop's configurations: the package's defaults, a declared open-loop caller, the SDK's default retry. */
-export const OPEN_LOOP_CONFIGURATIONS = ["defaults", "open-loop", "sdk-default"] as const;
+/** The open loop's configurations: the package's defaults (an open-loop caller), the SDK's default retry. */
+export const OPEN_LOOP_CONFIGURATIONS = ["defaults", "sdk-default"] as const;
 export type OpenLoopConfiguration = (typeof OPEN_LOOP_CONFIGURATIONS)[number];
 /** The pools' configurations: a declared bounded caller, a fail-fast one, the SDK client with retries off. */
 export const POOL_CONFIGURATIONS = ["bounded", "fail-fast", "no-retry"] as const;
@@ -265,7 +261,7 @@ function openStream(endpoint: string, table: string, install: InstallResilienceO
 
 function openLoopInstall(configuration: OpenLoopConfiguration): InstallResilienceOptions | "sdk-default" {
   if (configuration === "sdk-default") return "sdk-default";
-  return configuration === "defaults" ? {} : callerInstallOptions({ open: true }).options;
+  return callerInstallOptions({ open: true }).options;
 }
 
 function poolInstall(configuration: PoolConfiguration, workers: number): InstallResilienceOptions | "no-retry" {
@@ -585,7 +581,7 @@ export async function runCallerShapes(accountUrl: string, settings: CallerShapes
   for (const scenario of OPEN_LOOP_SCENARIOS) {
     for (const traffic of TRAFFIC_SHAPES) {
       for (const configuration of OPEN_LOOP_CONFIGURATIONS) {
-        const declared = configuration === "defaults" ? "defaults" : configuration === "open-loop" ? callerInstallOptions({ open: true }).declared : "SDK default retry";
+        const declared = configuration === "defaults" ? callerInstallOptions({ open: true }).declared : "SDK default retry";
         openLoop.push({ scenario, traffic, configuration, declared, seeds: [] });
       }
     }

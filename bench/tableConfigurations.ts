@@ -11,7 +11,7 @@ import { createCockatielWiring } from "./cockatielWiring.js";
  * (issue 18, item 3): each with a breaker of its own, which never learns, or all sharing one.
  */
 export const CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package", "package-fail", "package-per-operation", "package-shared"] as const;
-/** The closed loop's: the defaults (mode "auto") next to both explicit modes. */
+/** The closed loop's: the defaults next to the two caller declarations that replaced the breaker's modes. */
 export const CLOSED_LOOP_CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package", "package-wait", "package-fail"] as const;
 export type ConfigurationId = (typeof CONFIGURATION_IDS)[number] | (typeof CLOSED_LOOP_CONFIGURATION_IDS)[number];
 
@@ -19,9 +19,9 @@ export const CONFIGURATION_LABELS: Readonly<Record<ConfigurationId, string>> = {
   "no-retry": "no retry",
   "sdk-default": "SDK default retry",
   cockatiel: "cockatiel retry + per-partition breaker",
-  package: 'this package (defaults: mode "auto")',
-  "package-wait": 'this package, breaker mode "wait"',
-  "package-fail": 'this package, breaker mode "fail"',
+  package: "this package (defaults: an open-loop caller)",
+  "package-wait": 'this package, the open-loop caller declared (was breaker mode "wait")',
+  "package-fail": "this package, caller: { failFast: true }",
   "package-per-operation": "this package, a new client per operation (each its own breaker)",
   "package-shared": "this package, a new client per operation sharing one breaker",
 };
@@ -69,10 +69,10 @@ export function createConfiguration(id: ConfigurationId, endpoint: string, table
     }
     case "package-wait":
     case "package-fail": {
-      // The defaults but an explicit mode: "wait" always waits for the probe or the paced slot, "fail" never does.
+      // The defaults with the caller declared: an open loop always waits for the probe or the paced slot, failFast never does.
       const client = tableClient(endpoint, table);
-      const mode = id === "package-wait" ? "wait" : "fail";
-      const handle = installResilience(client, { circuitBreaker: { mode }, metrics: { registry: new Registry() } });
+      const caller = id === "package-wait" ? {} : { failFast: true };
+      const handle = installResilience(client, { caller, metrics: { registry: new Registry() } });
       return { id, label, client, run: (_pk, fn, signal) => fn(client, signal), dispose: () => handle.dispose() };
     }
     case "package-per-operation":

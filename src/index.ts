@@ -10,8 +10,8 @@ export type { StorageService } from "./address/partitionScope.js";
 
 // Hand-built pipelines: the two policies and what they share.
 export type { ResilientRetryPolicyOptions } from "./policies/retryPolicyOptions.js";
-export { resilientRetryPolicy, resilientRetryPolicyName } from "./policies/resilientRetryPolicy.js";
-export { ambiguousWriteReadBackPolicy, READ_BACK_REQUEST_ID_SUFFIX } from "./ambiguousWrites/ambiguousWriteReadBack.js";
+export { resilientRetryPolicy } from "./policies/resilientRetryPolicy.js";
+export { ambiguousWriteReadBackPolicy } from "./ambiguousWrites/ambiguousWriteReadBack.js";
 export type { ReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
 export { createReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
 export type { PartitionBreaker } from "./breaker/partitionBreaker.js";
@@ -36,7 +36,6 @@ export { decorrelatedJitterBackoff } from "./backoff/decorrelatedJitterBackoff.j
 
 // Classification.
 export type { OutcomeClass } from "./classification/outcomeClass.js";
-export type { AttemptOutcome } from "./classification/classify.js";
 export { classify } from "./classification/classify.js";
 export type { ClassificationRules } from "./classification/classificationRules.js";
 
@@ -53,12 +52,14 @@ export type {
   AmbiguousWriteEvent,
   AttemptClass,
   AttemptEvent,
+  LocalWaitEvent,
   OperationEvent,
   RetryEvent,
   RetryObserver,
   StopReason,
 } from "./observers/retryEvents.js";
 export { createRetryLogObserver } from "./observers/retryLogObserver.js";
+export type { CallerOptions } from "./policies/callerPolicy.js";
 
 // Metrics.
 export { METRIC_NAMES } from "./metrics/metricNames.js";

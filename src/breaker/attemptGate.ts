@@ -6,16 +6,9 @@ import type { AttemptResult } from "../classification/attemptResult.js";
  * per-partition breaker (circuits for partitions that serve nothing, pacing for hot ones)
  * is one. The retry loop asks {@link AttemptGate.admit} before every attempt and reports
  * every attempt it sent to {@link AttemptGate.record}. Both are synchronous and must not
- * throw.
+ * throw. Whether a refused attempt waits is the caller policy's answer (`caller`), not the gate's.
  */
 export interface AttemptGate {
-  /**
-   * What callers meet when their partition cannot take an attempt now: `"wait"` makes the
-   * retry loop sleep until `retryAfterInMs` (within the deadline) and ask again, `"fail"`
-   * ends the operation at once, `"auto"` waits unless the caller is bounded (a worker pool)
-   * and waiting would starve its other work (src/policies/callerLoad.ts).
-   */
-  readonly mode: "wait" | "fail" | "auto";
   /**
    * May an attempt for `address` go out? `remainingInMs` is the caller's time left: a gate
    * that would make the attempt wait longer refuses instead. Asked again with `reserved`
@@ -28,8 +21,8 @@ export interface AttemptGate {
   /**
    * Optional, and free of side effects: whether `address`'s partition refuses attempts now
    * (its circuit is open, or half-open with the probe out). The retry loop asks it during a
-   * backoff, so that an operation which may not wait on a partition (mode `"fail"`, or a
-   * bounded caller in `"auto"`) does not sleep out a backoff whose end the gate would refuse.
+   * backoff, so that an operation which may not wait on a partition (a caller declared
+   * `failFast`, or bounded) does not sleep out a backoff whose end the gate would refuse.
    */
   refusesNow?(address: RequestAddress): boolean;
 }

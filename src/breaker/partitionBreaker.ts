@@ -25,11 +25,6 @@ import { createScopeRegistry } from "./scopeRegistry.js";
  * period later finds it back. A scope with no trouble holds no state and costs nothing.
  */
 export interface PartitionBreaker {
-  /**
-   * What callers meet while a circuit is open: `"wait"` until it may be tried again (within
-   * the deadline), `"fail"` at once, `"auto"` waits unless the caller is bounded (a worker pool).
-   */
-  readonly mode: "auto" | "wait" | "fail";
   /** Scopes with state (at most `maxScopes`): a rebalancing failure in their recent past. */
   readonly size: number;
   /** The state of one scope's circuit, or undefined when it has none (no rebalancing failure lately). */
@@ -48,7 +43,14 @@ export interface PartitionBreaker {
    * (`level: "partition"`, keyed as `statusOf` takes them) and accounts throttling as a whole
    * (`level: "account"`, keyed `service|account`), whose rate every attempt to them also keeps.
    */
-  pacedScopes(): readonly PacedScope[];
+  pacedScopes(): readonly {
+    /** The scope key (no secrets): a partition's names account, table or container, and partition; an account's is `service|account`. */
+    scope: string;
+    /** Attempts per second. */
+    ratePerSecond: number;
+    /** A partition, or a whole account throttling as a whole (docs/flow-control.md). Absent: a partition. */
+    level?: "partition" | "account";
+  }[];
   /** Live circuits per state (`closed`, `open`, `half_open`), right now. */
   stateCounts(): Record<"closed" | "open" | "half_open", number>;
   /**
@@ -105,7 +107,7 @@ interface PacedTicket {
  * `maxScopes` live, idle ones swept after `idleTtlInMs` by one `unref()`ed timer.
  *
  * @example
- * const breaker = createPartitionBreaker({ mode: "fail", service: "table" });
+ * const breaker = createPartitionBreaker({ service: "table" });
  * const policy = resilientRetryPolicy({ gate: breaker });
  * // ... on shutdown:
  * breaker.dispose();
@@ -298,7 +300,6 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
   };
 
   return {
-    mode: o.mode,
     get size() {
       return registry.size();
     },

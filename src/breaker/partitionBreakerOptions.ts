@@ -9,27 +9,11 @@ import { describeValue } from "../validation/describeValue.js";
 import { optionPath } from "../validation/optionPath.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 
-/** What an attempt meets when its partition cannot take it now: see {@link PartitionBreakerOptions.mode}. */
-export type PartitionBreakerMode = NonNullable<PartitionBreakerOptions["mode"]>;
-
-/** Every {@link PartitionBreakerMode}. */
-export const PARTITION_BREAKER_MODES: readonly PartitionBreakerMode[] = ["auto", "wait", "fail"];
-
 /**
  * Options of `createPartitionBreaker` and of `installResilience`'s `circuitBreaker`.
  * Every one is optional; docs/circuit-breaker.md explains each default.
  */
 export interface PartitionBreakerOptions {
-  /**
-   * What an attempt meets when its partition cannot take it now (circuit open, or paced with
-   * a queue): `"wait"` makes the retry policy sleep until the next probe or slot (within its
-   * deadline), `"fail"` surfaces a `CircuitOpenError` / `PartitionBusyError` at once, and
-   * `"auto"` waits unless the caller is bounded (a queue consumer, a worker pool) and waiting
-   * would hold more than a tenth of its operations on troubled partitions: then it fails
-   * those at once, with `retryAfterInMs`, so its workers move on to other partitions.
-   * Defaults to `"auto"`.
-   */
-  mode?: "auto" | "wait" | "fail";
   /**
    * The service the requests go to, needed to scope Azurite's path-style URLs.
    * Defaults to detection from the host; `installResilience` passes its own.
@@ -65,7 +49,6 @@ export interface PartitionBreakerOptions {
 
 /** The defaults of {@link PartitionBreakerOptions} (reasoning in docs/circuit-breaker.md). */
 export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
-  mode: "auto" as NonNullable<PartitionBreakerOptions["mode"]>,
   resetTimeoutInMs: 3_000,
   consecutiveFailures: 5,
   rollingWindowInMs: 3_000,
@@ -75,7 +58,6 @@ export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
 
 /** {@link PartitionBreakerOptions} validated, with defaults applied. */
 export interface ResolvedPartitionBreakerOptions {
-  mode: PartitionBreakerMode;
   service: StorageService | undefined;
   getScope: ((request: PipelineRequest) => string | undefined) | undefined;
   resetTimeoutInMs: number;
@@ -87,7 +69,6 @@ export interface ResolvedPartitionBreakerOptions {
 }
 
 const KNOWN_KEYS = [
-  "mode",
   "service",
   "getScope",
   "resetTimeoutInMs",
@@ -101,16 +82,20 @@ const KNOWN_KEYS = [
 export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions = {}, path = ""): ResolvedPartitionBreakerOptions {
   const at = (key: string) => optionPath(path, key);
   validateObjectOption(path || "createPartitionBreaker options", options);
+  if ("mode" in options) {
+    throw new TypeError(
+      `${at("mode")} was removed: whether an operation waits is declared for the caller now. Use caller: { failFast: true } ` +
+        'for "fail", caller: { concurrency: N } for a pool of N operations at a time (what "auto" guessed), and nothing for "wait" (the default).',
+    );
+  }
   rejectUnknownKeys(path, options, KNOWN_KEYS);
   const d = DEFAULT_PARTITION_BREAKER_OPTIONS;
   // `=== undefined`, not `??`: null is a mistake to name, not "the default".
-  const mode = validateChoiceOption(at("mode"), options.mode === undefined ? d.mode : options.mode, PARTITION_BREAKER_MODES);
   const service = options.service === undefined ? undefined : validateChoiceOption(at("service"), options.service, STORAGE_SERVICES);
   if (options.getScope !== undefined && typeof options.getScope !== "function") {
     throw new TypeError(`${at("getScope")} must be a function (request) => string | undefined; got ${describeValue(options.getScope)}.`);
   }
   return {
-    mode,
     service,
     getScope: options.getScope,
     resetTimeoutInMs: optionalNumberOption(at("resetTimeoutInMs"), options.resetTimeoutInMs, d.resetTimeoutInMs, {

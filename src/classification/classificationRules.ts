@@ -1,4 +1,4 @@
-import type { AttemptOutcome } from "./classify.js";
+import type { AttemptOutcome, classify as classifyOutcome } from "./classify.js";
 import type { OutcomeClass } from "./outcomeClass.js";
 import { OUTCOME_CLASSES } from "./outcomeClass.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
@@ -22,7 +22,7 @@ export interface ClassificationRules {
    * Last word on an outcome: return a class to override, or undefined to keep
    * `defaultClass`. A caller's abort stays `aborted` whatever this returns.
    */
-  classify?: (outcome: AttemptOutcome, defaultClass: OutcomeClass) => OutcomeClass | undefined;
+  classify?: (outcome: Parameters<typeof classifyOutcome>[0], defaultClass: OutcomeClass) => OutcomeClass | undefined;
 }
 
 const RULE_KEYS = [

@@ -3,14 +3,6 @@ import type { OutcomeClass } from "./outcomeClass.js";
 import { applyClassificationRules, type ClassificationRules } from "./classificationRules.js";
 
 /** One attempt's outcome: a response's status and `x-ms-error-code`, or a thrown error. */
-export interface AttemptOutcome {
-  /** HTTP status of the response, when there was one. */
-  status?: number;
-  /** The `x-ms-error-code` header of the response (or the storage error code). */
-  errorCode?: string;
-  /** The error thrown by the attempt, when it threw. */
-  error?: unknown;
-}
 
 /**
  * Classifies one attempt's outcome. The built-in table (documented in docs/retry.md):
@@ -19,7 +11,17 @@ export interface AttemptOutcome {
  * network errors transient or timeout; an abort `aborted`; anything else permanent.
  * `rules` extend or override the table.
  */
-export function classify(outcome: AttemptOutcome, rules?: ClassificationRules): OutcomeClass {
+export function classify(
+  outcome: {
+    /** HTTP status of the response, when there was one. */
+    status?: number;
+    /** The `x-ms-error-code` header of the response (or the storage error code). */
+    errorCode?: string;
+    /** The error thrown by the attempt, when it threw. */
+    error?: unknown;
+  },
+  rules?: ClassificationRules,
+): OutcomeClass {
   const status = outcome.status ?? statusOfError(outcome.error);
   const errorCode = outcome.errorCode ?? errorCodeOf(outcome.error);
   const builtIn = classifyBuiltIn(status, errorCode, outcome.error);
@@ -53,3 +55,6 @@ function statusOfError(error: unknown): number | undefined {
   const statusCode = (error as { statusCode?: unknown }).statusCode;
   return typeof statusCode === "number" ? statusCode : undefined;
 }
+
+/** One attempt's outcome as {@link classify} reads it (spelt out in its signature: the public API names no more types than it must). */
+export type AttemptOutcome = Parameters<typeof classify>[0];

@@ -53,6 +53,12 @@ export interface RetryBudget {
    * (floored to whole retries).
    */
   snapshot(): { requests: number; retries: number; available: number };
+  /**
+   * Free of side effects: 0 when a retry may be spent now, otherwise when the window next
+   * moves on (a withdrawal may expire then). Successes deposit meanwhile, so a caller that
+   * waits for the budget asks again sooner than this.
+   */
+  retryAfterInMs(): number;
 }
 
 /** What {@link RetryBudget.snapshot} answers. */
@@ -142,6 +148,12 @@ export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget
       const t = totals(advance());
       return { ...t, available: Math.max(0, Math.floor(balance(t))) };
     },
+    retryAfterInMs(): number {
+      const t = now();
+      if (balance(totals(advance(t))) >= 1) return 0;
+      const at = Number.isFinite(latest) ? latest : t;
+      return width - (((at % width) + width) % width);
+    },
   };
 }
 
@@ -152,6 +164,7 @@ export function isRetryBudget(value: unknown): value is RetryBudget {
     typeof candidate === "object" &&
     candidate !== null &&
     typeof candidate.recordRequest === "function" &&
-    typeof candidate.tryRetry === "function"
+    typeof candidate.tryRetry === "function" &&
+    typeof candidate.retryAfterInMs === "function"
   );
 }

@@ -26,6 +26,7 @@ import { resolveAmbiguousWrites, type ResilientRetryPolicyOptions } from "../pol
 import { createReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import { resolveSecondaryReads, type SecondaryReadOptions } from "../policies/secondaryReads.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
+import type { CallerOptions } from "../policies/callerPolicy.js";
 import { SERVICE_PRESETS } from "./servicePresets.js";
 import { createRetryLogObserver } from "../observers/retryLogObserver.js";
 import { describeValue } from "../validation/describeValue.js";
@@ -56,7 +57,7 @@ export interface InstallResilienceOptions {
    * them). Numbers missing from an `"exponential"` config, or from one without `strategy`,
    * come from the service preset.
    */
-  retry?: RetryStrategy | RetryStrategyConfig | PresetRetryOptions;
+  retry?: RetryStrategy | RetryStrategyConfig | (ExponentialBackoffOptions & { strategy?: undefined });
   /**
    * A backoff per outcome class (`throttled`, `transient`, `timeout`), replacing the preset's:
    * a class left out uses `retry`, so `{}` gives every class `retry`'s waits. Numbers missing
@@ -118,6 +119,15 @@ export interface InstallResilienceOptions {
    * may be stale, and its 404 is not trusted. Defaults to false.
    */
   secondaryReads?: ResilientRetryPolicyOptions["secondaryReads"];
+  /**
+   * Who calls the client (docs/flow-control.md), which decides whether an operation waits at
+   * a local refusal (an open circuit, a paced queue, an empty retry budget):
+   * `{ concurrency: N }` for a bounded caller of N operations at a time (a worker pool, a queue
+   * consumer: its waiters may use only its spare slots, and the next one fails at once with
+   * `retryAfterInMs`), `{ failFast: true }` never to wait. Defaults to an open-loop caller
+   * (each operation its own caller, as in a web server), which waits within its deadline.
+   */
+  caller?: CallerOptions;
 }
 
 /** What {@link installResilience} returns. */
@@ -167,6 +177,7 @@ const KNOWN_KEYS = [
   "ambiguousWrites",
   "retryBudget",
   "secondaryReads",
+  "caller",
 ];
 const installed = new WeakMap<Pipeline, ResilienceHandle>();
 
@@ -209,6 +220,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     ambiguousWrites: ambiguousWrites && { readBackTimeoutInMs: ambiguousWrites.readBackTimeoutInMs, readBackRoutes },
     retryBudget: options.retryBudget,
     secondaryReads,
+    caller: options.caller,
   });
   // Subscribed only once nothing else can throw, so a failed install leaves no gauge source behind.
   if (metrics && circuitBreaker) metrics.observeCircuits(circuitBreaker);

@@ -40,6 +40,10 @@ export const METRIC_NAMES = Object.freeze({
   accountSendRate: "account_send_rate",
   /** Counter: Tables `$batch` attempts answered 202 whose changeset failed, by the class of its status and code. */
   batchChangesetFailures: "batch_changeset_failures_total",
+  /** Gauge: operations waiting now without sending, by reason (circuit, pacing, budget, backoff). */
+  localWaits: "local_waits",
+  /** Counter: operations that failed at once (or were let go while waiting) for a local reason, by reason. */
+  localRefusals: "local_refusals_total",
 } as const);
 
 /** A key of {@link METRIC_NAMES}. */
@@ -64,6 +68,8 @@ export const METRIC_LABELS: Readonly<Record<MetricKey, readonly string[]>> = Obj
   pacedAccounts: ["service"],
   accountSendRate: ["service"],
   batchChangesetFailures: ["service", "class"],
+  localWaits: ["service", "reason"],
+  localRefusals: ["service", "reason"],
 });
 
 /** Metric names (after the prefix) of the data-safety counters, documented beside `METRIC_NAMES`. */

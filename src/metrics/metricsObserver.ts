@@ -6,7 +6,18 @@ import { AMBIGUOUS_WRITE_RESULTS } from "../ambiguousWrites/ambiguousWriteResult
 import type { CircuitStateSource } from "../breaker/circuitStateSource.js";
 import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
-import type { AmbiguousWriteEvent, AttemptClass, AttemptEvent, OperationEvent, RetryEvent, RetryObserver } from "../observers/retryEvents.js";
+import type {
+  AmbiguousWriteEvent,
+  AttemptClass,
+  AttemptEvent,
+  LocalWaitEvent,
+  LocalWaitReason,
+  OperationEvent,
+  RetryEvent,
+  RetryObserver,
+} from "../observers/retryEvents.js";
+import { LOCAL_REFUSALS } from "../observers/retryEvents.js";
+import type { GaugeCollector } from "./metricFamily.js";
 import { isExhausted, outcomeOf } from "./operationOutcome.js";
 import { createCircuitMetrics, type CircuitMetrics } from "./circuitMetrics.js";
 import { createPacingMetrics, isPacedScopeSource, type PacedScopeSource, type PacingMetrics } from "./pacingMetrics.js";
@@ -16,6 +27,7 @@ import { resolveMetricsOptions, type MetricsOptions } from "./metricsOptions.js"
 import { storageMetricFamilies, type StorageMetricFamilies } from "./storageMetricFamilies.js";
 import { describeValue } from "../validation/describeValue.js";
 import { OTHER_PARTITION_LABEL, TopScopeLabels } from "./topScopeLabels.js";
+import { LOCAL_WAIT_REASONS } from "../policies/callerPolicy.js";
 
 /** A {@link RetryObserver} that records the package's metrics for one service, on Prometheus or OpenTelemetry. */
 export interface MetricsObserver extends RetryObserver {
@@ -126,6 +138,10 @@ class MetricsRecorder implements MetricsObserver {
   /** By `operation|class`. */
   readonly #secondaryReads = new Map<string, CounterChild>();
   readonly #budgetExhausted: CounterChild;
+  /** Operations of this observer's policies waiting now, by reason; read at scrape time. */
+  readonly #waiting: Record<LocalWaitReason, number> = { circuit: 0, pacing: 0, budget: 0, backoff: 0 };
+  readonly #waitCollector: GaugeCollector;
+  readonly #refusals: Partial<Record<LocalWaitReason, CounterChild>> = {};
 
   constructor(service: StorageService, families: StorageMetricFamilies, partition: PartitionLabelState | undefined) {
     this.service = service;
@@ -135,6 +151,18 @@ class MetricsRecorder implements MetricsObserver {
     this.#pacing = createPacingMetrics(families, service, partition?.labels);
     // Bound at 0 up front, so rate() and alerts see the first budget exhaustion.
     this.#budgetExhausted = families.retryBudgetExhausted.child({ service });
+    this.#waitCollector = (emit) => {
+      for (const reason of LOCAL_WAIT_REASONS) emit({ service, reason }, this.#waiting[reason]);
+    };
+    families.localWaits.collectors.add(this.#waitCollector);
+  }
+
+  onLocalWait(event: LocalWaitEvent): void {
+    this.#waiting[event.reason] += event.state === "started" ? 1 : -1;
+  }
+
+  #recordLocalRefusal(reason: LocalWaitReason): void {
+    (this.#refusals[reason] ??= this.#families.localRefusals.child({ service: this.service, reason })).inc();
   }
 
   onAttempt(event: AttemptEvent): void {
@@ -177,6 +205,8 @@ class MetricsRecorder implements MetricsObserver {
       (series.exhausted[cls] ??= this.#families.retriesExhausted.child({ service: this.service, operation: series.operation, class: cls })).inc();
     }
     if (event.stopReason === "budget-exhausted") this.#budgetExhausted.inc();
+    const refused = LOCAL_REFUSALS[event.stopReason];
+    if (refused !== undefined) this.#recordLocalRefusal(refused);
   }
 
   onAmbiguousWrite(event: AmbiguousWriteEvent): void {
@@ -203,6 +233,7 @@ class MetricsRecorder implements MetricsObserver {
   dispose(): void {
     this.#circuits.dispose();
     this.#pacing.dispose();
+    this.#families.localWaits.collectors.delete(this.#waitCollector);
   }
 
   /** The event's address, as read under this observer's service (its labels' service). */

@@ -1,4 +1,4 @@
-import type { Attributes, Counter, Histogram, Meter, ObservableResult } from "@opentelemetry/api";
+import type { Attributes, Counter, Histogram, Meter, ObservableResult, UpDownCounter } from "@opentelemetry/api";
 import type { CircuitState, CircuitStateSource } from "../breaker/circuitStateSource.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
@@ -26,7 +26,9 @@ export interface PacingSourceEntry {
  */
 export interface OpenTelemetryInstruments {
   readonly bucketsInSeconds: readonly number[];
-  readonly counters: Readonly<Record<Exclude<OpenTelemetryMetricKey, HistogramKey | ObservableKey>, Counter>>;
+  readonly counters: Readonly<Record<Exclude<OpenTelemetryMetricKey, HistogramKey | ObservableKey | "localWaits">, Counter>>;
+  /** Operations waiting now, by reason: added to when a wait starts, taken from when it ends. */
+  readonly localWaits: UpDownCounter;
   readonly histograms: Readonly<Record<HistogramKey, Histogram>>;
   /** Breakers whose circuits (and pacing, if they have it) are read at collection time. */
   readonly circuitSources: Set<CircuitSourceEntry>;
@@ -78,7 +80,12 @@ export function openTelemetryInstruments(meter: Meter, bucketsInSeconds: readonl
       secondaryReads: counter("secondaryReads"),
       ambiguousWritesResolved: counter("ambiguousWritesResolved"),
       retryBudgetExhausted: counter("retryBudgetExhausted"),
+      localRefusals: counter("localRefusals"),
     },
+    localWaits: meter.createUpDownCounter(OPEN_TELEMETRY_METRICS.localWaits.name, {
+      unit: OPEN_TELEMETRY_METRICS.localWaits.unit,
+      description: OPEN_TELEMETRY_METRICS.localWaits.description,
+    }),
     histograms: { operationDuration: histogram("operationDuration"), retryDelay: histogram("retryDelay"), pacingDelay: histogram("pacingDelay") },
     circuitSources: new Set(),
     pacingSources: new Set(),

@@ -1,7 +1,7 @@
 import type { MetricKey } from "./metricNames.js";
 
 /** The instruments the OpenTelemetry sink creates. */
-export type OpenTelemetryInstrumentKind = "counter" | "histogram" | "observableUpDownCounter" | "observableGauge";
+export type OpenTelemetryInstrumentKind = "counter" | "histogram" | "upDownCounter" | "observableUpDownCounter" | "observableGauge";
 
 /** One OpenTelemetry instrument: its name, kind, unit (UCUM) and description. */
 export interface OpenTelemetryMetricSpec {
@@ -131,6 +131,18 @@ export const OPEN_TELEMETRY_METRICS: Readonly<Record<OpenTelemetryMetricKey, Ope
     kind: "counter",
     unit: "{write}",
     description: "Writes that ended after an attempt with an unknown outcome (reset, timeout), by how they were settled.",
+  },
+  localWaits: {
+    name: "azure.storage.client.local_wait.count",
+    kind: "upDownCounter",
+    unit: "{operation}",
+    description: "Operations waiting now without sending, by reason: an open circuit, a paced slot, the retry budget, or a backoff.",
+  },
+  localRefusals: {
+    name: "azure.storage.client.local_refusals",
+    kind: "counter",
+    unit: "{operation}",
+    description: "Operations that failed at once, or were let go while waiting, for a local reason, by reason.",
   },
   retryBudgetExhausted: {
     name: "azure.storage.client.retry_budget.exhausted",

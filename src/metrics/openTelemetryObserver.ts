@@ -4,7 +4,16 @@ import { readRequestAddress, type RequestAddress } from "../address/requestAddre
 import type { StorageOperation } from "../address/storageOperation.js";
 import { AMBIGUOUS_WRITE_RESULTS } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../breaker/circuitStateSource.js";
-import type { AmbiguousWriteEvent, AttemptClass, AttemptEvent, OperationEvent, RetryEvent } from "../observers/retryEvents.js";
+import type {
+  AmbiguousWriteEvent,
+  AttemptClass,
+  AttemptEvent,
+  LocalWaitEvent,
+  LocalWaitReason,
+  OperationEvent,
+  RetryEvent,
+} from "../observers/retryEvents.js";
+import { LOCAL_REFUSALS } from "../observers/retryEvents.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { THROTTLE_ERROR_CODES, type OperationOutcome } from "./metricNames.js";
@@ -69,6 +78,7 @@ class OpenTelemetryRecorder implements MetricsObserver {
   readonly #byTransition: Partial<Record<StorageService, Partial<Record<CircuitState, Attributes>>>> = {};
   readonly #ambiguous = new Map<string, Attributes>();
   readonly #serviceOnly: Attributes;
+  readonly #byLocalReason: Partial<Record<LocalWaitReason, Attributes>> = {};
   readonly #subscriptions = new Set<() => void>();
 
   constructor(service: StorageService, instruments: OpenTelemetryInstruments, partitionLabels: TopScopeLabels | undefined) {
@@ -111,6 +121,17 @@ class OpenTelemetryRecorder implements MetricsObserver {
       counters.retriesExhausted.add(1, (series.exhausted[cls] ??= { ...this.#base(series), [ATTR.class]: cls }));
     }
     if (event.stopReason === "budget-exhausted") counters.retryBudgetExhausted.add(1, this.#serviceOnly);
+    const refused = LOCAL_REFUSALS[event.stopReason];
+    if (refused !== undefined) counters.localRefusals.add(1, this.#localReason(refused));
+  }
+
+  onLocalWait(event: LocalWaitEvent): void {
+    this.#instruments.localWaits.add(event.state === "started" ? 1 : -1, this.#localReason(event.reason));
+  }
+
+
+  #localReason(reason: LocalWaitReason): Attributes {
+    return (this.#byLocalReason[reason] ??= { [ATTR.service]: this.service, [ATTR.reason]: reason });
   }
 
   onAmbiguousWrite(event: AmbiguousWriteEvent): void {

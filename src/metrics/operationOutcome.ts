@@ -12,6 +12,7 @@ const OUTCOME_BY_STOP_REASON: Readonly<Record<StopReason, OperationOutcome>> = {
   "body-not-replayable": "failure",
   "budget-exhausted": "failure",
   "partition-busy": "partition_busy",
+  "caller-busy": "failure",
 };
 
 /** Stop reasons that mean "gave up on a retriable failure": retries, deadline or retry budget spent. */

@@ -19,6 +19,8 @@ export interface StorageMetricFamilies {
   pacedAccounts: CollectedGaugeFamily;
   accountSendRate: CollectedGaugeFamily;
   batchChangesetFailures: CounterFamily;
+  localWaits: CollectedGaugeFamily;
+  localRefusals: CounterFamily;
   /** Only when the bounded partition label is enabled. */
   partitionThrottles?: CounterFamily;
   /** Only when the bounded partition label is enabled. */
@@ -67,6 +69,10 @@ const HELP: Readonly<Record<MetricKey, string>> = {
     "Tables $batch attempts answered 202 Accepted whose changeset failed, by the class of the changeset's status and error code (throttled, transient and timeout ones are retried whole).",
   pacedAccounts: "Accounts paced as a whole because they answer throttled as a whole (repeated throttles across partitions outnumbering successes).",
   accountSendRate: "Send rate (attempts per second) the paced accounts are held to, summed; every attempt to such an account also keeps it.",
+  localWaits:
+    "Operations waiting now without sending, by reason: an open circuit, a paced slot, the retry budget, or a backoff. Many waiting while few run is a starving pool (declare caller: { concurrency }).",
+  localRefusals:
+    "Operations that failed at once, or were let go while waiting, for a local reason (their caller may not wait, or waiting would outlast the deadline), by reason.",
   partitionSendRate: "Send rate (attempts per second) each paced partition is held to; only scopes with their own partition label, the rest summed as other.",
 };
 
@@ -138,6 +144,8 @@ export function storageMetricFamilies(
     batchChangesetFailures: counter("batchChangesetFailures"),
     ambiguousWritesResolved: extraCounter("ambiguousWritesResolved"),
     retryBudgetExhausted: extraCounter("retryBudgetExhausted"),
+    localWaits: gauge("localWaits"),
+    localRefusals: counter("localRefusals"),
   };
   if (withSecondaryReads) families.secondaryReads = extraCounter("secondaryReads");
   if (withPartitionLabel) {

@@ -23,6 +23,7 @@ export function createObserverHooks(observers: readonly RetryObserver[]): Observ
     onRetry: listeners("onRetry"),
     onOperationEnd: listeners("onOperationEnd"),
     onAmbiguousWrite: listeners("onAmbiguousWrite"),
+    onLocalWait: listeners("onLocalWait"),
   };
   return {
     listens: (hook) => byHook[hook].length > 0,

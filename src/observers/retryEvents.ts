@@ -17,8 +17,13 @@ export type StopReason =
   | "circuit-open"
   /** The client's retry budget had no retry left (the account is throttled as a whole). */
   | "budget-exhausted"
-  /** The partition is paced (hot) and its queue would outlast the operation's deadline. */
-  | "partition-busy";
+  /** The partition is paced (hot) and its queue would outlast the operation's deadline, or what the caller may wait. */
+  | "partition-busy"
+  /** A bounded caller (`caller: { concurrency }`) had no spare slot for this operation to sleep a backoff in. */
+  | "caller-busy";
+
+/** Why an operation waits without sending, or was refused: the `reason` label of the local-wait metrics. */
+export type LocalWaitReason = "circuit" | "pacing" | "budget" | "backoff";
 
 /** Where a retry's wait came from. */
 export type DelaySource = RetryEvent["delaySource"];
@@ -105,6 +110,38 @@ export interface AmbiguousWriteEvent {
 }
 
 /**
+ * Reported when an operation begins or ends waiting without sending (`state`): for an open
+ * circuit, a paced slot, the retry budget or a backoff. A waiter that goes from one reason to
+ * another ends the first and starts the second. The local-wait gauge counts them.
+ */
+export interface LocalWaitEvent {
+  /** The operation's request. */
+  request: PipelineRequest;
+  /**
+   * What the request addresses (service, partition scope, operation), read once per operation.
+   * @internal The package's own observers read it; its shape is not part of the public API.
+   */
+  address: RequestAddress;
+  /** What it waits for: an open circuit, a paced slot, the retry budget, or a bounded caller's backoff. */
+  reason: "circuit" | "pacing" | "budget" | "backoff";
+  /** Whether the wait begins or ends. */
+  state: "started" | "ended";
+}
+
+/**
+ * The stop reasons of an operation that failed at once, or was let go in the middle of a
+ * wait, for a local reason (its caller may not wait, or waiting would outlast its deadline),
+ * with what it could not wait for: an open circuit, a paced queue, an empty retry budget, or
+ * no spare slot for a bounded caller's backoff. The metrics count them from `onOperationEnd`.
+ */
+export const LOCAL_REFUSALS: Readonly<Partial<Record<StopReason, LocalWaitReason>>> = Object.freeze({
+  "circuit-open": "circuit",
+  "partition-busy": "pacing",
+  "budget-exhausted": "budget",
+  "caller-busy": "backoff",
+});
+
+/**
  * Typed hooks on the retry loop, used by the metrics and logging layers and open to users.
  * Observers must not throw; an observer that throws is logged and ignored. The policy reads
  * an observer's hooks once, when it is made (and calls them with the observer as `this`):
@@ -116,4 +153,6 @@ export interface RetryObserver {
   onOperationEnd?(event: OperationEvent): void;
   /** Called before `onOperationEnd` when a write ended after an unknown outcome. */
   onAmbiguousWrite?(event: AmbiguousWriteEvent): void;
+  /** Called when an operation begins or ends a local wait. */
+  onLocalWait?(event: LocalWaitEvent): void;
 }

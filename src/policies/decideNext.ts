@@ -1,57 +1,180 @@
 import { isRetriableClass } from "../classification/outcomeClass.js";
-import type { AttemptClass, DelaySource, StopReason } from "../observers/retryEvents.js";
+import type { AttemptClass, StopReason } from "../observers/retryEvents.js";
+import type { LocalWaitReason } from "../observers/retryEvents.js";
 
 /**
- * The retry loop's decision after an attempt (or a gate's refusal), as a pure function of
- * what the loop knows: no clock, no I/O, no randomness. The loop does the waiting.
+ * Every step the retry loop can take. The loop carries it out; {@link decideNext} chooses it.
+ * `reserveInMs` of a send to the secondary is the primary's next wait, which the secondary's
+ * attempt may not eat into.
  */
-export type NextStep =
-  | { readonly action: "stop"; readonly reason: StopReason }
-  | { readonly action: "retry"; readonly delayInMs: number; readonly source: DelaySource }
-  | { readonly action: "read-back" };
+export type Step =
+  | { readonly action: "send"; readonly to: "primary" }
+  | { readonly action: "send"; readonly to: "secondary"; readonly reserveInMs: number }
+  | { readonly action: "wait"; readonly on: "backoff"; readonly delayInMs: number; readonly source: "backoff" | "retry-after" }
+  | { readonly action: "wait"; readonly on: Exclude<LocalWaitReason, "backoff">; readonly delayInMs: number }
+  | { readonly action: "read-back" }
+  | { readonly action: "stop"; readonly reason: StopReason };
 
-/** What the loop knows when it decides. */
-export interface DecisionInput {
-  /** The attempt's class; `circuit_open` when the gate refused it. */
-  readonly attemptClass: AttemptClass;
+/**
+ * Where the loop stands when it asks: `gate` before an attempt (the budget and the gate have
+ * answered), `attempt` after a primary attempt (or a failed secondary read after it) came
+ * back, `released` when the caller policy let a waiter go in the middle of its wait.
+ */
+export type DecisionPoint = "gate" | "attempt" | "released";
+
+/** What the gate answered: send (after `gateDelayInMs` when paced), refused, or not asked (the budget was empty). */
+export type GateAnswer = "send" | "circuit-open" | "paced" | "not-asked";
+
+/** What the retry budget says about the next attempt: none needed (a first attempt, a paced retry, no budget), a retry left, none left. */
+export type BudgetAnswer = "free" | "available" | "empty";
+
+/** Every fact a decision needs; the loop fills them, {@link decideNext} reads them. */
+export interface DecisionFacts {
+  point: DecisionPoint;
+  /** The last primary attempt's class; undefined before the first. */
+  attemptClass: AttemptClass | undefined;
   /** Retries sent so far (0 after the first attempt). */
-  readonly retriesDone: number;
-  readonly maxRetries: number;
+  retriesDone: number;
+  maxRetries: number;
   /** Milliseconds left before the operation's deadline. */
-  readonly remainingInMs: number;
+  remainingInMs: number;
   /** The strategy's wait before the next retry (already made safe to wait on). */
-  readonly backoffInMs: number;
+  backoffInMs: number;
   /** The server's `Retry-After` hint, capped by `maxRetryAfterInMs`, when it sent one. */
-  readonly retryAfterInMs: number | undefined;
+  retryAfterInMs: number | undefined;
   /** Whether the request's body can be sent again. */
-  readonly bodyReplayable: boolean;
+  bodyReplayable: boolean;
   /**
    * A write whose earlier attempt had an unknown outcome got the answer that attempt's
    * success would cause (409 after an insert, 404 after a delete), and read-back is on.
    */
-  readonly answerMayBeOurs: boolean;
-  /** For `circuit_open`: whether the gate asks callers to wait, and for how long. */
-  readonly gateWaits: boolean;
-  readonly gateWaitInMs: number;
+  answerMayBeOurs: boolean;
+  gate: GateAnswer;
+  /** `send`: the paced slot's delay (0 when not paced, or already waited); a refusal: when to ask again. */
+  gateDelayInMs: number;
+  budget: BudgetAnswer;
+  /** When `empty`: when the budget expects a retry to be free again. */
+  budgetRetryAfterInMs: number;
+  /** The caller policy: may this operation wait at a local refusal (circuit, pacing, budget) now? */
+  callerMayWait: boolean;
+  /** The caller policy: may it sleep a backoff now? */
+  callerMayBackOff: boolean;
+  /** A read may go to the secondary region now. */
+  secondaryOpen: boolean;
+  /** A uniform draw in [0, 1) that spreads circuit and budget waits (0 when neither is at hand). */
+  jitter: number;
+  /** For `released`: what the waiter was waiting for. */
+  waitReason: LocalWaitReason | undefined;
 }
 
-const STOP = (reason: StopReason): NextStep => ({ action: "stop", reason });
+/** Floor under a circuit wait, so a gate that answers 0 cannot make us spin. */
+export const MIN_CIRCUIT_WAIT_IN_MS = 10;
+/**
+ * Circuit waits are drawn from [t, (1 + spread) t], so that callers queued on a partition do
+ * not all come back as one herd when it closes (docs/benchmarks.md has the measurement).
+ */
+export const CIRCUIT_WAIT_SPREAD = 1;
+/** An empty budget is asked again within [t, 2t] of this (sooner than its window moves: successes refill it). */
+export const BUDGET_POLL_IN_MS = 100;
+/** A wait this short is taken whatever the caller policy says: it holds a worker no longer than an attempt does. */
+export const SHORT_WAIT_IN_MS = 50;
 
-/** Decides the next step (the table in test/unit/policies/decideNext.test.ts). */
-export function decideNext(input: DecisionInput): NextStep {
-  const cls = input.attemptClass;
-  if (cls === "success") return STOP("success");
-  if (cls === "aborted") return STOP("aborted");
-  if (cls === "circuit_open") {
-    if (!input.gateWaits || input.gateWaitInMs > input.remainingInMs) return STOP("circuit-open");
-    return { action: "retry", delayInMs: input.gateWaitInMs, source: "circuit" };
+/** The stop reason of a waiter let go, by what it waited for. */
+const RELEASED: Readonly<Record<LocalWaitReason, StopReason>> = {
+  circuit: "circuit-open",
+  pacing: "partition-busy",
+  budget: "budget-exhausted",
+  backoff: "caller-busy",
+};
+
+const STOPS = new Map<StopReason, Step>();
+/** A stop step, shared per reason: the success path allocates none. */
+function stop(reason: StopReason): Step {
+  let step = STOPS.get(reason);
+  if (step === undefined) STOPS.set(reason, (step = Object.freeze({ action: "stop", reason })));
+  return step;
+}
+const SEND_PRIMARY: Step = Object.freeze({ action: "send", to: "primary" });
+const READ_BACK: Step = Object.freeze({ action: "read-back" });
+
+/**
+ * The retry loop's every decision, as a pure function of the facts: no clock, no I/O, no
+ * randomness (the draw is a fact). The table in test/unit/policies/decideNext.test.ts
+ * covers every row.
+ */
+export function decideNext(f: DecisionFacts): Step {
+  if (f.point === "released") return stop(RELEASED[f.waitReason ?? "circuit"]);
+  return f.point === "gate" ? beforeAttempt(f) : afterAttempt(f);
+}
+
+/** The budget and the gate have answered for the next attempt. */
+function beforeAttempt(f: DecisionFacts): Step {
+  if (f.budget === "empty") {
+    const wait = Math.min(f.budgetRetryAfterInMs, BUDGET_POLL_IN_MS) * (1 + f.jitter);
+    if (!f.callerMayWait || wait >= f.remainingInMs) return stop("budget-exhausted");
+    return { action: "wait", on: "budget", delayInMs: wait };
   }
-  if (!isRetriableClass(cls)) return input.answerMayBeOurs ? { action: "read-back" } : STOP("permanent");
-  if (!input.bodyReplayable) return STOP("body-not-replayable");
-  if (input.retriesDone >= input.maxRetries) return STOP("retries-exhausted");
-  const hint = input.retryAfterInMs;
-  const [delayInMs, source]: [number, DelaySource] =
-    hint !== undefined && hint > input.backoffInMs ? [hint, "retry-after"] : [input.backoffInMs, "backoff"];
-  if (delayInMs >= input.remainingInMs) return STOP("deadline");
-  return { action: "retry", delayInMs, source };
+  switch (f.gate) {
+    case "send":
+      return f.gateDelayInMs > 0 ? { action: "wait", on: "pacing", delayInMs: f.gateDelayInMs } : SEND_PRIMARY;
+    case "paced":
+      // The gate refuses a paced slot only when the queue outlasts what the caller may wait.
+      return stop("partition-busy");
+    case "circuit-open": {
+      // An open circuit keeps reads off the primary, not off the secondary.
+      if (f.secondaryOpen && f.remainingInMs > 0) return { action: "send", to: "secondary", reserveInMs: 0 };
+      const probeIn = Math.max(MIN_CIRCUIT_WAIT_IN_MS, f.gateDelayInMs);
+      if (!f.callerMayWait || probeIn > f.remainingInMs) return stop("circuit-open");
+      const spread = probeIn * (1 + CIRCUIT_WAIT_SPREAD * f.jitter);
+      return { action: "wait", on: "circuit", delayInMs: spread <= f.remainingInMs ? spread : probeIn };
+    }
+    default:
+      return stop("budget-exhausted");
+  }
+}
+
+/** A primary attempt came back (or a secondary read after it failed). */
+function afterAttempt(f: DecisionFacts): Step {
+  const cls = f.attemptClass;
+  if (cls === "success") return stop("success");
+  if (cls === "aborted" || cls === undefined) return stop("aborted");
+  if (cls === "circuit_open") return stop("circuit-open");
+  if (!isRetriableClass(cls)) return f.answerMayBeOurs ? READ_BACK : stop("permanent");
+  if (!f.bodyReplayable) return stop("body-not-replayable");
+  if (f.retriesDone >= f.maxRetries) return stop("retries-exhausted");
+  const hint = f.retryAfterInMs;
+  const fromHint = hint !== undefined && hint > f.backoffInMs;
+  const delayInMs = fromHint ? hint : f.backoffInMs;
+  const source = fromHint ? "retry-after" : "backoff";
+  if (delayInMs >= f.remainingInMs) return stop("deadline");
+  // A read the primary's partition failed may be served by the secondary before the backoff.
+  if (f.secondaryOpen && f.budget !== "empty") return { action: "send", to: "secondary", reserveInMs: delayInMs };
+  // An empty budget stops a caller that may not wait for it now rather than after the backoff.
+  if (f.budget === "empty" && !f.callerMayWait) return stop("budget-exhausted");
+  if (!f.callerMayBackOff && delayInMs > SHORT_WAIT_IN_MS) return stop("caller-busy");
+  return { action: "wait", on: "backoff", delayInMs, source };
+}
+
+/** A facts object with every field set: the loop makes one per operation and refills it before each decision. */
+export function newDecisionFacts(): DecisionFacts {
+  return {
+    point: "gate",
+    attemptClass: undefined,
+    retriesDone: 0,
+    maxRetries: 0,
+    remainingInMs: 0,
+    backoffInMs: 0,
+    retryAfterInMs: undefined,
+    bodyReplayable: true,
+    answerMayBeOurs: false,
+    gate: "send",
+    gateDelayInMs: 0,
+    budget: "free",
+    budgetRetryAfterInMs: 0,
+    callerMayWait: true,
+    callerMayBackOff: true,
+    secondaryOpen: false,
+    jitter: 0,
+    waitReason: undefined,
+  };
 }

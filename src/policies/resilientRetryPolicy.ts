@@ -1,51 +1,33 @@
-// The retry loop (gate → send → record → decide → act) and the helpers that end an operation. Over
-// 250 lines: they share one operation's state (the Operation class); split, that state would travel
-// between modules. The decisions themselves are elsewhere and pure (decideNext, backoff, classify).
+// The retry loop: it gathers the facts, asks decideNext, and carries out the step. Every
+// decision is in decideNext, the waits in operationWaits.ts, the ending in operationEnding.ts.
+// Over 300 lines: one operation's state (its fields are a third of it) and the steps that change it;
+// split further, that state would travel between modules.
 import type { PipelinePolicy, PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import { AbortError } from "@azure/abort-controller";
-import { delay } from "@azure/core-util";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { isRetriableClass } from "../classification/outcomeClass.js";
 import { OperationBackoff } from "../backoff/operationBackoff.js";
-import { CircuitOpenError } from "../errors/circuitOpenError.js";
-import { PartitionBusyError } from "../errors/partitionBusyError.js";
-import { logger } from "../logging/logger.js";
-import { parseRetryAfterInMs } from "../timing/retryAfter.js";
-import { sleepInSlices } from "../timing/sleepInSlices.js";
-import { type AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
+import type { SleepEnd } from "../timing/sleepInSlices.js";
 import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
 import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
 import { isWriteMethod } from "../address/requestMethod.js";
-import { bodyText } from "../address/requestBodyText.js";
-import type { TableWrite } from "../address/tableWrite.js";
-import { readBackAmbiguousWrite } from "../ambiguousWrites/ambiguousWriteReadBack.js";
-import { SEND_NOW, type Admission, type Refusal } from "../breaker/attemptGate.js";
+import { SEND_NOW, type Admission, type Refusal, type SendAdmission } from "../breaker/attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import { decideNext, type NextStep } from "./decideNext.js";
-import { CallerLoad } from "./callerLoad.js";
+import { CallerPolicy, type Waiter } from "./callerPolicy.js";
+import { decideNext, newDecisionFacts, SHORT_WAIT_IN_MS, type DecisionFacts, type DecisionPoint, type Step } from "./decideNext.js";
 import { createObserverHooks, type ObserverHooks } from "../observers/observerHooks.js";
 import { isReplayable } from "./replayableBody.js";
-import type { AttemptClass, DelaySource, StopReason } from "../observers/retryEvents.js";
-import { attachRetryInfo, startRetryInfo, type RetryInfo } from "./retryInfo.js";
-import { resolveRetryPolicyOptions, type AmbiguousWriteSettings, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
-import { answered, endAttempt, failed, startAttempt } from "./runAttempt.js";
+import type { AttemptClass, LocalWaitReason } from "../observers/retryEvents.js";
+import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
+import { resolveRetryPolicyOptions, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
+import { answered, endAttempt, failed, retryAfterOf, startAttempt, type ArmedAttempt } from "./runAttempt.js";
 import { isSecondaryReadMethod, SecondaryRoute } from "./secondaryReads.js";
+import { endOperation, settleAmbiguousWrite, type Ending } from "./operationEnding.js";
+import type { TableWrite } from "../address/tableWrite.js";
+import { callerMay, leaveWait, sleepFor } from "./operationWaits.js";
 
 /** The policy's name; unique in a pipeline, so users can find and remove it. */
 export const resilientRetryPolicyName = "resilientRetryPolicy";
-
-/** Floor under a circuit wait, so a gate that answers 0 cannot make us spin. */
-const MIN_CIRCUIT_WAIT_IN_MS = 10;
-/**
- * Circuit waits are drawn from [t, (1 + spread) t]. Measured with the demo (a hot partition
- * offline 7 s, then throttled at its target): synchronised waiters came back as one herd,
- * were throttled again and emptied the retry budget; spreading them halved the failures.
- */
-const CIRCUIT_WAIT_SPREAD = 1;
-/** How often a backoff looks whether its partition's circuit opened meanwhile (a quarter second of a worker lost at most). */
-const BACKOFF_CHECK_EVERY_IN_MS = 250;
-/** A paced slot this close is taken even by a caller that must not wait (mode "fail", or "auto" when bounded). */
-const SHORT_PACED_WAIT_IN_MS = 50;
 
 /**
  * A Retry-phase policy that classifies every attempt, retries the retriable ones with the
@@ -55,22 +37,20 @@ const SHORT_PACED_WAIT_IN_MS = 50;
 export function resilientRetryPolicy(options: ResilientRetryPolicyOptions = {}): PipelinePolicy {
   const settings = resolveRetryPolicyOptions(options);
   const hooks = createObserverHooks(settings.observers);
-  const load = new CallerLoad();
+  // One per policy (installResilience makes one policy per install): the caller declared is this client's.
+  const caller = new CallerPolicy(settings.caller);
   return {
     name: resilientRetryPolicyName,
-    sendRequest: (request, next) => new Operation(request, settings, hooks, load).run(next),
+    sendRequest: (request, next) => new Operation(request, settings, hooks, caller).run(next),
   };
 }
 
-/**
- * One operation: the loop `gate → send → record → decide → act`, and the helpers that end
- * it. The only place that sleeps, aborts, calls the gate and tells the observers.
- */
-class Operation {
+/** One operation: the loop, and the state it keeps between steps. The only place that sleeps, sends and tells the observers. */
+export class Operation {
   readonly request: PipelineRequest;
   readonly s: RetryPolicySettings;
   readonly hooks: ObserverHooks;
-  readonly load: CallerLoad;
+  readonly caller: CallerPolicy;
   readonly address: RequestAddress;
   readonly started = performance.now();
   readonly deadline: number;
@@ -78,217 +58,238 @@ class Operation {
   readonly write: boolean;
   /** The way to the secondary region, for a read of a client with `secondaryReads` on. */
   readonly secondary: SecondaryRoute | undefined;
-  /** The last attempt that reached the network: what the caller gets if we give up. */
-  #last: AttemptResult | undefined;
-  #retriesDone = 0;
-  /** Per-class retry counts and last waits; made at the first retriable failure, so a success allocates none. */
-  #backoff: OperationBackoff | undefined;
+  /** The facts decideNext reads, refilled before each decision (one object per operation). */
+  readonly facts: DecisionFacts;
+  /** The last primary attempt (or the secondary's success): what the caller gets if we stop. */
+  last: AttemptResult | undefined;
+  /** The gate's last refusal, for the error a refused operation surfaces. */
+  refusal: Refusal | undefined;
   /** The clock (performance.now()) when the last attempt ended. */
-  #clock = 0;
-  /** The abort error a sleep ended with. */
-  #abortError: unknown;
+  clock = 0;
+  #admission: Admission = SEND_NOW;
+  /** A paced slot waited for, to be confirmed by the gate. */
+  #reserved: SendAdmission | undefined;
+  #pacedDelayInMs = 0;
+  #lastPaced = false;
+  #attemptStarted = 0;
+  #primaryUrl = "";
+  #primaryFailures = 0;
+  /** Retries sent (a backoff waited is a retry on its way). */
+  #retries = 0;
+  /** Where the decision to read the secondary was taken: after a refusal (`gate`) or a failure (`attempt`). */
+  #secondaryFrom: DecisionPoint = "gate";
+  #backoff: OperationBackoff | undefined;
+  /** Its place among the caller policy's waiters while it waits without sending. */
+  waiter: Waiter | undefined;
 
-  constructor(request: PipelineRequest, s: RetryPolicySettings, hooks: ObserverHooks, load: CallerLoad) {
+  constructor(request: PipelineRequest, s: RetryPolicySettings, hooks: ObserverHooks, caller: CallerPolicy) {
     this.request = request;
     this.s = s;
     this.hooks = hooks;
-    this.load = load;
+    this.caller = caller;
     this.address = readRequestAddress(request, s.service);
     this.deadline = this.started + s.maxElapsedInMs;
     this.info = startRetryInfo(request);
     this.write = isWriteMethod(request.method);
     this.secondary = s.secondaryReads !== undefined && isSecondaryReadMethod(request.method) ? new SecondaryRoute(s.secondaryReads) : undefined;
+    this.facts = newDecisionFacts();
     s.budget?.recordRequest(this.started);
   }
 
-  /** gate → send → record → decide → act, until an answer to return or throw. */
+  /** gate → send → record → decide → act, until a step ends the operation. */
   async run(next: SendRequest): Promise<PipelineResponse> {
-    this.load.started(this.started);
+    this.caller.started();
     try {
+      if (this.request.abortSignal?.aborted) return this.end({ reason: "aborted", finalClass: "aborted", error: new AbortError("The operation was aborted.") });
+      let step = decideNext(this.askGate());
       for (;;) {
-        if (this.request.abortSignal?.aborted) return this.finish(this.#last, "aborted", "aborted", new AbortError("The operation was aborted."));
-        // Gate: a paced slot is waited for, then confirmed (the partition may have stopped serving meanwhile).
-        let admission = this.admit();
-        const pacedDelayInMs = admission.decision === "send" ? admission.delayInMs : 0;
-        if (admission.decision === "send" && admission.delayInMs > 0) {
-          // Not let go early: a paced queue moves at the partition's own rate (see CallerLoad.mayWait).
-          const waited = await this.load.waitOnPartition(pacedDelayInMs, (ms) => this.sleep(ms), false);
-          if (waited === "aborted") return this.finish(this.#last, "aborted", "aborted", this.#abortError);
-          admission = this.s.gate?.admit(this.address, this.deadline - performance.now(), admission) ?? admission;
-        }
-        if (admission.decision === "refuse") {
-          // An open circuit keeps reads off the primary, not off the secondary.
-          if (this.secondary !== undefined && admission.reason === "circuit-open") {
-            const read = await this.readSecondary(next, 0);
-            if (read !== undefined) return read;
+        switch (step.action) {
+          case "send": {
+            // One attempt, primary or secondary, in four steps written out here: wrapped in an async
+            // function of its own, it would cost the success path a promise and a microtask.
+            const armed = this.startSend(step);
+            let response: PipelineResponse | undefined;
+            let result: AttemptResult;
+            try {
+              response = await next(this.request);
+              result = answered(response, this.s.rules, this.address);
+            } catch (thrown) {
+              result = failed(this.request, thrown, armed === undefined ? this.request.abortSignal : armed.callerSignal, armed, this.s.rules);
+            } finally {
+              this.endSend(step, armed, response);
+            }
+            step = decideNext(this.record(step, result));
+            break;
           }
-          const ended = await this.afterRefusal(admission);
-          if (ended === ASK_AGAIN) continue;
-          return ended;
-        }
-        // The budget counts a retry when it is sent, not while it waits; a paced partition's are held by its pacing instead.
-        const paced = admission.paced === true;
-        if (this.#last !== undefined && !paced && this.s.budget !== undefined && !this.s.budget.tryRetry()) {
-          return this.finish(this.#last, this.#last.outcomeClass, "budget-exhausted");
-        }
-        // Send, record.
-        // One clock read before and one after: the first attempt starts when the operation does.
-        const attemptStarted = this.info.attempts === 0 && pacedDelayInMs === 0 ? this.started : performance.now();
-        const { request, s: settings } = this;
-        const callerSignal = request.abortSignal;
-        const armed = startAttempt(request, this.attemptTimeout(attemptStarted));
-        let result: AttemptResult;
-        let response: PipelineResponse | undefined;
-        try {
-          response = await next(request);
-          result = answered(response, settings.rules, this.address);
-        } catch (thrown) {
-          result = failed(request, thrown, callerSignal, armed, settings.rules);
-        } finally {
-          if (armed !== undefined) endAttempt(request, armed, response?.readableStreamBody);
-        }
-        this.#clock = performance.now();
-        this.s.gate?.record(this.address, admission, result);
-        this.recordAttempt(result.outcomeClass, this.#clock - attemptStarted, result, pacedDelayInMs);
-        if (this.write && (isUnknownOutcome(result) || this.abortedInFlight(result))) this.info.unknownOutcomes += 1;
-        this.#last = result;
-        // Decide, act.
-        const step = this.decide(result);
-        if (step.action === "stop") {
-          if (step.reason === "body-not-replayable") logger.warning(NOT_REPLAYABLE_WARNING);
-          return this.finish(result, result.outcomeClass, step.reason, undefined, undefined, this.#clock);
-        }
-        if (step.action === "read-back") return this.settleAmbiguousWrite(result);
-        // An empty budget stops us now rather than after the wait; the retry is counted when sent.
-        if (!paced && this.s.budget !== undefined && this.s.budget.snapshot().available < 1) return this.finish(result, result.outcomeClass, "budget-exhausted");
-        this.#retriesDone += 1;
-        releaseBody(result);
-        // A read the primary's partition failed (a retry follows only throttled, timeout or
-        // transient) may be served by the secondary now, before the backoff; it may take only
-        // the time the backoff leaves before the deadline.
-        if (this.secondary !== undefined) {
-          const read = await this.readSecondary(next, step.delayInMs);
-          if (read !== undefined) return read;
-          if (performance.now() + step.delayInMs >= this.deadline) return this.finish(result, result.outcomeClass, "deadline");
-        }
-        // Waited, or let go early because the partition's circuit opened: either way, ask the gate next.
-        if ((await this.wait(step.delayInMs, result.outcomeClass, step.source, result)) === "aborted") {
-          return this.finish(result, "aborted", "aborted", this.#abortError);
+          case "wait": {
+            const waited = await this.wait(step);
+            if (waited.ended === "aborted") return this.end({ reason: "aborted", finalClass: "aborted", error: waited.error });
+            // A wait of 0 ms sleeps nothing, so may not have seen an abort.
+            if (this.request.abortSignal?.aborted) return this.end({ reason: "aborted", finalClass: "aborted", error: new AbortError("The operation was aborted.") });
+            step = decideNext(waited.ended === "released" && !callerMay(this, step.on) ? this.releasedFacts(step.on) : this.askGate());
+            break;
+          }
+          case "read-back":
+            return this.end(await settleAmbiguousWrite(this, this.tableWrite() as TableWrite));
+          case "stop":
+            return this.end(step);
         }
       }
     } finally {
-      this.load.ended();
+      leaveWait(this);
+      this.caller.ended();
     }
   }
 
-  /**
-   * Reads the secondary once, between the primary's attempts (docs/secondary-reads.md). Its
-   * success ends the operation; anything else leaves the primary's schedule as it was. Not
-   * told to the gate (the breaker learns about the primary's partition only); counted by the
-   * retry budget once the operation has made an attempt.
-   */
-  private async readSecondary(next: SendRequest, reserveInMs: number): Promise<PipelineResponse | undefined> {
-    const route = this.secondary as SecondaryRoute;
-    // Counts the primary's failed attempts (not circuit refusals): one secondary read after each at most.
-    const primaryFailures = this.#retriesDone;
-    if (!route.open(this.address, primaryFailures)) return undefined;
-    if (this.info.attempts > 0 && this.s.budget !== undefined && !this.s.budget.tryRetry()) return undefined;
-    const started = performance.now();
-    // The deadline less `reserveInMs` (the primary's next backoff): the secondary never eats the primary's schedule.
-    const timeout = this.attemptTimeout(started, reserveInMs);
-    if (timeout.inMs <= 0) return undefined;
-    const result = await route.send(this.request, next, timeout, this.s.rules, primaryFailures);
-    this.#clock = performance.now();
-    this.info.secondaryAttempts = (this.info.secondaryAttempts ?? 0) + 1;
-    this.recordAttempt(result.outcomeClass, this.#clock - started, result, 0, true);
-    if (result.outcomeClass !== "success") {
-      releaseBody(result);
-      return undefined;
+  /** Gate: the budget (without spending) and then the gate for the next attempt; a circuit refusal counts as an attempt. */
+  private askGate(): DecisionFacts {
+    const f = this.facts;
+    f.point = "gate";
+    // The first ask comes right after the operation started: its clock reading will do.
+    f.remainingInMs = this.deadline - (this.info.attempts === 0 ? this.started : performance.now());
+    f.callerMayWait = callerMay(this, "circuit");
+    f.secondaryOpen = false;
+    f.jitter = 0;
+    const budget = this.s.budget;
+    const needsBudget = budget !== undefined && this.last !== undefined && !this.#lastPaced;
+    // Asked before the gate, so that a retry waiting for the budget holds no probe or paced slot.
+    f.budgetRetryAfterInMs = needsBudget ? budget.retryAfterInMs() : 0;
+    f.budget = !needsBudget ? "free" : f.budgetRetryAfterInMs > 0 ? "empty" : "available";
+    if (f.budget === "empty") {
+      f.gate = "not-asked";
+      f.jitter = this.s.random();
+      return f;
     }
-    this.info.answeredBySecondary = true;
-    return this.finish(result, "success", "success", undefined, undefined, this.#clock);
+    const confirming = this.#reserved !== undefined;
+    const admission = this.admit(f.remainingInMs, f.callerMayWait);
+    this.#admission = admission;
+    if (admission.decision === "send") {
+      this.refusal = undefined;
+      f.gate = "send";
+      // A paced slot waited for is confirmed, not waited for again.
+      f.gateDelayInMs = confirming ? 0 : admission.delayInMs;
+      return f;
+    }
+    this.#pacedDelayInMs = 0;
+    this.refusal = admission;
+    this.info.retryAfterInMs = admission.retryAfterInMs;
+    f.gate = admission.reason === "paced" ? "paced" : "circuit-open";
+    f.gateDelayInMs = admission.retryAfterInMs;
+    f.jitter = this.s.random();
+    if (f.gate === "circuit-open") {
+      f.secondaryOpen = this.secondaryOpen();
+      // Counted as an attempt unless the read goes to the secondary instead.
+      if (!f.secondaryOpen || f.remainingInMs <= 0) this.recordAttempt("circuit_open", 0, undefined);
+    }
+    return f;
   }
 
-  private admit(): Admission {
+  private admit(remainingInMs: number, mayWait: boolean): Admission {
     const gate = this.s.gate;
     if (gate === undefined) return SEND_NOW;
-    // The first ask comes right after the operation started: its clock reading will do (a read costs ~45 ns).
-    const remaining = this.deadline - (this.info.attempts === 0 ? this.started : performance.now());
-    return gate.admit(this.address, this.mayWaitOnPartition("paced") ? remaining : Math.min(remaining, SHORT_PACED_WAIT_IN_MS));
+    const reserved = this.#reserved;
+    this.#reserved = undefined;
+    // A caller that may not wait takes only a paced slot that is about to come.
+    return gate.admit(this.address, mayWait ? remainingInMs : Math.min(remainingInMs, SHORT_WAIT_IN_MS), reserved);
   }
 
-  /** `"wait"`: always; `"fail"`: never; `"auto"`: unless this would starve a bounded caller's other work. */
-  private mayWaitOnPartition(on: "circuit" | "paced"): boolean {
-    const mode = this.s.gate?.mode;
-    return mode === "wait" || (mode === "auto" && this.load.mayWait(on));
-  }
-
-  /** Waits as the refusal and the mode allow, then asks again; or ends the operation. */
-  private async afterRefusal(refusal: Refusal): Promise<PipelineResponse | typeof ASK_AGAIN> {
-    const step = this.onRefusal(refusal);
-    if (step.action !== "retry") {
-      const reason = step.action === "stop" ? step.reason : "circuit-open";
-      return this.finish(this.#last, this.#last?.outcomeClass ?? "circuit_open", reason, this.refusalError(refusal));
+  /** Before an attempt: leave any wait, spend the budget when the retry needs it, point the request and arm its timeout. */
+  private startSend(step: Step & { action: "send" }): ArmedAttempt | undefined {
+    leaveWait(this);
+    const toSecondary = step.to === "secondary";
+    const admission = this.#admission as SendAdmission;
+    // Granted: retryAfterInMs() answered 0 in this same tick.
+    if (this.facts.budget === "available" && (toSecondary || admission.paced !== true)) this.s.budget?.tryRetry();
+    const now = this.info.attempts === 0 && this.#pacedDelayInMs === 0 ? this.started : performance.now();
+    this.#attemptStarted = now;
+    if (toSecondary) {
+      this.#secondaryFrom = this.facts.point;
+      this.#primaryUrl = (this.secondary as SecondaryRoute).redirect(this.request, this.#primaryFailures);
     }
-    const waited = await this.wait(step.delayInMs, "circuit_open", "circuit", undefined, true);
-    if (waited === "released") return this.release(refusal);
-    return waited === "waited" ? ASK_AGAIN : this.finish(this.#last, "aborted", "aborted", this.#abortError);
+    return startAttempt(this.request, this.deadline - (toSecondary ? step.reserveInMs : 0), this.s.tryTimeoutInMs, now, this.s.deadlines);
   }
 
-  /**
-   * Mode "auto" let go of an operation waiting on an open circuit: its caller is bounded and
-   * starving. It ends at once, as if the gate had refused it in mode "fail".
-   */
-  private release(refusal: Refusal): PipelineResponse {
-    return this.finish(this.#last, this.#last?.outcomeClass ?? "circuit_open", "circuit-open", this.refusalError(refusal));
+  private endSend(step: Step & { action: "send" }, armed: ArmedAttempt | undefined, response: PipelineResponse | undefined): void {
+    if (armed !== undefined) endAttempt(this.request, armed, response?.readableStreamBody);
+    if (step.to === "secondary") (this.secondary as SecondaryRoute).restore(this.request, this.#primaryUrl);
   }
 
-  /** A refused attempt is counted as one (class `circuit_open`) when its circuit is open; a paced refusal sent nothing to count. */
-  private onRefusal(refusal: Refusal): NextStep {
-    this.info.retryAfterInMs = refusal.retryAfterInMs;
-    if (refusal.reason === "paced") return { action: "stop", reason: "partition-busy" };
-    this.recordAttempt("circuit_open", 0, undefined);
-    const wait = Math.max(MIN_CIRCUIT_WAIT_IN_MS, refusal.retryAfterInMs) * (1 + CIRCUIT_WAIT_SPREAD * this.s.random());
-    return decideNext({
-      ...NOTHING_SENT,
-      attemptClass: "circuit_open",
-      remainingInMs: this.deadline - performance.now(),
-      gateWaits: this.mayWaitOnPartition("circuit"),
-      gateWaitInMs: wait,
-    });
+  /** Record: tell the gate and the observers, then gather the facts after the attempt. */
+  private record(step: Step & { action: "send" }, result: AttemptResult): DecisionFacts {
+    this.clock = performance.now();
+    if (step.to === "secondary") {
+      (this.secondary as SecondaryRoute).learn(result);
+      this.info.secondaryAttempts = (this.info.secondaryAttempts ?? 0) + 1;
+      this.recordAttempt(result.outcomeClass, this.clock - this.#attemptStarted, result, 0, true);
+      if (result.outcomeClass === "success") {
+        this.info.answeredBySecondary = true;
+        this.last = result;
+      } else {
+        result.response?.readableStreamBody?.resume();
+      }
+      // Failed after a refusal: the gate's facts again (wait or stop as it says); after a failure: the primary's.
+      return this.#secondaryFrom === "gate" && result.outcomeClass !== "success" ? this.askGate() : this.attemptFacts(false);
+    }
+    const admission = this.#admission as SendAdmission;
+    this.s.gate?.record(this.address, admission, result);
+    this.recordAttempt(result.outcomeClass, this.clock - this.#attemptStarted, result, this.#pacedDelayInMs);
+    this.#pacedDelayInMs = 0;
+    this.#lastPaced = admission.paced === true;
+    if (this.write && (isUnknownOutcome(result) || result.outcomeClass === "aborted")) this.info.unknownOutcomes += 1;
+    this.last = result;
+    return this.attemptFacts(true);
   }
 
-  private refusalError(refusal: Refusal): Error {
-    return refusal.reason === "paced"
-      ? new PartitionBusyError(refusal.scope, refusal.retryAfterInMs)
-      : new CircuitOpenError(refusal.scope, refusal.retryAfterInMs);
-  }
-
-  private decide(result: AttemptResult): NextStep {
+  /** Decide: the facts after the last primary attempt; `fresh` when it has just come back (its backoff is drawn once). */
+  private attemptFacts(fresh: boolean): DecisionFacts {
+    const f = this.facts;
+    const result = this.last as AttemptResult;
     const cls = result.outcomeClass;
-    if (cls === "success") return STOP_SUCCESS;
+    f.point = "attempt";
+    f.attemptClass = cls;
+    // Right after an attempt: the clock read when it ended will do.
+    f.remainingInMs = this.deadline - this.clock;
+    if (cls === "success") return f;
     const retriable = isRetriableClass(cls);
-    const backoff = retriable ? (this.#backoff ??= new OperationBackoff(this.s.backoff)).next(cls, this.#retriesDone) : undefined;
-    return decideNext({
-      attemptClass: cls,
-      retriesDone: this.#retriesDone,
-      maxRetries: backoff?.maxRetries ?? 0,
-      // Called right after an attempt: the clock read when it ended will do.
-      remainingInMs: this.deadline - this.#clock,
-      backoffInMs: backoff?.delayInMs ?? 0,
-      retryAfterInMs: retriable ? this.retryAfterHint(result) : undefined,
+    if (fresh) {
+      const backoff = retriable ? (this.#backoff ??= new OperationBackoff(this.s.backoff)).next(cls, this.#retries) : undefined;
+      if (retriable) this.#primaryFailures += 1;
+      f.retriesDone = this.#retries;
+      f.maxRetries = backoff?.maxRetries ?? 0;
+      f.backoffInMs = backoff?.delayInMs ?? 0;
+      f.retryAfterInMs = retriable ? retryAfterOf(result, this.s.maxRetryAfterInMs) : undefined;
       // Read now rather than up front: only a retry needs it, and a policy after ours may have replaced the body.
-      bodyReplayable: !retriable || isReplayable(this.request),
-      answerMayBeOurs: !retriable && this.answerMayBeOurs(result),
-      gateWaits: false,
-      gateWaitInMs: 0,
-    });
+      f.bodyReplayable = !retriable || isReplayable(this.request);
+      f.answerMayBeOurs = !retriable && this.answerMayBeOurs(result);
+    }
+    const budget = this.s.budget;
+    const needsBudget = retriable && budget !== undefined && !this.#lastPaced;
+    f.budgetRetryAfterInMs = needsBudget ? budget.retryAfterInMs() : 0;
+    f.budget = !needsBudget ? "free" : f.budgetRetryAfterInMs > 0 ? "empty" : "available";
+    f.callerMayWait = callerMay(this, "budget");
+    f.callerMayBackOff = callerMay(this, "backoff");
+    f.secondaryOpen = retriable && this.secondaryOpen();
+    return f;
   }
 
-  private retryAfterHint(result: AttemptResult): number | undefined {
-    const headers = result.response?.headers ?? (result.error as { response?: PipelineResponse } | undefined)?.response?.headers;
-    const hint = result.retryAfterInMs ?? (headers === undefined ? undefined : parseRetryAfterInMs(headers));
-    return hint === undefined ? undefined : Math.min(hint, this.s.maxRetryAfterInMs);
+  private releasedFacts(reason: LocalWaitReason): DecisionFacts {
+    this.facts.point = "released";
+    this.facts.waitReason = reason;
+    return this.facts;
+  }
+
+  /** Act: wait, as a waiter of the caller policy; a backoff counts as a retry, a paced slot is kept for the gate to confirm. */
+  private wait(step: Step & { action: "wait" }): Promise<SleepEnd> {
+    if (step.on === "backoff") this.#retries += 1;
+    if (step.on === "pacing") {
+      this.#reserved = this.#admission as SendAdmission;
+      this.#pacedDelayInMs = step.delayInMs;
+    }
+    return sleepFor(this, step);
+  }
+
+  private secondaryOpen(): boolean {
+    return this.secondary !== undefined && this.secondary.open(this.address, this.#primaryFailures);
   }
 
   /** A write's answer is one an earlier unknown attempt's success would cause (409 after an insert, ...). */
@@ -298,76 +299,12 @@ class Operation {
     return write !== undefined && isAppliedAnswer(write, result);
   }
 
-  /** The caller aborted while an attempt was in flight: the request may have reached the store. */
-  private abortedInFlight(result: AttemptResult): boolean {
-    return result.outcomeClass === "aborted";
-  }
-
-  private attemptTimeout(now: number, reserveInMs = 0) {
-    const remaining = this.deadline - reserveInMs - now;
-    const tryTimeout = this.s.tryTimeoutInMs > 0 ? this.s.tryTimeoutInMs : Infinity;
-    const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
-    return { inMs: Math.max(0, Math.min(tryTimeout, remaining)), reason, now, deadlines: this.s.deadlines };
-  }
-
   /** The write's description: the address reads it at most once. */
-  private tableWrite(): TableWrite | undefined {
+  tableWrite(): TableWrite | undefined {
     return this.address.tableWrite;
   }
 
-  /** Sleeps before a retry or a circuit re-ask; false when the caller aborted meanwhile. */
-  private async wait(
-    delayInMs: number,
-    reason: AttemptClass,
-    source: DelaySource,
-    failed: AttemptResult | undefined,
-    onPartition = false,
-  ): Promise<"waited" | "aborted" | "released"> {
-    const attempt = this.info.attempts;
-    // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
-    if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(delayInMs)} ms (${source}).`);
-    if (this.hooks.listens("onRetry")) {
-      this.hooks.notify("onRetry", {
-        request: this.request,
-        address: this.address,
-        attempt,
-        reason,
-        status: failed?.status,
-        errorCode: failed?.errorCode,
-        delayInMs,
-        delaySource: source,
-      });
-    }
-    if (onPartition) return this.load.waitOnPartition(delayInMs, (ms) => this.sleep(ms), this.s.gate?.mode === "auto");
-    return this.load.sleeping(() => this.backoff(delayInMs));
-  }
-
-  /**
-   * Sleeps a backoff, cut short (`"released"`: the loop asks the gate at once) when the
-   * partition's circuit is open and this operation may not wait on it: the gate would refuse
-   * the retry anyway, and the caller's worker is free the sooner. Measured with the closed
-   * loop (8 workers, a partition offline 6 s): operations that failed there just before its
-   * circuit opened held every worker for their first backoff (about a second) at the start
-   * of the outage, and each failed probe held one for its backoff.
-   */
-  private async backoff(delayInMs: number): Promise<"waited" | "aborted" | "released"> {
-    const refusesNow = this.s.gate?.refusesNow;
-    const cutShort = refusesNow === undefined ? undefined : (): boolean => refusesNow(this.address) && !this.mayWaitOnPartition("circuit");
-    if (cutShort?.() === true) return "released";
-    return sleepInSlices(delayInMs, (ms) => this.sleep(ms), cutShort, BACKOFF_CHECK_EVERY_IN_MS);
-  }
-
-  private async sleep(delayInMs: number): Promise<boolean> {
-    try {
-      await delay(delayInMs, { abortSignal: this.request.abortSignal, abortErrorMsg: "The operation was aborted." });
-      return true;
-    } catch (error) {
-      this.#abortError = error;
-      return false;
-    }
-  }
-
-  private recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined, pacedDelayInMs = 0, secondary = false): void {
+  recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined, pacedDelayInMs = 0, secondary = false): void {
     this.info.attempts += 1;
     this.info.classes.push(attemptClass);
     if (this.hooks.listens("onAttempt")) {
@@ -386,120 +323,9 @@ class Operation {
     }
   }
 
-  /**
-   * A retry answered what an earlier, unknown attempt's success would cause: read the
-   * entity back. The same as sent: the write succeeded, report success. Otherwise the
-   * error surfaces as it is, marked possibly applied.
-   */
-  private async settleAmbiguousWrite(result: AttemptResult): Promise<PipelineResponse> {
-    const write = this.tableWrite() as TableWrite;
-    const options = this.s.ambiguousWrites as AmbiguousWriteSettings;
-    const timeoutInMs = Math.min(options.readBackTimeoutInMs, this.deadline - performance.now());
-    const outcome = await readBackAmbiguousWrite(this.request, options.readBackRoutes, write, bodyText(this.request), timeoutInMs);
-    logger.info(`An ambiguous ${write.operation} was settled: ${outcome.result}.`);
-    if (outcome.result === "applied" && outcome.response !== undefined) {
-      const response = outcome.response;
-      return this.finish({ response, status: response.status, outcomeClass: "success" }, "success", "success", undefined, "applied");
-    }
-    return this.finish(result, result.outcomeClass, "permanent", undefined, outcome.result);
+  /** Ends the operation (operationEnding.ts): returns or throws what the caller gets. */
+  private end(ending: Ending): PipelineResponse {
+    leaveWait(this);
+    return endOperation(this, ending);
   }
-
-  /** Ends the operation: records why, tells the observers, and returns or throws what the caller gets. */
-  private finish(
-    result: AttemptResult | undefined,
-    finalClass: AttemptClass,
-    stopReason: StopReason,
-    error?: unknown,
-    resolution?: AmbiguousWriteResult,
-    /** When the operation ended, when the caller has just read the clock. */
-    endedAt?: number,
-  ): PipelineResponse {
-    const { info, request } = this;
-    info.stopReason = stopReason;
-    info.elapsedInMs = (endedAt ?? performance.now()) - this.started;
-    // Blob's and Queue's results carry a copy of the request (`_response.request`): their response is marked too.
-    // Not a Tables one (the SDK hands back the request itself): a property added to the response costs about 150 ns.
-    if (result?.response !== undefined && this.s.service !== "table") attachRetryInfo(result.response, info);
-    // With a real failure in hand, surface that rather than our own error: callers keep their statusCode checks.
-    const surfaced = error !== undefined && result !== undefined && stopReason !== "aborted" ? undefined : error;
-    if (this.write && info.unknownOutcomes > 0) this.noteAmbiguity(stopReason, resolution);
-    if (stopReason !== "success" && stopReason !== "permanent") {
-      logger.warning(
-        `Gave up on ${this.address.operation} (partition scope ${this.address.scopeKey ?? "unknown"}) after ${info.attempts} attempt(s): ` +
-          `${stopReason} (last: ${finalClass}).`,
-      );
-    }
-    if (this.hooks.listens("onOperationEnd")) {
-      this.hooks.notify("onOperationEnd", {
-        request,
-        address: this.address,
-        response: result?.response,
-        error: surfaced ?? result?.error,
-        attempts: info.attempts,
-        finalClass,
-        stopReason,
-        elapsedInMs: info.elapsedInMs,
-      });
-    }
-    return surface(info, result, surfaced);
-  }
-
-  /** Marks a write that ended after an unknown outcome, and tells the observers. */
-  private noteAmbiguity(stopReason: StopReason, resolution: AmbiguousWriteResult | undefined): void {
-    const write = this.tableWrite();
-    // A batch's HTTP success can hide a failed sub-request (the SDK throws after reading the body).
-    const result = resolution ?? (write?.kind === "batch" ? "not_resolvable" : stopReason === "success" ? undefined : "unresolved");
-    if (result === undefined) return;
-    this.info.ambiguousWrite = result;
-    this.info.possiblyApplied = result !== "applied";
-    this.hooks.notify("onAmbiguousWrite", {
-      request: this.request,
-      address: this.address,
-      operation: write?.operation ?? "other",
-      result,
-      unknownOutcomes: this.info.unknownOutcomes,
-    });
-  }
-}
-
-/** `afterRefusal`'s answer when the operation goes on: ask the gate again. */
-const ASK_AGAIN = Symbol("ask again");
-
-const STOP_SUCCESS: NextStep = Object.freeze({ action: "stop", reason: "success" });
-
-/** Says why a retriable failure was not retried, and what makes it retriable. */
-const NOT_REPLAYABLE_WARNING =
-  "Not retrying: the request body is a stream that the first attempt consumed; pass a stream factory to make it retriable.";
-
-/** Decision inputs that do not apply when no attempt was sent. */
-const NOTHING_SENT = {
-  retriesDone: 0,
-  maxRetries: 0,
-  backoffInMs: 0,
-  retryAfterInMs: undefined,
-  bodyReplayable: true,
-  answerMayBeOurs: false,
-} as const;
-
-/** A streamed error body we will not read would hold its socket: drain it. */
-function releaseBody(result: AttemptResult): void {
-  result.response?.readableStreamBody?.resume();
-}
-
-/**
- * Returns or throws exactly what the SDK would have seen from the last attempt. An error
- * that does not lead back to the request (our own, an abort) gets the operation's record
- * itself, so that `getRetryInfo(error)` and `isPossiblyApplied(error)` answer for the error
- * the caller catches. The record, not the request: the request's URL and headers would
- * carry a SAS or an Authorization header into whatever logs the error.
- */
-function surface(info: RetryInfo, result: AttemptResult | undefined, error?: unknown): PipelineResponse {
-  if (error !== undefined) throw withRecord(error, info);
-  if (result?.response) return result.response;
-  throw withRecord(result?.error, info);
-}
-
-function withRecord(error: unknown, info: RetryInfo): unknown {
-  if (typeof error === "object" && error !== null && !("request" in error) && Object.isExtensible(error)) attachRetryInfo(error, info);
-  return error;
 }

@@ -19,6 +19,7 @@ import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import { isReadBackRoutes, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import { resolveSecondaryReads, type SecondaryReadSettings } from "./secondaryReads.js";
+import { resolveCallerOptions, type CallerOptions, type CallerSettings } from "./callerPolicy.js";
 
 // The retry policy's options, their defaults and their validation; the loop itself is in
 // resilientRetryPolicy.ts.
@@ -57,6 +58,14 @@ export interface ResilientRetryPolicyOptions {
    * and pacing per partition). Defaults to none.
    */
   gate?: PartitionBreaker;
+  /**
+   * Who calls the client, which decides whether an operation may wait at a local refusal (an
+   * open circuit, a paced queue, an empty retry budget): `{ concurrency: N }` for a bounded
+   * caller of N operations at a time (a worker pool, a queue consumer), `{ failFast: true }`
+   * never to wait (docs/flow-control.md). Defaults to an open-loop caller (each operation its
+   * own caller, as in a web server), which waits within its deadline.
+   */
+  caller?: CallerOptions;
   /**
    * The service the client talks to, for reading Azurite's path-style URLs. Defaults to
    * detection from the host; `installResilience` passes its own.
@@ -145,6 +154,7 @@ const KNOWN_KEYS = [
   "random",
   "service",
   "secondaryReads",
+  "caller",
 ];
 
 /** Options after validation, with every default applied: what the retry loop reads. */
@@ -158,6 +168,7 @@ export interface RetryPolicySettings {
   rules: ClassificationRules | undefined;
   observers: readonly RetryObserver[];
   gate: AttemptGate | undefined;
+  caller: CallerSettings;
   service: StorageService | undefined;
   ambiguousWrites: AmbiguousWriteSettings | undefined;
   budget: RetryBudget | undefined;
@@ -214,6 +225,7 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
     rules,
     observers,
     gate,
+    caller: resolveCallerOptions(options.caller),
     service,
     ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
     budget: resolveBudget(options.retryBudget),

@@ -1,6 +1,6 @@
 // One attempt, in four steps the retry loop takes in order (startAttempt, await next,
 // answered or failed, endAttempt): written out in the loop rather than wrapped in an async
-// function of its own, which cost the success path a promise and a microtask per request.
+// function of its own, which would cost the success path a promise and a microtask per request.
 // With a finite timeout the attempt gets its own abort signal, linked to the caller's; when
 // it passes, the attempt is reported as a RestError ETIMEDOUT (class `timeout`, retried),
 // unlike the SDK's `request.timeout`, whose AbortError is not retried (and whose timer the
@@ -14,21 +14,22 @@ import { isWriteMethod } from "../address/requestMethod.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { failedChangeset } from "./changesetAttempt.js";
 import type { RequestAddress } from "../address/requestAddress.js";
+import { parseRetryAfterInMs } from "../timing/retryAfter.js";
 
-/** How long one attempt may take, and why that long. */
-export interface AttemptTimeout {
-  /** Milliseconds; `Infinity` for no limit. */
-  inMs: number;
-  /** The option that set it: `tryTimeoutInMs`, or `maxElapsedInMs` when less time than that is left. */
-  reason: string;
-  /** When the attempt starts (`performance.now()`). */
-  now: number;
-  deadlines: AttemptDeadlines;
+/** The server's retry hint of a failed attempt (its own, or its response's headers), capped at `maxInMs`. */
+export function retryAfterOf(result: AttemptResult, maxInMs: number): number | undefined {
+  const headers = result.response?.headers ?? (result.error as { response?: PipelineResponse } | undefined)?.response?.headers;
+  const hint = result.retryAfterInMs ?? (headers === undefined ? undefined : parseRetryAfterInMs(headers));
+  return hint === undefined ? undefined : Math.min(hint, maxInMs);
 }
 
 /** An attempt's timeout while it runs: what {@link endAttempt} undoes. */
 export interface ArmedAttempt {
-  readonly timeout: AttemptTimeout;
+  /** Milliseconds the attempt may take. */
+  readonly inMs: number;
+  /** The option that set it: `tryTimeoutInMs`, or `maxElapsedInMs` when less time than that was left. */
+  readonly reason: string;
+  readonly deadlines: AttemptDeadlines;
   /** The caller's own signal, put back on the request when the attempt ends. */
   readonly callerSignal: AbortSignalLike | undefined;
   readonly deadline: ArmedDeadline;
@@ -37,10 +38,17 @@ export interface ArmedAttempt {
   readonly controller: AbortController;
 }
 
-
-/** Arms the attempt's timeout, when finite, by giving the request a signal of its own; undefined otherwise. */
-export function startAttempt(request: PipelineRequest, timeout: AttemptTimeout): ArmedAttempt | undefined {
-  if (!Number.isFinite(timeout.inMs)) return undefined;
+/**
+ * Arms the timeout of an attempt starting at `now`, when finite, by giving the request a
+ * signal of its own; undefined otherwise. The timeout is `tryTimeoutInMs` (0 for none), or
+ * less when `deadline` (the operation's, less what must stay in reserve) comes first.
+ */
+export function startAttempt(request: PipelineRequest, deadline: number, tryTimeoutInMs: number, now: number, deadlines: AttemptDeadlines): ArmedAttempt | undefined {
+  const remaining = deadline - now;
+  const tryTimeout = tryTimeoutInMs > 0 ? tryTimeoutInMs : Infinity;
+  if (!Number.isFinite(tryTimeout) && !Number.isFinite(remaining)) return undefined;
+  const reason = remaining < tryTimeout ? "maxElapsedInMs" : "tryTimeoutInMs";
+  const inMs = Math.max(0, Math.min(tryTimeout, remaining));
   const callerSignal = request.abortSignal;
   const controller = new AbortController();
   let forwardAbort: (() => void) | undefined;
@@ -48,14 +56,14 @@ export function startAttempt(request: PipelineRequest, timeout: AttemptTimeout):
     forwardAbort = () => controller.abort();
     callerSignal.addEventListener("abort", forwardAbort, { once: true });
   }
-  const deadline = timeout.deadlines.arm(controller, timeout.now, timeout.inMs);
+  const armed = deadlines.arm(controller, now, inMs);
   request.abortSignal = controller.signal;
-  return { timeout, callerSignal, deadline, forwardAbort, controller };
+  return { inMs, reason, deadlines, callerSignal, deadline: armed, forwardAbort, controller };
 }
 
 /** The attempt is over: its deadline no longer matters, and the request has the caller's signal back. */
 export function endAttempt(request: PipelineRequest, armed: ArmedAttempt, body: NodeJS.ReadableStream | undefined): void {
-  armed.timeout.deadlines.release(armed.deadline);
+  armed.deadlines.release(armed.deadline);
   request.abortSignal = armed.callerSignal;
   const { forwardAbort, callerSignal } = armed;
   if (forwardAbort === undefined || callerSignal === undefined) return;
@@ -144,7 +152,7 @@ export function failed(
 ): AttemptResult {
   if (callerSignal?.aborted) return { error: thrown, outcomeClass: "aborted" };
   if (armed?.deadline.timedOut) {
-    const { inMs, reason } = armed.timeout;
+    const { inMs, reason } = armed;
     const error = new RestError(`The attempt timed out on the client after ${Math.round(inMs)} ms (${reason}).`, { code: "ETIMEDOUT", request });
     return { error, outcomeClass: classify({ error }, rules) };
   }

@@ -1,14 +1,12 @@
 // Reads from the secondary region of an RA-GRS / RA-GZRS account (docs/secondary-reads.md):
-// which requests may go there, the secondary's URL, and one attempt sent to it. The retry
-// loop calls it at two points (an open circuit, a failed primary attempt); nothing else does.
-import type { PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
+// which requests may go there and the secondary's URL. The retry loop sends the attempt, as it
+// sends the primary's, when decideNext says so (an open circuit, a failed primary attempt).
+import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import type { ClassificationRules } from "../classification/classificationRules.js";
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { answered, endAttempt, failed, startAttempt, type AttemptTimeout } from "./runAttempt.js";
 
 /** Options of `secondaryReads`: where the secondary is (documented on the option). */
 export interface SecondaryReadOptions {
@@ -99,37 +97,30 @@ export class SecondaryRoute {
   }
 
   /**
-   * Sends `request` to the secondary once and puts its URL back, whatever happens: the
-   * operation's address (breaker scope, labels) stays the primary's. Call after `open()`.
+   * Points `request` at the secondary for one attempt (call after `open()`), and returns the
+   * primary's URL, which {@link restore} puts back: the operation's address (breaker scope,
+   * labels) stays the primary's.
    */
-  async send(
-    request: PipelineRequest,
-    next: SendRequest,
-    timeout: AttemptTimeout,
-    rules: ClassificationRules | undefined,
-    primaryFailures: number,
-  ): Promise<AttemptResult> {
+  redirect(request: PipelineRequest, primaryFailures: number): string {
     this.#readAfterFailures = primaryFailures;
     const primaryUrl = request.url;
     request.url = this.#url as string;
-    const callerSignal = request.abortSignal;
-    const armed = startAttempt(request, timeout);
-    let response;
-    let result: AttemptResult;
-    try {
-      response = await next(request);
-      result = answered(response, rules);
-    } catch (thrown) {
-      result = failed(request, thrown, callerSignal, armed, rules);
-    } finally {
-      if (armed !== undefined) endAttempt(request, armed, response?.readableStreamBody);
-      request.url = primaryUrl;
-    }
-    // A 404 may be a write not replicated yet; a permanent failure (403 on a GRS account without
-    // read access, a wrong endpoint) will not change within the operation: the primary alone goes on.
+    return primaryUrl;
+  }
+
+  /** Puts the primary's URL back on `request`, whatever the attempt did. */
+  restore(request: PipelineRequest, primaryUrl: string): void {
+    request.url = primaryUrl;
+  }
+
+  /**
+   * Learns from the secondary's answer. A 404 may be a write not replicated yet; a permanent
+   * failure (403 on a GRS account without read access, a wrong endpoint) will not change
+   * within the operation: the primary alone goes on.
+   */
+  learn(result: AttemptResult): void {
     if (result.outcomeClass === "permanent" || result.status === 404 || (result.error as { statusCode?: unknown } | undefined)?.statusCode === 404) {
       this.#closed = true;
     }
-    return result;
   }
 }

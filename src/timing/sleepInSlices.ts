@@ -1,21 +1,31 @@
+/** How a sleep ended: waited out, let go early by its `letGo`, or aborted by the caller (with the abort error). */
+export type SleepEnd = { readonly ended: "waited" } | { readonly ended: "released" } | { readonly ended: "aborted"; readonly error: unknown };
+
+const WAITED: SleepEnd = Object.freeze({ ended: "waited" });
+export const RELEASED: SleepEnd = Object.freeze({ ended: "released" });
+
 /**
- * Sleeps `delayInMs` through `sleep` (which answers false when the caller aborted). With
- * `letGo`, the sleep is cut into slices of `sliceInMs` and `letGo` is asked between them: a
- * true answer ends it early (`"released"`). The retry loop uses it for backoffs that an
- * opened circuit makes pointless, and `CallerLoad` for circuit waits that starve a bounded
- * caller; without `letGo` it is one sleep, one timer.
+ * Sleeps `delayInMs` through `sleep` (which rejects when the caller aborts). With `letGo`, the
+ * sleep is cut into slices of `sliceInMs` and `letGo` is asked between them: a true answer
+ * ends it early (`"released"`). The retry loop uses it for waits that the caller policy may
+ * let go of and backoffs that an opened circuit makes pointless; without `letGo` it is one
+ * sleep, one timer.
  */
 export async function sleepInSlices(
   delayInMs: number,
-  sleep: (ms: number) => Promise<boolean>,
+  sleep: (ms: number) => Promise<void>,
   letGo: (() => boolean) | undefined,
   sliceInMs: number,
-): Promise<"waited" | "aborted" | "released"> {
+): Promise<SleepEnd> {
   for (let left = delayInMs; left > 0; ) {
     const slice = letGo === undefined ? left : Math.min(left, sliceInMs);
-    if (!(await sleep(slice))) return "aborted";
+    try {
+      await sleep(slice);
+    } catch (error) {
+      return { ended: "aborted", error };
+    }
     left -= slice;
-    if (left > 0 && letGo?.() === true) return "released";
+    if (left > 0 && letGo?.() === true) return RELEASED;
   }
-  return "waited";
+  return WAITED;
 }

@@ -1,8 +1,9 @@
 import { AzureNamedKeyCredential, AzureSASCredential, TableClient, generateTableSas } from "@azure/data-tables";
+import { READ_BACK_REQUEST_ID_SUFFIX } from "../../src/ambiguousWrites/ambiguousWriteReadBack.js";
 import { isRestError, type PipelineResponse } from "@azure/core-rest-pipeline";
 import { Registry } from "prom-client";
 import { beforeEach, describe, expect, it } from "vitest";
-import { getRetryInfo, installResilience, isPossiblyApplied, READ_BACK_REQUEST_ID_SUFFIX, type AmbiguousWriteEvent, type InstallResilienceOptions } from "../../src/index.js";
+import { getRetryInfo, installResilience, isPossiblyApplied, type AmbiguousWriteEvent, type InstallResilienceOptions } from "../../src/index.js";
 import { captureAzureLog } from "../support/captureAzureLog.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 

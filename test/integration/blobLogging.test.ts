@@ -80,7 +80,8 @@ describe("retry logs on a real BlockBlobClient", () => {
     // Retries 300 ms apart: the 2nd failure in a row comes after the blob has served nothing for 250 ms, and opens its circuit.
     installResilience(client, {
       retry: { strategy: "fixed", maxRetries: 3, delayInMs: 300 },
-      circuitBreaker: { mode: "fail", consecutiveFailures: 2, resetTimeoutInMs: 60_000 },
+      circuitBreaker: { consecutiveFailures: 2, resetTimeoutInMs: 60_000 },
+      caller: { failFast: true },
     });
     env.simulator.addFault({ kind: "serverBusy", match: { partition: "hot.csv" } });
     await expect(client.upload("x", 1)).rejects.toBeDefined();

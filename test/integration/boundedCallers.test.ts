@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { installResilience, isPossiblyApplied, type ResilienceHandle } from "../../src/index.js";
-import { type PartitionBreakerMode } from "../../src/breaker/partitionBreakerOptions.js";
+import { installResilience, isPossiblyApplied, type CallerOptions, type ResilienceHandle } from "../../src/index.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
 // Issue 16 end to end: 16 closed-loop workers (a worker pool: each runs one operation after
@@ -32,11 +31,11 @@ interface Done {
   doneAt: number;
 }
 
-async function run(mode: PartitionBreakerMode | undefined): Promise<{ done: Done[]; table: string }> {
-  const table = uniqueTableName(`bounded${mode ?? "default"}`);
+async function run(caller: CallerOptions): Promise<{ done: Done[]; table: string }> {
+  const table = uniqueTableName(`bounded${caller.failFast === true ? "failfast" : "declared"}`);
   await env.directTableClient(table).createTable();
   const client = env.tableClient(table);
-  handle = installResilience(client, mode === undefined ? {} : { circuitBreaker: { mode } });
+  handle = installResilience(client, { caller });
   // Warm up connections and the JIT, so the "before" rate is the steady one.
   await Promise.all(Array.from({ length: WORKERS }, async (_, w) => {
     for (let i = 0; i < 15; i++) await client.upsertEntity({ partitionKey: "warm", rowKey: `w${w}-${i}` });
@@ -87,9 +86,9 @@ async function failedButStored(done: Done[], table: string): Promise<number> {
 }
 
 describe("bounded-concurrency callers", () => {
-  it("with defaults, keep the healthy partitions' work going through an outage and lose no operation that mode \"fail\" would save", async () => {
-    const auto = await run(undefined);
-    const fail = await run("fail");
+  it("declared with caller: { concurrency }, keep the healthy partitions' work going through an outage and lose no operation that failFast would save", async () => {
+    const auto = await run({ concurrency: WORKERS });
+    const fail = await run({ failFast: true });
     const outageFrom = BEFORE_IN_MS;
     const outageTo = BEFORE_IN_MS + OUTAGE_IN_MS;
     const figures = (r: { done: Done[] }) => ({
@@ -102,13 +101,13 @@ describe("bounded-concurrency callers", () => {
     const a = figures(auto);
     const f = figures(fail);
     console.log("bounded callers:", JSON.stringify({ auto: a, fail: f }));
-    // The defaults do not starve the pool: the healthy partitions keep a good part of their throughput
-    // through the outage (mode "wait" keeps about 1 %: docs/benchmarks.md). The issue's 80 % is a
+    // The declared pool is not starved: the healthy partitions keep a good part of their throughput
+    // through the outage (an open loop's waiting would keep about 1 %: docs/benchmarks.md). The issue's 80 % is a
     // timing figure, measured by `npm run bench` on a quiet machine (closed loop: 85 %); here two
     // cores shared with the rest of the suite move both runs' rates too much to hold it to that.
     expect(a.during / a.before).toBeGreaterThanOrEqual(0.3);
-    // As large a share of operations succeeds as with "fail" (both fail the excess fast; "auto"
-    // lets a few wait for the partition). The runs differ in length and load: five points of slack.
+    // As large a share of operations succeeds as with failFast (both fail the excess fast; the
+    // declared pool lets a few wait for the partition). The runs differ in length and load: five points of slack.
     expect(a.succeeded / a.operations).toBeGreaterThanOrEqual(f.succeeded / f.operations - 0.05);
     expect(await failedButStored(auto.done, auto.table)).toBe(0);
   });

@@ -68,7 +68,7 @@ const refusedAtHot = (r: RequestRecord) => r.scope?.partition === "hot" && r.fau
 
 describe("partition circuit breaker on a real TableClient", () => {
   it('"wait": the offline partition sees one probe per reset period, every write to it succeeds, the others are untouched', async () => {
-    handle = installResilience(client, { circuitBreaker: { mode: "wait" } });
+    handle = installResilience(client);
     const transitions = track(handle);
     const faultFrom = Date.now();
     env.simulator.addFault({ name: "rebalancing", kind: "serverBusy", match: { partition: "hot" }, durationInMs: OFFLINE_IN_MS });
@@ -114,7 +114,7 @@ describe("partition circuit breaker on a real TableClient", () => {
   }, 30_000);
 
   it('"fail": once the circuit is open, callers get CircuitOpenError promptly, without a request, while the others carry on', async () => {
-    handle = installResilience(client, { circuitBreaker: { mode: "fail" } });
+    handle = installResilience(client, { caller: { failFast: true } });
     const transitions = track(handle);
     env.simulator.addFault({ name: "rebalancing", kind: "serverBusy", match: { partition: "hot" }, durationInMs: OFFLINE_IN_MS });
     const load: Load = { writes: new Map(), failures: new Map() };

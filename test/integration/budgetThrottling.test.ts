@@ -61,20 +61,39 @@ async function throttledRun(options: InstallResilienceOptions): Promise<Run> {
   };
 }
 
+/** requests + reserve + retryRatio x requests, per window the run spans. */
+function boundOf(run: Run): number {
+  const { retryRatio, minRetriesPerSecond, windowInMs } = DEFAULT_RETRY_BUDGET_OPTIONS;
+  const reserve = (minRetriesPerSecond * windowInMs) / 1000;
+  // Nothing leaves the window within 9 s (ten 1 s buckets); a longer run gets one more window's worth per 9 s.
+  const windows = Math.ceil((run.elapsedInMs + 1000) / (windowInMs * 0.9));
+  return OPERATIONS + windows * Math.floor(reserve + retryRatio * OPERATIONS);
+}
+
 describe("account-wide throttling and the retry budget", () => {
-  it("with the default budget, total attempts stay within requests + reserve + retryRatio x requests", async () => {
+  it("with the defaults (an open-loop caller), the budget defers retries: attempts stay within the bound and every operation succeeds", async () => {
     const run = await throttledRun({});
-    const { retryRatio, minRetriesPerSecond, windowInMs } = DEFAULT_RETRY_BUDGET_OPTIONS;
-    const reserve = (minRetriesPerSecond * windowInMs) / 1000;
-    // Nothing leaves the window within 9 s (ten 1 s buckets); a longer run gets one more window's worth per 9 s.
-    const windows = Math.ceil((run.elapsedInMs + 1000) / (windowInMs * 0.9));
-    const bound = OPERATIONS + windows * Math.floor(reserve + retryRatio * OPERATIONS);
+    const bound = boundOf(run);
     console.info(
-      `retry budget, account throttled ${OUTAGE_IN_MS} ms: ${run.attempts} attempts for ${OPERATIONS} operations ` +
+      `retry budget (open loop), account throttled ${OUTAGE_IN_MS} ms: ${run.attempts} attempts for ${OPERATIONS} operations ` +
+        `(bound ${bound}; ${run.succeeded} succeeded, ${run.budgetExhausted} surfaced with budget-exhausted) in ${Math.round(run.elapsedInMs)} ms`,
+    );
+    expect(run.attempts).toBeLessThanOrEqual(bound);
+    expect(run.budgetExhausted).toBe(0);
+    expect(run.succeeded).toBe(OPERATIONS);
+    expect(run.metricText).not.toContain('azure_storage_local_refusals_total{service="table",reason="budget"}');
+  }, 90_000);
+
+  it("a failFast caller: total attempts stay within requests + reserve + retryRatio x requests, the excess fails at once", async () => {
+    const run = await throttledRun({ caller: { failFast: true } });
+    const bound = boundOf(run);
+    console.info(
+      `retry budget (failFast), account throttled ${OUTAGE_IN_MS} ms: ${run.attempts} attempts for ${OPERATIONS} operations ` +
         `(bound ${bound}; ${run.succeeded} succeeded, ${run.budgetExhausted} surfaced with budget-exhausted) in ${Math.round(run.elapsedInMs)} ms`,
     );
     expect(run.attempts).toBeLessThanOrEqual(bound);
     expect(run.budgetExhausted).toBeGreaterThan(0);
+    expect(run.metricText).toContain(`azure_storage_local_refusals_total{service="table",reason="budget"} ${run.budgetExhausted}`);
     expect(run.metricText).toContain(`azure_storage_retry_budget_exhausted_total{service="table"} ${run.budgetExhausted}`);
     expect(run.metricText).toMatch(/azure_storage_operations_total\{service="table",operation="insert_entity",outcome="failure"\} \d+/);
   }, 90_000);

@@ -138,7 +138,8 @@ describe("metrics after a scripted simulator run (real TableClient, Azurite)", (
     handle = installResilience(client, {
       // Retries 100 ms apart: the 4th failure in a row comes after the partition has served nothing for 250 ms.
       retry: { strategy: "fixed", maxRetries: 8, delayInMs: 100 },
-      circuitBreaker: { mode: "fail", consecutiveFailures: 4, resetTimeoutInMs: 60_000 },
+      circuitBreaker: { consecutiveFailures: 4, resetTimeoutInMs: 60_000 },
+      caller: { failFast: true },
       metrics: { registry },
     });
     const transitions: string[] = [];

@@ -51,15 +51,14 @@ async function populatedRegistry(): Promise<Registry> {
     await policy.sendRequest(request(url ? { url } : {}), scripted(...steps)).catch(() => undefined);
   }
   const gate: AttemptGate = {
-    mode: "fail",
     admit: () => ({ decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 100 }),
     record: () => undefined,
   };
-  await resilientRetryPolicy({ observers: [table], gate: asGateOption(gate) }).sendRequest(request(), scripted()).catch(() => undefined);
+  await resilientRetryPolicy({ observers: [table], gate: asGateOption(gate), caller: { failFast: true } }).sendRequest(request(), scripted()).catch(() => undefined);
   // A paced attempt (waits 20 ms for its slot), and a paced refusal (outcome partition_busy).
-  const paced: AttemptGate = { mode: "wait", admit: (_a, _r, reserved) => reserved ?? { decision: "send", delayInMs: 20 }, record: () => undefined };
+  const paced: AttemptGate = { admit: (_a, _r, reserved) => reserved ?? { decision: "send", delayInMs: 20 }, record: () => undefined };
   await resilientRetryPolicy({ observers: [table], gate: asGateOption(paced) }).sendRequest(request(), scripted(ok));
-  const busy: AttemptGate = { mode: "wait", admit: () => ({ decision: "refuse", reason: "paced", scope: "table|acct|orders|p1", retryAfterInMs: 900 }), record: () => undefined };
+  const busy: AttemptGate = { admit: () => ({ decision: "refuse", reason: "paced", scope: "table|acct|orders|p1", retryAfterInMs: 900 }), record: () => undefined };
   await resilientRetryPolicy({ observers: [table], gate: asGateOption(busy) }).sendRequest(request(), scripted()).catch(() => undefined);
   return registry;
 }

@@ -69,7 +69,8 @@ async function drain(offline: boolean): Promise<Drained & { table: string }> {
   const tableCredential = new AzureNamedKeyCredential(env.azurite.accountName, env.azurite.accountKey);
   await new TableClient(env.azurite.tableUrl, tableName, tableCredential, { allowInsecureConnection: true }).createTable();
   const table = new TableClient(`${simulator.url}/${env.azurite.accountName}`, tableName, tableCredential, { allowInsecureConnection: true });
-  const handle = installResilience(table);
+  // The consumer runs WORKERS operations at a time: declared, so that no worker waits on a troubled partition that others need.
+  const handle = installResilience(table, { caller: { concurrency: WORKERS } });
   simulator.clearFaults();
   if (offline) simulator.addFault({ name: "offline", kind: "serverBusy", match: { partition: "p0" }, startInMs: 300, durationInMs: 3_000 });
   const tally: Drained = { inMs: 0, sentBack: 0, processed: 0 };

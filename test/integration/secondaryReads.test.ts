@@ -67,7 +67,8 @@ describe("secondary reads on a real TableClient", () => {
     handle = installResilience(client, {
       secondaryReads: true,
       retry: { strategy: "fixed", maxRetries: 6, delayInMs: 60 },
-      circuitBreaker: { mode: "fail", consecutiveFailures: 3, resetTimeoutInMs: 30_000 },
+      circuitBreaker: { consecutiveFailures: 3, resetTimeoutInMs: 30_000 },
+      caller: { failFast: true },
       metrics: { registry },
     });
     env.simulator.addFault({ name: "offline", kind: "serverBusy", match: { partition: "p", predicate: onPrimary } });

@@ -79,7 +79,7 @@ async function faultyWorkload(client: TableClient, registry: Registry, tag: stri
     }
   }
   // Then with the breaker failing fast: CircuitOpenErrors name partition scopes, never credentials.
-  installResilience(client, { retry: { strategy: "none" }, metrics: { registry }, circuitBreaker: { mode: "fail" } });
+  installResilience(client, { retry: { strategy: "none" }, metrics: { registry }, caller: { failFast: true } });
   for (let i = 0; i < 30; i++) {
     // Spaced, so the partition has served nothing for long enough to open its circuit.
     await new Promise((resolve) => setTimeout(resolve, 15));

@@ -16,11 +16,11 @@ describe("a breaker shared by several clients", () => {
   it("a circuit opened through one client refuses the other client's attempts at once, and outlives the first client's dispose()", async () => {
     const table = uniqueTableName("shared");
     await env.directTableClient(table).createTable();
-    breaker = createPartitionBreaker({ mode: "fail" });
+    breaker = createPartitionBreaker();
     const first = env.tableClient(table);
     const second = env.tableClient(table);
-    const firstHandle = installResilience(first, { circuitBreaker: breaker, retry: { strategy: "none" } });
-    const secondHandle = installResilience(second, { circuitBreaker: breaker, retry: { strategy: "none" } });
+    const firstHandle = installResilience(first, { circuitBreaker: breaker, caller: { failFast: true }, retry: { strategy: "none" } });
+    const secondHandle = installResilience(second, { circuitBreaker: breaker, caller: { failFast: true }, retry: { strategy: "none" } });
     expect(firstHandle.circuitBreaker).toBe(breaker);
     expect(secondHandle.circuitBreaker).toBe(breaker);
 

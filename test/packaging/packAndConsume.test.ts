@@ -76,11 +76,11 @@ function manifestTargets(): string[] {
 const EXPECTED = { classified: "throttled", delays: [1, 3, 7], installed: true, disposed: true, guard: true };
 
 const ESM_CONSUMER = `
-import { classify, exponentialBackoff, installResilience, isCircuitOpenError, CircuitOpenError, resilientRetryPolicyName } from "azure-storage-resilience";
+import { classify, exponentialBackoff, installResilience, isCircuitOpenError, CircuitOpenError, resilientRetryPolicy } from "azure-storage-resilience";
 import { createEmptyPipeline } from "@azure/core-rest-pipeline";
 const pipeline = createEmptyPipeline();
 const handle = installResilience(pipeline, { service: "blob" });
-const installed = pipeline.getOrderedPolicies().some((p) => p.name === resilientRetryPolicyName);
+const installed = pipeline.getOrderedPolicies().some((p) => p.name === resilientRetryPolicy().name);
 handle.dispose();
 const backoff = exponentialBackoff({ baseDelayInMs: 1, minDelayInMs: 0, jitter: 0 });
 console.log(JSON.stringify({

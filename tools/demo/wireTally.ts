@@ -1,5 +1,10 @@
-import { READ_BACK_REQUEST_ID_SUFFIX } from "azure-storage-resilience";
 import type { RequestRecord } from "azure-storage-resilience/testing";
+
+/**
+ * A read-back's client request id is its write's, plus this suffix (docs/data-safety.md says
+ * so as part of what the package sends; test/tools/demo/runStats.test.ts checks it matches).
+ */
+export const READ_BACK_REQUEST_ID_SUFFIX = "-readback";
 
 /** What the service saw of one partition: requests, and the faults it answered with. */
 export interface WireCounts {

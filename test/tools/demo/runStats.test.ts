@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { OperationResult } from "../../../tools/demo/operationResult.js";
 import { failureCauses, tabulateRun } from "../../../tools/demo/runStats.js";
 import { storedKey, verifyWrites } from "../../../tools/demo/verifyWrites.js";
-import { emptyWireCounts, WireTally } from "../../../tools/demo/wireTally.js";
-import { READ_BACK_REQUEST_ID_SUFFIX } from "azure-storage-resilience";
+import { emptyWireCounts, READ_BACK_REQUEST_ID_SUFFIX, WireTally } from "../../../tools/demo/wireTally.js";
+import { READ_BACK_REQUEST_ID_SUFFIX as LIBRARY_SUFFIX } from "../../../src/ambiguousWrites/ambiguousWriteReadBack.js";
 import type { RequestRecord } from "azure-storage-resilience/testing";
 
 let nextId = 0;
@@ -17,6 +17,10 @@ function record(partition: string | undefined, overrides: Partial<RequestRecord>
 }
 
 describe("WireTally", () => {
+  it("knows a read-back by the suffix the library gives its client request id", () => {
+    expect(READ_BACK_REQUEST_ID_SUFFIX).toBe(LIBRARY_SUFFIX);
+  });
+
   it("counts requests, 503s, OperationTimedOut and resets per partition; ignores requests without one", () => {
     const tally = new WireTally();
     tally.add(record("p0"));

@@ -75,7 +75,6 @@ describe("resilientRetryPolicy open-circuit waits with a bad random source", () 
   function alwaysOpen(): AttemptGate & { refusals: number } {
     return {
       refusals: 0,
-      mode: "wait",
       admit() {
         this.refusals += 1;
         return { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: RETRY_AFTER_IN_MS };

@@ -39,8 +39,8 @@ afterEach(() => {
 });
 
 describe("partition breaker inside resilientRetryPolicy", () => {
-  it("wait mode: every caller of the offline partition succeeds after it returns, with at most one probe per reset period", async () => {
-    breaker = createPartitionBreaker({ mode: "wait", resetTimeoutInMs: RESET_IN_MS });
+  it("an open-loop caller (the default): every caller of the offline partition succeeds after it returns, with at most one probe per reset period", async () => {
+    breaker = createPartitionBreaker({ resetTimeoutInMs: RESET_IN_MS });
     const opened: number[] = [];
     const start = Date.now();
     breaker.onTransition((t) => t.to === "open" && opened.push(Date.now() - start));
@@ -67,9 +67,9 @@ describe("partition breaker inside resilientRetryPolicy", () => {
     expect(calls.filter((c) => c.pk.startsWith("cool"))).toHaveLength(20);
   });
 
-  it("fail mode: callers get CircuitOpenError at once, without an attempt", async () => {
-    breaker = createPartitionBreaker({ mode: "fail" });
-    const policy = resilientRetryPolicy({ gate: breaker, retry: fixedBackoff({ maxRetries: 40, delayInMs: 10 }) });
+  it("a failFast caller: callers get CircuitOpenError at once, without an attempt", async () => {
+    breaker = createPartitionBreaker();
+    const policy = resilientRetryPolicy({ gate: breaker, caller: { failFast: true }, retry: fixedBackoff({ maxRetries: 40, delayInMs: 10 }) });
     const calls: Array<{ pk: string; at: number }> = [];
     const next = partitionService(calls, Date.now());
     // The circuit opens once the partition has served nothing for a quarter second; with a real 503 in hand, the first caller gets that.
@@ -101,9 +101,9 @@ describe("partition breaker inside resilientRetryPolicy", () => {
     expect(getScope).toHaveBeenCalledTimes(2);
   });
 
-  it("fail mode: an operation whose attempt just opened its partition's circuit does not sleep out its backoff", async () => {
-    breaker = createPartitionBreaker({ mode: "fail", resetTimeoutInMs: RESET_IN_MS, pacing: false });
-    const policy = resilientRetryPolicy({ gate: breaker, retry: fixedBackoff({ maxRetries: 5, delayInMs: 10_000 }) });
+  it("a failFast caller: an operation whose attempt just opened its partition's circuit does not sleep out its backoff", async () => {
+    breaker = createPartitionBreaker({ resetTimeoutInMs: RESET_IN_MS, pacing: false });
+    const policy = resilientRetryPolicy({ gate: breaker, caller: { failFast: true }, retry: fixedBackoff({ maxRetries: 5, delayInMs: 10_000 }) });
     const next = vi.fn<SendRequest>(async (request) => ({ request, status: 503, headers: createHttpHeaders({ "x-ms-error-code": "ServerBusy" }) }));
     const address = readRequestAddress(createPipelineRequest({ url: `${HOST}/orders(PartitionKey='hot',RowKey='r')`, method: "PUT" }));
     for (let i = 0; i < 4; i++) {
@@ -120,16 +120,17 @@ describe("partition breaker inside resilientRetryPolicy", () => {
     expect(next).toHaveBeenCalledTimes(1);
   });
 
-  it("a probe whose operation ends before sending it (retry budget spent) does not leave the circuit refusing for ever", async () => {
-    // Mode "wait": the operation sleeps its backoff and comes back as the probe (in "fail" it would end at once, above).
-    breaker = createPartitionBreaker({ mode: "wait", resetTimeoutInMs: RESET_IN_MS, pacing: false });
+  it("a retry that the empty budget holds back takes no probe: the circuit's probe stays free for one that can go", async () => {
+    // A failFast caller ends at once on an empty budget (an open loop would wait for it); it asks the budget before the gate.
+    breaker = createPartitionBreaker({ resetTimeoutInMs: RESET_IN_MS, pacing: false });
     let retriesLeft = true;
     const retryBudget = {
       recordRequest: () => undefined,
       tryRetry: () => retriesLeft,
-      snapshot: () => ({ requests: 0, retries: 0, available: 1 }),
+      retryAfterInMs: () => (retriesLeft ? 0 : 1_000),
+      snapshot: () => ({ requests: 0, retries: 0, available: retriesLeft ? 1 : 0 }),
     };
-    const policy = resilientRetryPolicy({ gate: breaker, retry: fixedBackoff({ maxRetries: 5, delayInMs: RESET_IN_MS }), retryBudget });
+    const policy = resilientRetryPolicy({ gate: breaker, caller: { failFast: true }, retry: fixedBackoff({ maxRetries: 5, delayInMs: RESET_IN_MS }), retryBudget });
     let offline = true;
     const next = vi.fn<SendRequest>(async (request) => {
       const headers = createHttpHeaders(offline ? { "x-ms-error-code": "ServerBusy" } : {});
@@ -145,16 +146,12 @@ describe("partition breaker inside resilientRetryPolicy", () => {
     const first = send(policy, next, "hot");
     await vi.advanceTimersByTimeAsync(10);
     expect(breaker.openScopes()).toEqual(["table|acct|orders|hot"]);
-    // Its retry, a reset period later, is admitted as the probe, then refused by the empty budget: never sent.
-    await vi.advanceTimersByTimeAsync(RESET_IN_MS);
     expect((await first).status).toBe(503);
+    expect(getRetryInfo(await first)?.stopReason).toBe("budget-exhausted");
     expect(next).toHaveBeenCalledTimes(1);
-    expect(breaker.halfOpenScopes()).toEqual(["table|acct|orders|hot"]);
     offline = false;
     retriesLeft = true;
-    // The lost probe is still out: the circuit refuses (asked directly; a policy in mode "wait" would wait).
-    expect(breaker.admit(address, 60_000).decision).toBe("refuse");
-    // A reset period after the lost probe, another goes out, finds the partition back and closes the circuit.
+    // A reset period later the probe is free: the next operation takes it, finds the partition back and closes the circuit.
     await vi.advanceTimersByTimeAsync(RESET_IN_MS);
     const later = send(policy, next, "hot");
     await vi.advanceTimersByTimeAsync(10);

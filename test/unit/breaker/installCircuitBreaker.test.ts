@@ -17,7 +17,6 @@ afterEach(() => {
 describe("installResilience: circuitBreaker", () => {
   it("is on by default and exposed on the handle; dispose() disposes it", () => {
     const handle = installResilience(tableClient());
-    expect(handle.circuitBreaker?.mode).toBe("auto");
     handle.dispose();
     expect(handle.circuitBreaker?.size).toBe(0);
   });
@@ -31,14 +30,15 @@ describe("installResilience: circuitBreaker", () => {
     expect(() => installResilience(tableClient(), { circuitBreaker: { bogus: 1 } as never })).toThrow(/bogus is not a known option/);
   });
 
-  it("gates the client's requests per partition: fail mode surfaces CircuitOpenError with no request sent", async () => {
+  it("gates the client's requests per partition: a failFast caller gets CircuitOpenError with no request sent", async () => {
     vi.useFakeTimers();
     const http = hotPartitionHttpClient();
     const client = tableClient(http);
     // Retries 100 ms apart: the 5th failure in a row comes after the partition has served nothing for 250 ms.
     const handle = installResilience(client, {
       retry: fixedBackoff({ maxRetries: 12, delayInMs: 100 }),
-      circuitBreaker: { mode: "fail", consecutiveFailures: 5 },
+      circuitBreaker: { consecutiveFailures: 5 },
+      caller: { failFast: true },
     });
     try {
       // The circuit opens during this operation; with a real 503 in hand the policy surfaces that.

@@ -572,10 +572,12 @@ describe("createPartitionBreaker: bounded state", () => {
   });
 });
 
-describe("createPartitionBreaker: modes, events, logging", () => {
-  it("mode defaults to auto", () => {
-    expect(make().mode).toBe("auto");
-    expect(make({ mode: "fail" }).mode).toBe("fail");
+describe("createPartitionBreaker: events, logging", () => {
+  it("refuses the removed mode option with a TypeError naming mode (circuitBreaker.mode through installResilience) and the caller option that replaces it", () => {
+    for (const mode of ["fail", "wait", "auto", undefined]) {
+      expect(() => make({ mode } as never)).toThrow(TypeError);
+      expect(() => make({ mode } as never)).toThrow(/^mode was removed.*caller: \{ failFast: true \}.*caller: \{ concurrency: N \}/);
+    }
   });
 
   it("logs each transition at warning with the scope key", () => {
@@ -613,8 +615,8 @@ describe("createPartitionBreaker: modes, events, logging", () => {
 
 describe("createPartitionBreaker: options", () => {
   it.each<[string, unknown, typeof TypeError | typeof RangeError, RegExp]>([
-    ["mode", "sometimes", TypeError, /mode must be one of "auto", "wait", "fail"; got "sometimes"/],
-    ["mode", null, TypeError, /mode must be one of "auto", "wait", "fail"; got null/],
+    ["mode", "sometimes", TypeError, /^mode was removed/],
+    ["mode", null, TypeError, /^mode was removed/],
     ["service", "files", TypeError, /service must be one of/],
     ["service", null, TypeError, /service must be one of .*; got null/],
     ["getScope", "key", TypeError, /getScope must be a function/],

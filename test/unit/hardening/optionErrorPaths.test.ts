@@ -126,7 +126,7 @@ const FACTORY_CASES: Array<[string, () => unknown, string]> = [
   ["resilientRetryPolicy", () => resilientRetryPolicy({ random: 1 as never }), "random"],
   ["resilientRetryPolicy", () => resilientRetryPolicy({ retries: 1 } as never), "retries"],
   ["createPartitionBreaker", () => createPartitionBreaker({ resetTimeoutInMs: 0 }), "resetTimeoutInMs"],
-  ["createPartitionBreaker", () => createPartitionBreaker({ mode: "sometimes" as never }), "mode"],
+  ["createPartitionBreaker", () => createPartitionBreaker({ mode: "fail" } as never), "mode"],
   ["createPartitionBreaker", () => createPartitionBreaker({ pacing: { minRatePerSecond: 0 } }), "pacing.minRatePerSecond"],
   ["createPartitionBreaker", () => createPartitionBreaker({ threshold: 1 } as never), "threshold"],
   ["createRetryBudget", () => createRetryBudget({ retryRatio: -1 }), "retryRatio"],

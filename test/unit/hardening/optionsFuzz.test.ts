@@ -115,7 +115,12 @@ const policySpec: Spec = {
     invalid: fc.constantFrom<unknown>(null, "x", { retriableStatusCodes: [999] }, { retriableErrorCodes: "ServerBusy" }, { classify: 5 }, { foo: 1 }),
   },
   observers: { valid: fc.constantFrom([], [{}], [{ onAttempt() {} }]), invalid: fc.constantFrom<unknown>(null, {}, "x", [null], [5]) },
-  gate: { valid: fc.constant({ mode: "wait", admit: () => SEND_NOW, record: () => undefined }), invalid: fc.constantFrom<unknown>(null, {}, 5) },
+  gate: { valid: fc.constant({ admit: () => SEND_NOW, record: () => undefined }), invalid: fc.constantFrom<unknown>(null, {}, 5) },
+  caller: {
+    valid: fc.oneof(fc.constantFrom({}, { failFast: true }, { failFast: false }), fc.integer({ min: 1, max: 1_000_000 }).map((n) => ({ concurrency: n }))),
+    invalid: fc.constantFrom<unknown>(null, 5, "pool", [], { concurrency: 0 }, { concurrency: 1.5 }, { concurrency: null }, { concurrency: "4" }, { failFast: "yes" }, { failFast: null }, { concurrency: 4, failFast: true }, { workers: 4 }),
+    names: ["caller", "concurrency", "failFast"],
+  },
   ambiguousWrites: {
     valid: fc.oneof(fc.boolean(), fc.constant({}), number(1, DAY).valid.map((v) => ({ readBackTimeoutInMs: v }))),
     invalid: fc.oneof(
@@ -199,7 +204,7 @@ describe("options fuzz: installResilience", () => {
     },
     service: { valid: fc.constant("table"), invalid: fc.constantFrom<unknown>("tables", 5, null, "") },
     circuitBreaker: {
-      valid: fc.constantFrom(false, {}, { mode: "wait" }, { resetTimeoutInMs: 2000 }, { consecutiveFailures: 3 }, { pacing: false }, { pacing: { decreaseFactor: 0.5 } }),
+      valid: fc.constantFrom(false, {}, { idleTtlInMs: 1000 }, { resetTimeoutInMs: 2000 }, { consecutiveFailures: 3 }, { pacing: false }, { pacing: { decreaseFactor: 0.5 } }),
       invalid: fc.constantFrom<unknown>(
         5,
         "on",
@@ -262,7 +267,6 @@ describe("options fuzz: installResilience", () => {
 // other junk is named, never taken as its default (issue 17, item 8).
 
 const breakerSpec: Spec = {
-  mode: { valid: fc.constantFrom("auto", "wait", "fail"), invalid: fc.oneof(junk, fc.constantFrom<unknown>("sometimes", "Wait")) },
   service: { valid: fc.constantFrom("table", "blob", "queue"), invalid: fc.oneof(junk, fc.constantFrom<unknown>("tables", "file")) },
   getScope: { valid: fc.constant(() => "scope"), invalid: fc.constantFrom<unknown>(null, 10n, "scope", {}, 5) },
   resetTimeoutInMs: number(1, DAY, { integer: true }),

@@ -9,7 +9,8 @@ import {
 } from "@azure/core-rest-pipeline";
 import { BlobServiceClient, ContainerClient } from "@azure/storage-blob";
 import { QueueClient } from "@azure/storage-queue";
-import { installResilience, resilientRetryPolicyName, getRetryInfo } from "../../../src/index.js";
+import { installResilience, getRetryInfo } from "../../../src/index.js";
+import { resilientRetryPolicyName } from "../../../src/policies/resilientRetryPolicy.js";
 
 // The well-known, public Azurite development key: not a secret.
 const credential = new AzureNamedKeyCredential(

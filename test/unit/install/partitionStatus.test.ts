@@ -35,7 +35,7 @@ describe("handle.partitionStatus", () => {
       allowInsecureConnection: true,
       httpClient: answering(() => status),
     });
-    const handle = installResilience(client, { circuitBreaker: { mode: "fail" }, retry: { strategy: "none" } });
+    const handle = installResilience(client, { caller: { failFast: true }, retry: { strategy: "none" } });
     handles.push(handle);
     expect(handle.partitionStatus("orders", "p1")).toEqual({ state: "healthy", available: true, retryAfterInMs: 0 });
     status = 503;

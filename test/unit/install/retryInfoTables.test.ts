@@ -82,7 +82,8 @@ describe("getRetryInfo with TableClient", () => {
     const client = tableClient(http);
     const handle = installResilience(client, {
       retry: fixedBackoff({ maxRetries: 12, delayInMs: 100 }),
-      circuitBreaker: { mode: "fail", consecutiveFailures: 5 },
+      circuitBreaker: { consecutiveFailures: 5 },
+      caller: { failFast: true },
       metrics: false,
     });
     try {

@@ -12,7 +12,8 @@ import {
 } from "@azure/storage-blob";
 import { QueueClient, QueueServiceClient, StorageSharedKeyCredential as QueueSharedKeyCredential } from "@azure/storage-queue";
 import type { Pipeline } from "@azure/core-rest-pipeline";
-import { getRetryInfo, installResilience, resilientRetryPolicyName, type AttemptEvent } from "../../../src/index.js";
+import { getRetryInfo, installResilience, type AttemptEvent } from "../../../src/index.js";
+import { resilientRetryPolicyName } from "../../../src/policies/resilientRetryPolicy.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // Blob and Queue clients against a local server that answers every request with one

@@ -82,7 +82,8 @@ describe("installResilience: metrics", () => {
     const handle = install(client, {
       metrics: { registry },
       retry: fixedBackoff({ maxRetries: 12, delayInMs: 100 }),
-      circuitBreaker: { mode: "fail", consecutiveFailures: 5 },
+      circuitBreaker: { consecutiveFailures: 5 },
+      caller: { failFast: true },
     });
     const first = expect(client.upsertEntity({ partitionKey: "hot", rowKey: "r" })).rejects.toMatchObject({ statusCode: 503 });
     await vi.advanceTimersByTimeAsync(1_000);

@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Counter, Registry } from "prom-client";
 import { CircuitOpenError, createMetricsObserver, PartitionBusyError, fixedBackoff, resilientRetryPolicy, type MetricsObserver } from "../../../src/index.js";
 import { readRequestAddress } from "../../../src/address/requestAddress.js";
-import { type AttemptGate } from "../../../src/breaker/attemptGate.js";
+import { SEND_NOW, type AttemptGate } from "../../../src/breaker/attemptGate.js";
+import type { CallerOptions } from "../../../src/policies/callerPolicy.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
 import {
   internal,
@@ -32,11 +33,12 @@ afterEach(() => {
 });
 
 /** Runs one operation through the real policy with a metrics observer and a scripted `next`. */
-async function run(observer: MetricsObserver, steps: Step[], options: { maxRetries?: number; gate?: AttemptGate; url?: string; method?: "GET" | "PUT" } = {}) {
+async function run(observer: MetricsObserver, steps: Step[], options: { maxRetries?: number; gate?: AttemptGate; caller?: CallerOptions; url?: string; method?: "GET" | "PUT" } = {}) {
   const policy = resilientRetryPolicy({
     retry: fixedBackoff({ maxRetries: options.maxRetries ?? 3, delayInMs: 100 }),
     observers: [observer],
     gate: asGateOption(options.gate),
+    caller: options.caller,
   });
   const pending = policy
     .sendRequest(request({ url: options.url, method: options.method }), scripted(...steps))
@@ -125,22 +127,38 @@ describe("createMetricsObserver: counters for scripted outcomes", () => {
   it("a circuit rejection: attempts{circuit_open}, circuit_rejections_total, operations{circuit_open}", async () => {
     const observer = createMetricsObserver("table", { registry });
     const gate: AttemptGate = {
-      mode: "fail",
       admit: () => ({ decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 }),
       record: () => undefined,
     };
-    const error = await run(observer, [], { gate });
+    const error = await run(observer, [], { gate, caller: { failFast: true } });
     expect(error).toBeInstanceOf(CircuitOpenError);
     expect(await sampleValue(registry, "azure_storage_attempts_total", { ...table, class: "circuit_open" })).toBe(1);
     expect(await sampleValue(registry, "azure_storage_circuit_rejections_total", table)).toBe(1);
     expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome: "circuit_open" })).toBe(1);
     expect(await sumOf(registry, "azure_storage_retries_total")).toBe(0);
+    expect(await sampleValue(registry, "azure_storage_local_refusals_total", { service: "table", reason: "circuit" })).toBe(1);
+  });
+
+  it("a local wait: local_waits{reason} counts the operation while it waits for the circuit's probe, 0 once it has gone", async () => {
+    const observer = createMetricsObserver("table", { registry });
+    let refusals = 1;
+    const gate: AttemptGate = {
+      admit: () => (refusals-- > 0 ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 } : SEND_NOW),
+      record: () => undefined,
+    };
+    const pending = resilientRetryPolicy({ observers: [observer], gate: asGateOption(gate), random: () => 0 }).sendRequest(request(), scripted(ok));
+    await vi.advanceTimersByTimeAsync(500);
+    expect(await sampleValue(registry, "azure_storage_local_waits", { service: "table", reason: "circuit" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_local_waits", { service: "table", reason: "budget" })).toBe(0);
+    await vi.advanceTimersByTimeAsync(500);
+    expect((await pending).status).toBe(200);
+    expect(await sampleValue(registry, "azure_storage_local_waits", { service: "table", reason: "circuit" })).toBe(0);
+    expect(await sumOf(registry, "azure_storage_local_refusals_total")).toBe(0);
   });
 
   it("a paced refusal (partition busy): operations{partition_busy}, no attempt, nothing refused by a circuit", async () => {
     const observer = createMetricsObserver("table", { registry });
     const gate: AttemptGate = {
-      mode: "wait",
       admit: () => ({ decision: "refuse", reason: "paced", scope: "table|acct|orders|p1", retryAfterInMs: 5000 }),
       record: () => undefined,
     };

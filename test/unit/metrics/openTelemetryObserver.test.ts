@@ -3,6 +3,8 @@ import { metrics as otelMetrics } from "@opentelemetry/api";
 import { Registry, register } from "prom-client";
 import { createMetricsObserver, createOpenTelemetryMetricsObserver, fixedBackoff, installResilience, resilientRetryPolicy, type RetryObserver } from "../../../src/index.js";
 import { OPEN_TELEMETRY_ATTRIBUTES as ATTR, OPEN_TELEMETRY_METRICS as OTEL } from "../../../src/metrics/openTelemetryNames.js";
+import { SEND_NOW } from "../../../src/breaker/attemptGate.js";
+import { asGateOption } from "../../support/scriptedGate.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
 import { createEmptyPipeline } from "@azure/core-rest-pipeline";
 import { readRequestAddress } from "../../../src/address/requestAddress.js";
@@ -61,6 +63,29 @@ describe("createOpenTelemetryMetricsObserver, read through the SDK's in-memory e
     const boundaries = (delay?.value as { buckets: { boundaries: number[] } }).buckets.boundaries;
     expect(boundaries[0]).toBe(0.005);
     expect(boundaries.at(-1)).toBe(60);
+  });
+
+  it("local waits and refusals: the up-down counter goes up and back down around a circuit wait, the counter counts a failFast refusal", async () => {
+    const observer = createOpenTelemetryMetricsObserver("table", { meter: sdk.provider.getMeter("test") });
+    const waits: number[] = [];
+    const watcher: RetryObserver = { onLocalWait: (e) => void waits.push(e.state === "started" ? 1 : -1) };
+    let refusals = 1;
+    const refuse = { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 } as const;
+    const gate = { admit: () => (refusals-- > 0 ? refuse : SEND_NOW), record: () => undefined };
+    const waiting = resilientRetryPolicy({ observers: [observer, watcher], gate: asGateOption(gate), random: () => 0 }).sendRequest(request(), scripted(ok));
+    await vi.advanceTimersByTimeAsync(1000);
+    expect((await waiting).status).toBe(200);
+    expect(waits).toEqual([1, -1]);
+    const refused = await resilientRetryPolicy({ observers: [observer], gate: asGateOption({ admit: () => refuse, record: () => undefined }), caller: { failFast: true } })
+      .sendRequest(request(), scripted())
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "CIRCUIT_OPEN" });
+    const metrics = await collect();
+    const circuit = { [ATTR.service]: "table", [ATTR.reason]: "circuit" };
+    expect(pointsOf(metrics, OTEL.localWaits.name, circuit)).toHaveLength(1);
+    expect(otelSum(metrics, OTEL.localWaits.name, circuit)).toBe(0);
+    expect(metrics.find((m) => m.descriptor.name === OTEL.localWaits.name)?.descriptor).toMatchObject({ unit: "{operation}", type: "UP_DOWN_COUNTER" });
+    expect(otelSum(metrics, OTEL.localRefusals.name, circuit)).toBe(1);
   });
 
   it("reports the same numbers as the Prometheus sink for the same operations", async () => {

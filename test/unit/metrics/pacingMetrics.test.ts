@@ -22,7 +22,6 @@ const scopeOf = (pk: string) => `table|acct|orders|${pk}`;
 /** A gate that hands out the given paced delays, one per attempt, then sends at once. */
 function pacingGate(...delaysInMs: number[]): AttemptGate {
   return {
-    mode: "wait",
     admit: (_address, _remaining, reserved) => reserved ?? { decision: "send", delayInMs: delaysInMs.shift() ?? 0 },
     record: () => undefined,
   };
@@ -67,7 +66,7 @@ describe("pacing_delay_seconds", () => {
 
   it("has no series while nothing is paced", async () => {
     const observer = createMetricsObserver("table", { registry });
-    await run(observer, [serverBusy, ok], { gate: { mode: "wait", admit: () => SEND_NOW, record: () => undefined } });
+    await run(observer, [serverBusy, ok], { gate: { admit: () => SEND_NOW, record: () => undefined } });
     await run(observer, [ok]);
     expect(await samplesOf(registry, "azure_storage_pacing_delay_seconds_count")).toEqual([]);
   });

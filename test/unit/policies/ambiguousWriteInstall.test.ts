@@ -11,7 +11,8 @@ import {
   type PipelineRequest,
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
-import { createReadBackRoutes, fixedBackoff, getRetryInfo, installResilience, resilientRetryPolicyName } from "../../../src/index.js";
+import { createReadBackRoutes, fixedBackoff, getRetryInfo, installResilience } from "../../../src/index.js";
+import { resilientRetryPolicyName } from "../../../src/policies/resilientRetryPolicy.js";
 import { ambiguousWriteReadBackPolicyName } from "../../../src/ambiguousWrites/ambiguousWriteReadBack.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { decideNext, type DecisionInput } from "../../../src/policies/decideNext.js";
+import { decideNext, type DecisionFacts, type Step } from "../../../src/policies/decideNext.js";
 
-/** A retriable failure with retries and time left, and nothing else going on. */
-const base: DecisionInput = {
+/** A retriable failure with retries and time left, nothing refused, an open-loop caller. */
+const afterFailure: DecisionFacts = {
+  point: "attempt",
   attemptClass: "throttled",
   retriesDone: 0,
   maxRetries: 3,
@@ -11,29 +12,83 @@ const base: DecisionInput = {
   retryAfterInMs: undefined,
   bodyReplayable: true,
   answerMayBeOurs: false,
-  gateWaits: false,
-  gateWaitInMs: 0,
+  gate: "send",
+  gateDelayInMs: 0,
+  budget: "available",
+  budgetRetryAfterInMs: 0,
+  callerMayWait: true,
+  callerMayBackOff: true,
+  secondaryOpen: false,
+  jitter: 0,
+  waitReason: undefined,
 };
 
-describe("decideNext, as a table", () => {
-  it.each<[string, Partial<DecisionInput>, ReturnType<typeof decideNext>]>([
-    ["success stops", { attemptClass: "success" }, { action: "stop", reason: "success" }],
-    ["aborted stops", { attemptClass: "aborted" }, { action: "stop", reason: "aborted" }],
-    ["throttled retries after the backoff", {}, { action: "retry", delayInMs: 800, source: "backoff" }],
-    ["transient retries", { attemptClass: "transient" }, { action: "retry", delayInMs: 800, source: "backoff" }],
-    ["timeout retries", { attemptClass: "timeout" }, { action: "retry", delayInMs: 800, source: "backoff" }],
-    ["a longer Retry-After wins", { retryAfterInMs: 2000 }, { action: "retry", delayInMs: 2000, source: "retry-after" }],
-    ["a shorter Retry-After loses to the backoff", { retryAfterInMs: 100 }, { action: "retry", delayInMs: 800, source: "backoff" }],
-    ["retries run out", { retriesDone: 3 }, { action: "stop", reason: "retries-exhausted" }],
-    ["the wait would pass the deadline", { remainingInMs: 800 }, { action: "stop", reason: "deadline" }],
-    ["a consumed stream body is not sent again", { bodyReplayable: false }, { action: "stop", reason: "body-not-replayable" }],
-    ["permanent stops", { attemptClass: "permanent" }, { action: "stop", reason: "permanent" }],
+/** Before an attempt: the gate lets it go now, no budget needed. */
+const atGate: DecisionFacts = { ...afterFailure, point: "gate", attemptClass: undefined, budget: "free" };
+
+const backOff = (delayInMs: number, source: "backoff" | "retry-after" = "backoff"): Step => ({ action: "wait", on: "backoff", delayInMs, source });
+const stop = (reason: string): Step => ({ action: "stop", reason } as Step);
+
+describe("decideNext after an attempt, as a table", () => {
+  it.each<[string, Partial<DecisionFacts>, Step]>([
+    ["success stops", { attemptClass: "success" }, stop("success")],
+    ["aborted stops", { attemptClass: "aborted" }, stop("aborted")],
+    ["throttled backs off", {}, backOff(800)],
+    ["transient backs off", { attemptClass: "transient" }, backOff(800)],
+    ["timeout backs off", { attemptClass: "timeout" }, backOff(800)],
+    ["a longer Retry-After wins", { retryAfterInMs: 2000 }, backOff(2000, "retry-after")],
+    ["a shorter Retry-After loses to the backoff", { retryAfterInMs: 100 }, backOff(800)],
+    ["retries run out", { retriesDone: 3 }, stop("retries-exhausted")],
+    ["the wait would pass the deadline", { remainingInMs: 800 }, stop("deadline")],
+    ["a consumed stream body is not sent again", { bodyReplayable: false }, stop("body-not-replayable")],
+    ["permanent stops", { attemptClass: "permanent" }, stop("permanent")],
     ["permanent that an unknown write may have caused reads back", { attemptClass: "permanent", answerMayBeOurs: true }, { action: "read-back" }],
-    ["an open circuit in fail mode stops", { attemptClass: "circuit_open" }, { action: "stop", reason: "circuit-open" }],
-    ["an open circuit in wait mode waits", { attemptClass: "circuit_open", gateWaits: true, gateWaitInMs: 1500 }, { action: "retry", delayInMs: 1500, source: "circuit" }],
-    ["a circuit wait past the deadline stops", { attemptClass: "circuit_open", gateWaits: true, gateWaitInMs: 20_000 }, { action: "stop", reason: "circuit-open" }],
-    ["a circuit wait spends no retry", { attemptClass: "circuit_open", gateWaits: true, gateWaitInMs: 10, retriesDone: 3 }, { action: "retry", delayInMs: 10, source: "circuit" }],
+    ["a read the secondary may serve goes there first, keeping the backoff in reserve", { secondaryOpen: true }, { action: "send", to: "secondary", reserveInMs: 800 }],
+    ["the secondary is not read past the deadline", { secondaryOpen: true, remainingInMs: 500 }, stop("deadline")],
+    ["the secondary is not read with the budget empty", { secondaryOpen: true, budget: "empty", budgetRetryAfterInMs: 300 }, backOff(800)],
+    ["an empty budget: an open loop backs off and defers at the gate", { budget: "empty", budgetRetryAfterInMs: 300 }, backOff(800)],
+    ["an empty budget: a caller that may not wait stops now", { budget: "empty", budgetRetryAfterInMs: 300, callerMayWait: false }, stop("budget-exhausted")],
+    ["a bounded caller without a spare slot does not sleep a backoff", { callerMayBackOff: false }, stop("caller-busy")],
+    ["a backoff of 50 ms or less is slept whatever the caller", { callerMayBackOff: false, backoffInMs: 50 }, backOff(50)],
+    ["a circuit refusal recorded as the last class stops", { attemptClass: "circuit_open" }, stop("circuit-open")],
+    ["nothing sent yet reads as aborted", { attemptClass: undefined }, stop("aborted")],
   ])("%s", (_name, change, expected) => {
-    expect(decideNext({ ...base, ...change })).toEqual(expected);
+    expect(decideNext({ ...afterFailure, ...change })).toEqual(expected);
+  });
+});
+
+describe("decideNext before an attempt, as a table", () => {
+  it.each<[string, Partial<DecisionFacts>, Step]>([
+    ["the gate lets it go: send to the primary", {}, { action: "send", to: "primary" }],
+    ["a paced slot: wait for it", { gateDelayInMs: 120 }, { action: "wait", on: "pacing", delayInMs: 120 }],
+    ["a paced queue past what the caller may wait: partition busy", { gate: "paced", gateDelayInMs: 7000 }, stop("partition-busy")],
+    ["an open circuit: an open loop waits for the probe", { gate: "circuit-open", gateDelayInMs: 1500 }, { action: "wait", on: "circuit", delayInMs: 1500 }],
+    ["an open circuit: the wait is spread by the draw", { gate: "circuit-open", gateDelayInMs: 1000, jitter: 0.5 }, { action: "wait", on: "circuit", delayInMs: 1500 }],
+    ["an open circuit: a spread past the deadline falls back to the probe time", { gate: "circuit-open", gateDelayInMs: 1000, jitter: 0.99, remainingInMs: 1500 }, { action: "wait", on: "circuit", delayInMs: 1000 }],
+    ["an open circuit answering 0 is waited for 10 ms at least", { gate: "circuit-open", gateDelayInMs: 0 }, { action: "wait", on: "circuit", delayInMs: 10 }],
+    ["an open circuit: a caller that may not wait stops", { gate: "circuit-open", gateDelayInMs: 1500, callerMayWait: false }, stop("circuit-open")],
+    ["an open circuit: a probe past the deadline stops", { gate: "circuit-open", gateDelayInMs: 20_000 }, stop("circuit-open")],
+    ["an open circuit: a circuit wait spends no retry", { gate: "circuit-open", gateDelayInMs: 10, retriesDone: 3 }, { action: "wait", on: "circuit", delayInMs: 10 }],
+    ["an open circuit: a read goes to the secondary", { gate: "circuit-open", gateDelayInMs: 1500, secondaryOpen: true }, { action: "send", to: "secondary", reserveInMs: 0 }],
+    ["an open circuit with no time left: no secondary read, stop", { gate: "circuit-open", gateDelayInMs: 1500, secondaryOpen: true, remainingInMs: 0 }, stop("circuit-open")],
+    ["a retry the budget grants: send", { budget: "available" }, { action: "send", to: "primary" }],
+    ["the gate not asked although the budget is not empty (cannot happen): nothing is sent", { gate: "not-asked" }, stop("budget-exhausted")],
+    ["an empty budget: an open loop waits for it (jittered, at most the poll)", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 900, jitter: 0.5 }, { action: "wait", on: "budget", delayInMs: 150 }],
+    ["an empty budget about to refill: waits only that long", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 40 }, { action: "wait", on: "budget", delayInMs: 40 }],
+    ["an empty budget: a caller that may not wait stops", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 900, callerMayWait: false }, stop("budget-exhausted")],
+    ["an empty budget at the deadline stops", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 900, remainingInMs: 50 }, stop("budget-exhausted")],
+  ])("%s", (_name, change, expected) => {
+    expect(decideNext({ ...atGate, ...change })).toEqual(expected);
+  });
+});
+
+describe("decideNext for a waiter the caller policy let go, as a table", () => {
+  it.each<[string, DecisionFacts["waitReason"], Step]>([
+    ["on a circuit: circuit open", "circuit", stop("circuit-open")],
+    ["on a paced slot: partition busy", "pacing", stop("partition-busy")],
+    ["on the budget: budget exhausted", "budget", stop("budget-exhausted")],
+    ["in a backoff: caller busy", "backoff", stop("caller-busy")],
+  ])("%s", (_name, waitReason, expected) => {
+    expect(decideNext({ ...afterFailure, point: "released", waitReason })).toEqual(expected);
   });
 });

@@ -39,7 +39,6 @@ describe("a write ended by the caller's abort (item 4)", () => {
     const controller = new AbortController();
     let sent = 0;
     const gate: AttemptGate = {
-      mode: "wait",
       admit: () => (sent === 0 ? SEND_NOW : { decision: "refuse", reason: "circuit-open", scope: "table|devstoreaccount1|orders|p", retryAfterInMs: 3_000 }),
       record: () => void (sent += 1),
     };

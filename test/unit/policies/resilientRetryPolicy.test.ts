@@ -8,7 +8,8 @@ import {
   type PipelineResponse,
   type SendRequest,
 } from "@azure/core-rest-pipeline";
-import { fixedBackoff, getRetryInfo, isCircuitOpenError, resilientRetryPolicy, resilientRetryPolicyName, type RetryObserver } from "../../../src/index.js";
+import { fixedBackoff, getRetryInfo, isCircuitOpenError, resilientRetryPolicy, type RetryObserver } from "../../../src/index.js";
+import { resilientRetryPolicyName } from "../../../src/policies/resilientRetryPolicy.js";
 import { type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import { SEND_NOW, type Admission } from "../../../src/breaker/attemptGate.js";
 import type { AttemptResult } from "../../../src/classification/attemptResult.js";
@@ -357,10 +358,9 @@ describe("resilientRetryPolicy", () => {
 
 describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
   /** A gate that refuses the first `refusals` attempts as an open circuit would, and records what it is told. */
-  function gate(mode: "wait" | "fail", refusals: number, retryAfterInMs = 1000): AttemptGate & { refused: number; recorded: string[] } {
+  function gate(refusals: number, retryAfterInMs = 1000): AttemptGate & { refused: number; recorded: string[] } {
     let remaining = refusals;
     return {
-      mode,
       refused: 0,
       recorded: [],
       admit(): Admission {
@@ -375,15 +375,15 @@ describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
     };
   }
 
-  it("fails fast with CircuitOpenError in fail mode, without touching the network", async () => {
+  it("fails fast with CircuitOpenError for a failFast caller, without touching the network", async () => {
     const next = scripted(ok);
-    const error = await resilientRetryPolicy({ gate: asGateOption(gate("fail", 1)) }).sendRequest(request(), next).catch((e: unknown) => e);
+    const error = await resilientRetryPolicy({ gate: asGateOption(gate(1)), caller: { failFast: true } }).sendRequest(request(), next).catch((e: unknown) => e);
     expect(isCircuitOpenError(error)).toBe(true);
     expect(next).not.toHaveBeenCalled();
   });
 
-  it("waits for the probe time in wait mode without spending retries", async () => {
-    const g = gate("wait", 3, 1000);
+  it("waits for the probe time for an open-loop caller (the default) without spending retries", async () => {
+    const g = gate(3, 1000);
     const next = scripted(ok);
     const pending = resilientRetryPolicy({ gate: asGateOption(g), retry: { strategy: "none" }, random: () => 0 }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(2999);
@@ -395,11 +395,58 @@ describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
     expect(getRetryInfo(response)?.classes).toEqual(["circuit_open", "circuit_open", "circuit_open", "success"]);
   });
 
-  it("gives up in wait mode when the probe time is past the deadline", async () => {
+  it("gives up when the probe time is past the deadline", async () => {
     const next = scripted(ok);
-    const pending = resilientRetryPolicy({ gate: asGateOption(gate("wait", 1, 5000)), maxElapsedInMs: 1000 }).sendRequest(request(), next);
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate(1, 5000)), maxElapsedInMs: 1000 }).sendRequest(request(), next);
     await expect(pending).rejects.toMatchObject({ code: "CIRCUIT_OPEN" });
     expect(next).not.toHaveBeenCalled();
+  });
+});
+
+describe("resilientRetryPolicy with a bounded caller (caller: { concurrency })", () => {
+  const dead = "https://acct.table.core.windows.net/orders(PartitionKey='dead',RowKey='r')";
+  const healthy = "https://acct.table.core.windows.net/orders(PartitionKey='ok',RowKey='r')";
+  /** A gate whose `dead` partition's circuit stays open. */
+  const gate: AttemptGate = {
+    admit: (address) =>
+      address.request.url === dead ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|dead", retryAfterInMs: 1000 } : SEND_NOW,
+    record: () => undefined,
+  };
+
+  it("N = 4: waiters take the spare slots (N - R = 3); the next fails at once with retryAfterInMs; healthy work lets the newest go", async () => {
+    const refusals: string[] = [];
+    const policy = resilientRetryPolicy({ gate: asGateOption(gate), caller: { concurrency: 4 }, random: () => 0, observers: [{ onOperationEnd: (e) => void refusals.push(e.stopReason) }] });
+    const never = vi.fn<SendRequest>(async () => {
+      throw new Error("nothing is sent to the dead partition");
+    });
+    const settled: Array<unknown> = [];
+    const waiting = [0, 1, 2].map((i) => policy.sendRequest(request({ url: dead }), never).catch((e: unknown) => (settled[i] = e)));
+    const fourth = await policy.sendRequest(request({ url: dead }), never).catch((e: unknown) => e);
+    expect(isCircuitOpenError(fourth)).toBe(true);
+    expect(fourth).toMatchObject({ retryAfterInMs: 1000 });
+    expect(getRetryInfo(fourth)).toMatchObject({ stopReason: "circuit-open", retryAfterInMs: 1000 });
+    expect(refusals).toEqual(["circuit-open"]);
+    // Healthy work takes a slot while it is in flight: the newest waiter is let go within a quarter second.
+    let answer: (r: PipelineResponse) => void = () => undefined;
+    const slow = vi.fn<SendRequest>((req) => new Promise((resolve) => (answer = () => resolve(reply(req, 200)))));
+    const healthyOp = policy.sendRequest(request({ url: healthy }), slow);
+    await vi.advanceTimersByTimeAsync(250);
+    expect(settled[2]).toSatisfy(isCircuitOpenError);
+    expect(settled[0]).toBeUndefined();
+    expect(settled[1]).toBeUndefined();
+    answer(reply(request(), 200));
+    expect((await healthyOp).status).toBe(200);
+    expect(never).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(60_000);
+    await Promise.all(waiting);
+  });
+
+  it("a backoff needs a spare slot too: without one, the real failure surfaces at once (caller-busy) with retryAfterInMs", async () => {
+    const policy = resilientRetryPolicy({ caller: { concurrency: 1 }, retry: fixedBackoff({ maxRetries: 3, delayInMs: 800 }) });
+    const next = scripted(serverBusy);
+    const response = await policy.sendRequest(request(), next);
+    expect(response.status).toBe(503);
+    expect(getRetryInfo(response)).toMatchObject({ stopReason: "caller-busy", retryAfterInMs: 800, attempts: 1 });
   });
 });
 
@@ -415,6 +462,8 @@ describe("resilientRetryPolicy option validation", () => {
     [{ maxElapsed: 5 }, /maxElapsed is not a known option/],
     [{ gate: {} }, /gate/],
     [{ observers: {} }, /observers/],
+    [{ caller: { concurrency: 0 } }, /caller\.concurrency/],
+    [{ caller: null }, /caller must be an options object/],
   ])("rejects %o", (options, message) => {
     expect(() => resilientRetryPolicy(options as never)).toThrow(message);
   });
@@ -428,7 +477,6 @@ describe("resilientRetryPolicy spreads circuit waits", () => {
   it("waits between t and 2t for an open circuit, as the random source says", async () => {
     let refusals = 1;
     const gate: AttemptGate = {
-      mode: "wait",
       admit: () => (refusals-- > 0 ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 } : SEND_NOW),
       record: () => {},
     };
@@ -450,7 +498,6 @@ describe("resilientRetryPolicy with a pacing gate", () => {
     const seen: Array<{ admission: Admission; outcomeClass: string }> = [];
     const admission: Admission = { decision: "send", delayInMs: 0, ticket: { slot: 1 } };
     const g: AttemptGate = {
-      mode: "wait",
       admit: () => admission,
       record: (_address, given, result) => seen.push({ admission: given, outcomeClass: result.outcomeClass }),
     };
@@ -464,7 +511,7 @@ describe("resilientRetryPolicy with a pacing gate", () => {
   });
 
   it("waits the paced delay before sending", async () => {
-    const g: AttemptGate = { mode: "wait", admit: () => ({ decision: "send", delayInMs: 250 }), record: () => {} };
+    const g: AttemptGate = { admit: () => ({ decision: "send", delayInMs: 250 }), record: () => {} };
     const next = scripted(ok);
     const pending = resilientRetryPolicy({ gate: asGateOption(g) }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(249);
@@ -476,7 +523,6 @@ describe("resilientRetryPolicy with a pacing gate", () => {
   it("fails at once with PartitionBusyError, carrying retryAfterInMs, when the paced queue outlasts the deadline", async () => {
     let asked = -1;
     const g: AttemptGate = {
-      mode: "wait",
       admit: (_address, remainingInMs) => {
         asked = remainingInMs;
         return { decision: "refuse", reason: "paced", scope: "table|acct|orders|hot", retryAfterInMs: 7000 };

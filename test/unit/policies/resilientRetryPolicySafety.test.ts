@@ -213,10 +213,10 @@ describe("ambiguous writes in the retry policy", () => {
 describe("the retry budget in the retry policy", () => {
   const busy = (req: PipelineRequest) => reply(req, 503, { "x-ms-error-code": "ServerBusy" });
 
-  it("stops retrying with budget-exhausted when the budget is empty; the last answer surfaces", async () => {
+  it("a failFast caller stops retrying with budget-exhausted when the budget is empty; the last answer surfaces", async () => {
     const budget = createRetryBudget({ minRetriesPerSecond: 1, windowInMs: 1000, retryRatio: 0, now: () => 0 });
     const next = vi.fn<SendRequest>(async (req) => busy(req));
-    const policy = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 5, delayInMs: 10 }), retryBudget: budget });
+    const policy = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 5, delayInMs: 10 }), retryBudget: budget, caller: { failFast: true } });
     const pending = policy.sendRequest(createPipelineRequest({ url: entity, method: "GET" }), next);
     await vi.advanceTimersByTimeAsync(100);
     const response = await pending;
@@ -228,11 +228,56 @@ describe("the retry budget in the retry policy", () => {
     expect(getRetryInfo(second)).toMatchObject({ attempts: 1, stopReason: "budget-exhausted" });
   });
 
+  it("an open-loop caller (the default) defers a retry the empty budget holds back until a retry is free again; the budget still caps what is sent", async () => {
+    // One retry per 1 s window and nothing from requests: the second retry must wait for the first to expire.
+    const budget = createRetryBudget({ minRetriesPerSecond: 1, windowInMs: 1000, retryRatio: 0, now: () => Date.now() });
+    let failures = 2;
+    const sentAt: number[] = [];
+    const start = Date.now();
+    const next = vi.fn<SendRequest>(async (req) => {
+      sentAt.push(Date.now() - start);
+      return failures-- > 0 ? busy(req) : reply(req, 200);
+    });
+    const waits: string[] = [];
+    const observer = { onLocalWait: (e: { reason: string; state: string }) => void waits.push(`${e.state} ${e.reason}`) };
+    const policy = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 5, delayInMs: 10 }), retryBudget: budget, observers: [observer], random: () => 0 });
+    const pending = policy.sendRequest(createPipelineRequest({ url: entity, method: "GET" }), next);
+    await vi.advanceTimersByTimeAsync(500);
+    // The first retry went at once; the second waits for the budget, unsent.
+    expect(next).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(1000);
+    const response = await pending;
+    expect(response.status).toBe(200);
+    expect(next).toHaveBeenCalledTimes(3);
+    // The window moves a tenth at a time: the spent retry expires within its last tenth.
+    expect(sentAt[2]).toBeGreaterThanOrEqual(900);
+    expect(getRetryInfo(response)).toMatchObject({ attempts: 3, stopReason: "success" });
+    expect(budget.snapshot().retries).toBe(1);
+    expect(waits).toContain("started budget");
+    expect(waits.at(-1)).toBe("ended budget");
+  });
+
+  it("a deferred retry gives up at the deadline with budget-exhausted and when to come back", async () => {
+    const budget = createRetryBudget({ minRetriesPerSecond: 0.1, windowInMs: 10_000, retryRatio: 0, now: () => Date.now() });
+    const next = vi.fn<SendRequest>(async (req) => busy(req));
+    const refusals: string[] = [];
+    const observer = { onOperationEnd: (e: { stopReason: string }) => void refusals.push(e.stopReason) };
+    const policy = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 5, delayInMs: 10 }), retryBudget: budget, maxElapsedInMs: 2000, observers: [observer] });
+    const pending = policy.sendRequest(createPipelineRequest({ url: entity, method: "GET" }), next);
+    await vi.advanceTimersByTimeAsync(2500);
+    const response = await pending;
+    expect(response.status).toBe(503);
+    expect(next).toHaveBeenCalledTimes(2);
+    const info = getRetryInfo(response);
+    expect(info).toMatchObject({ stopReason: "budget-exhausted" });
+    expect(info?.retryAfterInMs).toBeGreaterThan(0);
+    expect(refusals).toEqual(["budget-exhausted"]);
+  });
+
   it("waiting for an open circuit spends no budget", async () => {
     const budget = createRetryBudget({ minRetriesPerSecond: 0, retryRatio: 0, now: () => 0 });
     let refusals = 3;
     const gate: AttemptGate = {
-      mode: "wait",
       admit: () => (refusals-- > 0 ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p", retryAfterInMs: 100 } : SEND_NOW),
       record: () => {},
     };
@@ -257,7 +302,7 @@ describe("the retry budget in the retry policy", () => {
 
   it("by default each policy has its own budget: 100 retries in reserve", async () => {
     const next = vi.fn<SendRequest>(async (req) => busy(req));
-    const pending = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 200, delayInMs: 1 }), maxElapsedInMs: Infinity }).sendRequest(
+    const pending = resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 200, delayInMs: 1 }), maxElapsedInMs: Infinity, caller: { failFast: true } }).sendRequest(
       createPipelineRequest({ url: entity, method: "GET" }),
       next,
     );

@@ -113,7 +113,6 @@ function openCircuitGate(refusals: number) {
   const recorded: string[] = [];
   let left = refusals;
   const gate: AttemptGate = {
-    mode: "wait",
     admit(address: RequestAddress): Admission {
       admitted.push(address.scopeKey ?? "none");
       if (left <= 0) return SEND_NOW;

@@ -1,0 +1,90 @@
+// An operation's waits without sending (a circuit's probe, a paced slot, the retry budget, a
+// backoff): its place among the caller policy's waiters, what the observers are told, and the
+// sleep, which a bounded caller's policy or an opened circuit may cut short. The loop decides
+// that it waits (decideNext); this carries the wait out.
+import { delay } from "@azure/core-util";
+import { logger } from "../logging/logger.js";
+import type { AttemptClass, LocalWaitReason } from "../observers/retryEvents.js";
+import { RELEASED, sleepInSlices, type SleepEnd } from "../timing/sleepInSlices.js";
+import type { Step } from "./decideNext.js";
+import type { Operation } from "./resilientRetryPolicy.js";
+
+/** How often a wait that may be let go looks again: a quarter second of a worker lost at most. */
+const CHECK_EVERY_IN_MS = 250;
+
+/** The caller policy's answer for `op`: may it begin a wait for `reason`, or go on waiting? */
+export function callerMay(op: Operation, reason: LocalWaitReason): boolean {
+  const waiter = op.waiter;
+  return waiter === undefined ? op.caller.mayStartWait(reason) : op.caller.mayKeepWaiting(waiter, reason);
+}
+
+/** Sleeps the wait `step` asks for, as one of the caller policy's waiters (it stays one until `leaveWait`). */
+export async function sleepFor(op: Operation, step: Step & { action: "wait" }): Promise<SleepEnd> {
+  enterWait(op, step.on);
+  if (step.on === "backoff" || step.on === "circuit") notifyRetry(op, step);
+  const letGo = letGoOf(op, step.on);
+  if (letGo?.() === true) return RELEASED;
+  const signal = op.request.abortSignal;
+  return sleepInSlices(step.delayInMs, (ms) => delay(ms, { abortSignal: signal, abortErrorMsg: "The operation was aborted." }), letGo, CHECK_EVERY_IN_MS);
+}
+
+/** The operation sends, or ends: it is no longer a waiter. */
+export function leaveWait(op: Operation): void {
+  const waiter = op.waiter;
+  if (waiter === undefined) return;
+  op.waiter = undefined;
+  op.caller.endWait(waiter);
+  notifyWait(op, waiter.reason, "ended");
+}
+
+function enterWait(op: Operation, reason: LocalWaitReason): void {
+  const waiter = op.waiter;
+  if (waiter === undefined) op.waiter = op.caller.beginWait(reason);
+  else if (waiter.reason !== reason) {
+    notifyWait(op, waiter.reason, "ended");
+    op.caller.changeReason(waiter, reason);
+  } else return;
+  notifyWait(op, reason, "started");
+}
+
+/**
+ * What cuts a wait short: for a bounded caller, being let go (healthy work needs the slot);
+ * for a backoff of a caller that may not wait on a partition, its circuit opening meanwhile
+ * (the gate would refuse the retry anyway, and the worker is free the sooner). An open
+ * loop's waits are one sleep, one timer.
+ */
+function letGoOf(op: Operation, on: LocalWaitReason): (() => boolean) | undefined {
+  const kind = op.caller.settings.kind;
+  if (kind === "open") return undefined;
+  const gate = op.s.gate;
+  const refusesNow = on === "backoff" ? gate?.refusesNow : undefined;
+  const circuitOpened = refusesNow === undefined ? undefined : (): boolean => refusesNow.call(gate, op.address);
+  if (kind === "failFast") return circuitOpened;
+  const waiter = op.waiter;
+  return () => (waiter !== undefined && op.caller.mustRelease(waiter)) || circuitOpened?.() === true;
+}
+
+function notifyWait(op: Operation, reason: LocalWaitReason, state: "started" | "ended"): void {
+  if (op.hooks.listens("onLocalWait")) op.hooks.notify("onLocalWait", { request: op.request, address: op.address, reason, state });
+}
+
+/** A backoff or a circuit wait is a retry on its way: logged at verbose and told to `onRetry`. */
+function notifyRetry(op: Operation, step: Step & { action: "wait" }): void {
+  const failed = step.on === "backoff" ? op.last : undefined;
+  const reason: AttemptClass = failed?.outcomeClass ?? "circuit_open";
+  const source = step.on === "backoff" ? step.source : "circuit";
+  const attempt = op.info.attempts;
+  // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
+  if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(step.delayInMs)} ms (${source}).`);
+  if (!op.hooks.listens("onRetry")) return;
+  op.hooks.notify("onRetry", {
+    request: op.request,
+    address: op.address,
+    attempt,
+    reason,
+    status: failed?.status,
+    errorCode: failed?.errorCode,
+    delayInMs: step.delayInMs,
+    delaySource: source,
+  });
+}
