@@ -41,7 +41,7 @@ export type CallerShape = { open: true } | { concurrency: number } | { failFast:
  */
 export function callerInstallOptions(shape: CallerShape): { options: InstallResilienceOptions; declared: string } {
   if ("open" in shape) return { options: {}, declared: "defaults (open loop)" };
-  return { options: { caller: shape }, declared: "failFast" in shape ? "caller: { failFast: true }" : `caller: { concurrency: ${shape.concurrency} }` };
+  return { options: { caller: shape }, declared: "failFast" in shape ? "caller: { failFast: true }" : `caller: { concurrency: ${shape.concurrency} }, each message in handle.work` };
 }
 
 /** The faults of the open-loop part. */
@@ -232,6 +232,8 @@ export interface CallerShapesResult {
 interface Stream {
   client: TableClient;
   refused: { count: number };
+  /** Runs one unit of a pool's work: through `handle.work` where the package is installed, so a worker busy outside the client counts. */
+  work<T>(unit: () => Promise<T>): Promise<T>;
   dispose(): void;
 }
 
@@ -254,9 +256,9 @@ function openStream(endpoint: string, table: string, install: InstallResilienceO
   const refused = { count: 0 };
   const client = tableClient(endpoint, table, install === "no-retry" ? { maxRetries: 0 } : undefined);
   client.pipeline.addPolicy(refusedCounter(refused), { afterPhase: "Retry" });
-  if (typeof install === "string") return { client, refused, dispose: () => undefined };
+  if (typeof install === "string") return { client, refused, work: (unit) => unit(), dispose: () => undefined };
   const handle = installResilience(client, { metrics: { registry: new Registry() }, ...install });
-  return { client, refused, dispose: () => handle.dispose() };
+  return { client, refused, work: (unit) => handle.work(unit), dispose: () => handle.dispose() };
 }
 
 function openLoopInstall(configuration: OpenLoopConfiguration): InstallResilienceOptions | "sdk-default" {
@@ -457,9 +459,12 @@ async function openLoopRun(
   }
 }
 
-/** One pool: workers taking operations in arrival order, each held `holdInMs` after its table call. */
+/**
+ * One pool: workers taking operations in arrival order, each held `holdInMs` after its table
+ * call (the rest of the message's work); the call and the hold are one unit of work (`work`).
+ */
 async function runPool(
-  client: TableClient,
+  stream: Stream,
   workers: number,
   feed: PoolFeed,
   seed: number,
@@ -485,8 +490,10 @@ async function runPool(
       // Drawn in claim order, so each configuration's pool of this size sees the same operations.
       while (ops.length <= index) ops.push(drawOperation(random, ops.length, `pool${workers}-${feed}-s${seed}-`));
       const op = ops[index] as PlannedOperation;
-      outcomes.push(await settle(perform({ run: (_pk, fn, s) => fn(client, s) }, op, signal), op, t0));
-      if (!signal.aborted) await sleep(p.holdInMs);
+      await stream.work(async () => {
+        outcomes.push(await settle(perform({ run: (_pk, fn, s) => fn(stream.client, s) }, op, signal), op, t0));
+        if (!signal.aborted) await sleep(p.holdInMs);
+      });
     }
   };
   await Promise.all(Array.from({ length: workers }, () => worker()));
@@ -525,7 +532,7 @@ async function poolRun(
     const timer = setTimeout(() => drain.abort(), durationInMs + p.maxDrainInMs);
     const keys = [...streams.keys()];
     const outcomes = await Promise.all(
-      keys.map((key) => runPool((streams.get(key) as Stream).client, Number(key.split("/")[0]), feed, seed, p, t0, drain.signal)),
+      keys.map((key) => runPool(streams.get(key) as Stream, Number(key.split("/")[0]), feed, seed, p, t0, drain.signal)),
     );
     clearTimeout(timer);
     counts.recording = false;

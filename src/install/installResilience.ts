@@ -21,7 +21,7 @@ import { logger } from "../logging/logger.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
 import type { RetryBudget, RetryBudgetOptions } from "../flow/retryBudget.js";
 import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../ambiguousWrites/ambiguousWriteReadBack.js";
-import { resilientRetryPolicy, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
+import { createRetryPolicyWithCaller, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
 import { resolveAmbiguousWrites, type ResilientRetryPolicyOptions } from "../policies/retryPolicyOptions.js";
 import { createReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import { resolveSecondaryReads, type SecondaryReadOptions } from "../policies/secondaryReads.js";
@@ -149,6 +149,14 @@ export interface ResilienceHandle {
    * account cannot be read from its URL. Cheap and synchronous: ask it before dispatching.
    */
   partitionStatus(resource: string, partition?: string): PartitionStatus;
+  /**
+   * Runs one unit of a bounded caller's work (a message, a job: `caller: { concurrency: N }`)
+   * and counts it as one of the N slots for as long as it runs, the time spent outside this
+   * client included (docs/flow-control.md). Without it only the client's own operations are
+   * counted, and a worker busy elsewhere looks like a spare slot to wait in. Resolves or
+   * rejects as `unit` does; for other callers it only runs `unit`.
+   */
+  work<T>(unit: () => Promise<T>): Promise<T>;
   /** Removes the package's policies, restores the SDK's retry policies and stops every timer. Idempotent. */
   dispose(): void;
 }
@@ -205,7 +213,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   const secondaryReads = resolveInstallSecondaryReads(target, options.secondaryReads);
   // One observer per sink, chosen here once: it records every metric, the secondary reads' only when they are on.
   const metrics = createMetrics(options.metrics, service, secondaryReads !== undefined);
-  const retryPolicy = resilientRetryPolicy({
+  const { policy: retryPolicy, caller } = createRetryPolicyWithCaller({
     retry: resolveRetry(options.retry, preset.retry),
     backoff: resolveBackoff(options.backoff, options.retry, preset),
     // `=== undefined`, not `??`: a null must reach the policy's validation and be named there.
@@ -241,6 +249,10 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     removedPolicies,
     circuitBreaker,
     metrics,
+    work<T>(unit: () => Promise<T>): Promise<T> {
+      if (typeof unit !== "function") throw new TypeError(`work: unit must be a function returning a promise; got ${describeValue(unit)}.`);
+      return caller.track(unit);
+    },
     partitionStatus(resource: string, partition?: string): PartitionStatus {
       if (typeof resource !== "string") throw new TypeError(`partitionStatus: resource must be a string; got ${typeof resource}.`);
       if (partition !== undefined && typeof partition !== "string") throw new TypeError(`partitionStatus: partition must be a string; got ${typeof partition}.`);

@@ -77,15 +77,18 @@ const STARVED_FOR_IN_MS = 2_000;
  *
  * - open loop: always (within the deadline, which the loop checks);
  * - failFast: never at a local refusal; a backoff is slept;
- * - bounded (N, reserve R): a wait may start while the operations in flight, itself and the
- *   waiters included, are at most N - R; a waiter whose rank (oldest first) is at least
- *   N - R - (operations in flight not waiting) must be let go, newest first.
+ * - bounded (N, reserve R): a wait may start while the slots in use (the operations in
+ *   flight, itself and the waiters included, or the caller's units of work under way when
+ *   it tracks them and they are more) are at most N - R; a waiter whose rank (oldest first)
+ *   is at least N - R - (slots in use not waiting) must be let go, newest first.
  */
 export class CallerPolicy {
   readonly settings: CallerSettings;
   /** N - R for a bounded caller; Infinity otherwise. */
   readonly #room: number;
   #inFlight = 0;
+  /** Units of the caller's work under way ({@link track}): a worker busy outside the client counts too. */
+  #works = 0;
   /** In the order they began waiting. */
   readonly #waiters = new Set<Waiter>();
   readonly #waiting: Record<LocalWaitReason, number> = { circuit: 0, pacing: 0, budget: 0, backoff: 0 };
@@ -115,6 +118,25 @@ export class CallerPolicy {
     this.#inFlight += 1;
   }
 
+  /**
+   * Runs one unit of the caller's work (a message, a job) as one of its slots for as long as
+   * it runs, the time it spends outside this client included: without it, only the client's
+   * own operations are seen, and a worker busy elsewhere looks like a spare slot.
+   */
+  async track<T>(work: () => Promise<T>): Promise<T> {
+    this.#works += 1;
+    try {
+      return await work();
+    } finally {
+      this.#works -= 1;
+    }
+  }
+
+  /** The caller's slots in use: its tracked units of work, or the client's operations in flight when more. */
+  #busySlots(): number {
+    return this.#works > this.#inFlight ? this.#works : this.#inFlight;
+  }
+
   ended(): void {
     this.#inFlight -= 1;
   }
@@ -124,7 +146,7 @@ export class CallerPolicy {
     const s = this.settings;
     if (s.kind === "open") return true;
     if (s.kind === "failFast") return reason === "backoff";
-    return this.#inFlight <= this.#room;
+    return this.#busySlots() <= this.#room;
   }
 
   /** Whether `waiter` may go on waiting (for `reason`), or must be let go because healthy work needs its slot. */
@@ -141,7 +163,7 @@ export class CallerPolicy {
   /** A bounded caller's waiter whose rank is past the waiters' share of the free slots. */
   mustRelease(waiter: Waiter): boolean {
     if (this.settings.kind !== "bounded") return false;
-    const busy = this.#inFlight - this.#waiters.size;
+    const busy = this.#busySlots() - this.#waiters.size;
     const allowed = this.#room - busy;
     let rank = 0;
     for (const other of this.#waiters) {

@@ -35,13 +35,21 @@ export const resilientRetryPolicyName = "resilientRetryPolicy";
  * when it gives up, returns or throws exactly what the last attempt produced.
  */
 export function resilientRetryPolicy(options: ResilientRetryPolicyOptions = {}): PipelinePolicy {
+  return createRetryPolicyWithCaller(options).policy;
+}
+
+/** {@link resilientRetryPolicy} and its caller policy, which `installResilience`'s handle tracks work with. */
+export function createRetryPolicyWithCaller(options: ResilientRetryPolicyOptions): { policy: PipelinePolicy; caller: CallerPolicy } {
   const settings = resolveRetryPolicyOptions(options);
   const hooks = createObserverHooks(settings.observers);
   // One per policy (installResilience makes one policy per install): the caller declared is this client's.
   const caller = new CallerPolicy(settings.caller);
   return {
-    name: resilientRetryPolicyName,
-    sendRequest: (request, next) => new Operation(request, settings, hooks, caller).run(next),
+    policy: {
+      name: resilientRetryPolicyName,
+      sendRequest: (request, next) => new Operation(request, settings, hooks, caller).run(next),
+    },
+    caller,
   };
 }
 

@@ -140,6 +140,38 @@ describe("CallerPolicy for a bounded caller", () => {
   });
 });
 
+describe("CallerPolicy: a bounded caller's tracked units of work", () => {
+  it("counts a worker busy outside the client as a slot in use: with every slot in tracked work, nothing may wait", async () => {
+    const policy = bounded(16);
+    let finish: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (finish = resolve));
+    // 16 workers, each in a unit of work; one of them is in the client, the rest busy elsewhere.
+    const units = Array.from({ length: 16 }, () => policy.track(() => held));
+    start(policy, 1);
+    expect(policy.mayStartWait("circuit")).toBe(false);
+    finish();
+    await Promise.all(units);
+    // The units done: the one operation in flight leaves 14 slots (N - R = 14) to wait in.
+    expect(policy.mayStartWait("circuit")).toBe(true);
+  });
+
+  it("lets the newest waiter go when tracked work takes its slot, and answers what the unit answers", async () => {
+    const policy = bounded(4);
+    start(policy, 3);
+    const waiters: Waiter[] = [policy.beginWait("circuit"), policy.beginWait("circuit"), policy.beginWait("circuit")];
+    expect(waiters.map((w) => policy.mustRelease(w))).toEqual([false, false, false]);
+    let finish: () => void = () => undefined;
+    const unitsOutside = Array.from({ length: 4 }, () => policy.track(() => new Promise<string>((resolve) => (finish = () => resolve("done")))));
+    // 4 units under way, 3 of them waiting in the client: 1 slot busy, N - R - 1 = 2 may wait.
+    expect(waiters.map((w) => policy.mustRelease(w))).toEqual([false, false, true]);
+    finish();
+    await expect(unitsOutside[3]).resolves.toBe("done");
+    await expect(policy.track(async () => {
+      throw new Error("the unit's own error");
+    })).rejects.toThrow("the unit's own error");
+  });
+});
+
 describe("CallerPolicy: the starved-pool warning of an open loop", () => {
   it("logs once, naming caller: { concurrency: N }, when most operations in flight wait for 2 s while in flight stops growing", () => {
     const warning = vi.spyOn(logger, "warning").mockImplementation(() => undefined);
