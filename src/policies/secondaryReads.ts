@@ -6,6 +6,7 @@ import type { AttemptResult } from "../classification/attemptResult.js";
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import { parseSecondaryEndpoint } from "../address/secondaryUrl.js";
+import { pointRequestAt } from "./requestMarks.js";
 import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 
@@ -85,14 +86,12 @@ export class SecondaryRoute {
    */
   redirect(request: PipelineRequest, primaryFailures: number): string {
     this.#readAfterFailures = primaryFailures;
-    const primaryUrl = request.url;
-    request.url = this.#url as string;
-    return primaryUrl;
+    return pointRequestAt(request, this.#url as string);
   }
 
   /** Puts the primary's URL back on `request`, whatever the attempt did. */
   restore(request: PipelineRequest, primaryUrl: string): void {
-    request.url = primaryUrl;
+    pointRequestAt(request, primaryUrl);
   }
 
   /**
