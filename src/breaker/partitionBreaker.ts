@@ -229,7 +229,7 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const throttledLately = at - state.lastThrottleAt < o.pacing.forgetAfterInMs;
     state.lastThrottleAt = at;
     // A partition's first throttle is no evidence (a growing table's new ranges are each hot once): its pacer
-    // comes with the second. Split-once partitions then cost no pacer (within 2x of pacing off at 100,000 of them).
+    // comes with the second. Split-once partitions then cost no pacer (docs/benchmarks.md, "A table being split").
     if (state.pacer === undefined && !throttledLately) return;
     state.pacer ??= new Pacer(at, o.pacing);
     // An attempt admitted before the scope had a pacer counts as reserved before any cut.
