@@ -1,8 +1,8 @@
 // Where a write's read-back is sent. One object is given to both policies, so the link between
 // them is written where each is made. The route is kept on the request itself, under a mark that
-// belongs to this one object (policies/requestMarks.ts): it goes with the request, nothing to clean up.
+// belongs to this one object (address/requestMarks.ts): it goes with the request, nothing to clean up.
 import type { PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
-import { createRequestMark } from "../policies/requestMarks.js";
+import { createRequestMark } from "../address/requestMarks.js";
 
 /**
  * Where each write's read-back is sent: `ambiguousWriteReadBackPolicy(routes)` remembers a

@@ -7,7 +7,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Pipeline, PipelinePolicy, PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
 import { getRetryInfo } from "../policies/retryInfo.js";
-import { attachRetryInfoHidden } from "../policies/requestMarks.js";
+import { attachRetryInfoHidden } from "../address/requestMarks.js";
 
 /**
  * Operations whose result is an object, and the index of their options argument; checked

@@ -11,7 +11,7 @@ import type { AttemptResult } from "../classification/attemptResult.js";
 import { LOCAL_REFUSALS, type AttemptClass, type StopReason } from "../observers/retryEvents.js";
 import { readBackAmbiguousWrite } from "../ambiguousWrites/ambiguousWriteReadBack.js";
 import type { RetryInfo } from "./retryInfo.js";
-import { attachRetryInfo } from "./requestMarks.js";
+import { attachRetryInfo } from "../address/requestMarks.js";
 import type { AmbiguousWriteSettings } from "./retryPolicyOptions.js";
 import type { Operation } from "./resilientRetryPolicy.js";
 

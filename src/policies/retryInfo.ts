@@ -1,7 +1,7 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { AttemptClass, StopReason } from "../observers/retryEvents.js";
-import { attachRetryInfo, retryInfoMarkOf } from "./requestMarks.js";
+import { attachRetryInfo, retryInfoMarkOf } from "../address/requestMarks.js";
 
 /** What the retry policy did for one operation; read it with {@link getRetryInfo}. */
 export interface RetryInfo {
@@ -38,7 +38,7 @@ export interface RetryInfo {
   answeredBySecondary?: boolean;
 }
 
-/** Starts the record for a request and marks the request with it (requestMarks.ts; internal to the policy). */
+/** Starts the record for a request and marks the request with it (address/requestMarks.ts; internal to the policy). */
 export function startRetryInfo(request: PipelineRequest): RetryInfo {
   const info: RetryInfo = { attempts: 0, classes: [], possiblyApplied: false, unknownOutcomes: 0 };
   attachRetryInfo(request, info);
@@ -54,10 +54,10 @@ export function startRetryInfo(request: PipelineRequest): RetryInfo {
 export function getRetryInfo(source: unknown): RetryInfo | undefined {
   if (typeof source !== "object" || source === null) return undefined;
   return (
-    retryInfoMarkOf(source) ??
-    retryInfoMarkOf((source as { request?: unknown }).request) ??
+    retryInfoMarkOf<RetryInfo>(source) ??
+    retryInfoMarkOf<RetryInfo>((source as { request?: unknown }).request) ??
     // A Blob or Queue result: its non-enumerable `_response` carries the mark.
-    retryInfoMarkOf((source as { _response?: unknown })._response)
+    retryInfoMarkOf<RetryInfo>((source as { _response?: unknown })._response)
   );
 }
 

@@ -15,7 +15,7 @@ import type { AttemptResult } from "../classification/attemptResult.js";
 import { failedChangeset } from "./changesetAttempt.js";
 import type { RequestAddress } from "../address/requestAddress.js";
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
-import { attachRequestToError, setAttemptSignal } from "./requestMarks.js";
+import { attachRequestToError, setAttemptSignal } from "../address/requestMarks.js";
 
 /** The server's retry hint of a failed attempt (its own, or its response's headers), capped at `maxInMs`. */
 export function retryAfterOf(result: AttemptResult, maxInMs: number): number | undefined {

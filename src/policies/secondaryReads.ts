@@ -6,7 +6,7 @@ import type { AttemptResult } from "../classification/attemptResult.js";
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import { parseSecondaryEndpoint } from "../address/secondaryUrl.js";
-import { pointRequestAt } from "./requestMarks.js";
+import { pointRequestAt } from "../address/requestMarks.js";
 import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 

@@ -2,37 +2,41 @@
 // response or error the caller gets, a Tables result), written and undone only here:
 //
 // 1. The operation's RetryInfo, under the symbol RETRY_INFO ("azure-storage-resilience.retryInfo").
-//    Written on the request when the retry policy starts the operation (startRetryInfo); on the
-//    response it returns, for Blob and Queue (operationEnding.ts); on an error that has no request
-//    (operationEnding.ts); hidden (non-enumerable) on a Tables result (install/tableResultInfo.ts).
+//    Written on the request when the retry policy starts the operation (policies/retryInfo.ts
+//    startRetryInfo); on the response it returns, for Blob and Queue, and on an error that has no
+//    request (policies/operationEnding.ts); hidden (non-enumerable) on a Tables result
+//    (install/tableResultInfo.ts).
 //    Read by getRetryInfo. Never undone: it goes when the object goes.
 // 2. The attempt's abort signal: `request.abortSignal` becomes the attempt's own (its timeout, linked
-//    to the caller's) when an attempt starts (runAttempt.ts startAttempt); the caller's is put back
+//    to the caller's) when an attempt starts (policies/runAttempt.ts startAttempt); the caller's is put back
 //    when the attempt ends, whatever it did (endAttempt).
 // 3. The secondary's URL: `request.url` becomes the secondary region's for one attempt
-//    (secondaryReads.ts SecondaryRoute.redirect); the primary's is put back when that attempt ends
+//    (policies/secondaryReads.ts SecondaryRoute.redirect); the primary's is put back when that attempt ends
 //    (SecondaryRoute.restore), so the operation's address stays the primary's.
 // 4. A write's read-back route, under a symbol of its own per ReadBackRoutes object (so two installs
-//    never see each other's): written on a write's request as it passes ambiguousWriteReadBackPolicy,
-//    read by the retry policy's read-back. Never undone.
+//    never see each other's; ambiguousWrites/readBackRoutes.ts): written on a write's request as it
+//    passes ambiguousWriteReadBackPolicy, read by the retry policy's read-back. Never undone.
 // 5. A RestError's request: given, non-enumerable as RestError keeps it, to a RestError thrown without
-//    one (runAttempt.ts failed), so getRetryInfo(error) finds the record. Never undone.
+//    one (policies/runAttempt.ts failed), so getRetryInfo(error) finds the record. Never undone.
 //
 // Not marks: the read-back sends a GET of its own and builds its answer's headers afresh
 // (ambiguousWrites/); the Tables install wraps the client's methods (tableResultInfo.ts, undone by
 // dispose) and hands a transaction's request to its call through an async context, not the request.
+//
+// In address/, beside the one reader of a request, because every folder that marks imports it:
+// the policies, the read-back (ambiguousWrites/, which policies/ imports) and the install. It knows
+// the RetryInfo record only as an object; policies/retryInfo.ts gives it its type.
 //
 // Symbol-keyed properties rather than WeakMaps: a WeakMap entry per request costs more than the rest
 // of the policy's bookkeeping together (ephemerons are slow to set and to collect), and a symbol is
 // invisible to JSON, Object.keys and for-in, so a logged request carries none of this along.
 import { isRestError, type PipelineRequest } from "@azure/core-rest-pipeline";
 import type { AbortSignalLike } from "@azure/abort-controller";
-import type { RetryInfo } from "./retryInfo.js";
 
 const RETRY_INFO: unique symbol = Symbol("azure-storage-resilience.retryInfo");
 
 interface WithRetryInfo {
-  [RETRY_INFO]?: RetryInfo;
+  [RETRY_INFO]?: object;
 }
 
 /**
@@ -42,7 +46,7 @@ interface WithRetryInfo {
  * (`@azure/core-http-compat`'s `toCompatResponse`), so the mark on the request is lost; an own
  * enumerable property survives that copy's object spread.
  */
-export function attachRetryInfo(target: PipelineRequest | object, info: RetryInfo): void {
+export function attachRetryInfo(target: PipelineRequest | object, info: object): void {
   (target as WithRetryInfo)[RETRY_INFO] = info;
 }
 
@@ -51,13 +55,13 @@ export function attachRetryInfo(target: PipelineRequest | object, info: RetryInf
  * record, as a non-enumerable symbol property: the user's object keeps its keys, its JSON and what
  * a spread copies.
  */
-export function attachRetryInfoHidden(target: object, info: RetryInfo): void {
+export function attachRetryInfoHidden(target: object, info: object): void {
   Object.defineProperty(target, RETRY_INFO, { value: info, configurable: true, writable: true, enumerable: false });
 }
 
-/** The record marked on `value` itself, if any. */
-export function retryInfoMarkOf(value: unknown): RetryInfo | undefined {
-  return typeof value === "object" && value !== null ? (value as WithRetryInfo)[RETRY_INFO] : undefined;
+/** The record marked on `value` itself, if any (its type is the caller's: RetryInfo). */
+export function retryInfoMarkOf<T extends object>(value: unknown): T | undefined {
+  return typeof value === "object" && value !== null ? ((value as WithRetryInfo)[RETRY_INFO] as T | undefined) : undefined;
 }
 
 /** Gives `request` the abort signal an attempt runs on (its own, or the caller's put back). */
