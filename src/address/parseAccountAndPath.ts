@@ -25,11 +25,11 @@ export interface AccountAndPath {
  * first path segment. Undefined for what is not an http(s) URL with an account.
  *
  * Speed, kept inside this function, behind the interface it would have without it: the
- * WHATWG URL parser costs about 600 ns per request with its getters. A client talks to one
- * endpoint, so what the parser says about the text before the path (the origin) is kept,
- * and a path made only of characters the parser leaves as they are is split by hand;
- * anything else goes through the parser. About 210 ns per fresh entity URL against 600 ns
- * (Node 24; the alternatives tried are in docs/benchmarks.md, section 1).
+ * WHATWG URL parser with its getters is the dearest step of an attempt's bookkeeping. A
+ * client talks to one endpoint, so what the parser says about the text before the path (the
+ * origin) is kept, and a path made only of characters the parser leaves as they are is split
+ * by hand; anything else goes through the parser (figures in docs/benchmarks.md, "Why the
+ * code is as it is").
  */
 export function parseAccountAndPath(url: string): AccountAndPath | undefined {
   if (typeof url !== "string") return undefined;

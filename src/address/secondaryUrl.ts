@@ -1,4 +1,5 @@
 // The secondary region's URL of a request (RA-GRS / RA-GZRS, docs/secondary-reads.md).
+import { describeValue } from "../validation/describeValue.js";
 import { isPathStyleHost, parseStorageHost } from "./storageHost.js";
 
 const SECONDARY_SUFFIX = "-secondary";
@@ -18,6 +19,29 @@ export function secondaryUrlOf(url: string, endpoint: string | undefined): strin
   if (root.account.endsWith(SECONDARY_SUFFIX)) return undefined;
   if (root.pathStyle) return `${url.slice(0, root.end)}${SECONDARY_SUFFIX}${rest}`;
   return `${url.slice(0, root.accountEnd)}${SECONDARY_SUFFIX}${url.slice(root.accountEnd)}`;
+}
+
+/**
+ * The `secondaryReads.endpoint` option (`name` is its dotted path) read as an http(s) account
+ * endpoint, without a trailing slash; a TypeError naming it otherwise. A query is refused unread:
+ * it could hold a SAS.
+ */
+export function parseSecondaryEndpoint(name: string, value: unknown): string {
+  if (typeof value !== "string") throw new TypeError(`${name} must be an http(s) URL string; got ${describeValue(value)}.`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    // Not echoed: a mistyped endpoint may carry a SAS.
+    throw new TypeError(`${name} must be an absolute http(s) URL; got a string of ${value.length} characters that is not one.`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new TypeError(`${name} must be an http(s) URL; got protocol ${JSON.stringify(url.protocol)}.`);
+  }
+  if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
+    throw new TypeError(`${name} must be an endpoint without query, fragment or credentials (the client's credential signs the secondary's requests too).`);
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, "");
 }
 
 /** Where the account sits in a URL's text: `end` is where the account root ends (host, or host and first segment). */

@@ -1,10 +1,8 @@
 // Where a write's read-back is sent. One object is given to both policies, so the link between
-// them is written where each is made. The route is kept on the request itself, under a symbol
-// that belongs to this one object (so two installs never see each other's routes): it goes
-// with the request, with nothing to clean up, and a property write costs a small fraction of a
-// WeakMap entry (ephemerons are slow to set and to collect; docs/benchmarks.md). A symbol is invisible to JSON, Object.keys and for-in, so a logged
-// request does not carry the route along.
+// them is written where each is made. The route is kept on the request itself, under a mark that
+// belongs to this one object (address/requestMarks.ts): it goes with the request, nothing to clean up.
 import type { PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
+import { createRequestMark } from "../address/requestMarks.js";
 
 /**
  * Where each write's read-back is sent: `ambiguousWriteReadBackPolicy(routes)` remembers a
@@ -35,14 +33,13 @@ export type ReadBackRoute = NonNullable<ReturnType<ReadBackRoutes["routeOf"]>>;
  * pipeline.addPolicy(resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: routes } }), { phase: "Retry" });
  */
 export function createReadBackRoutes(): ReadBackRoutes {
-  const key: unique symbol = Symbol("azure-storage-resilience.readBackRoute");
-  type WithRoute = PipelineRequest & { [key]?: ReadBackRoute };
+  const routes = createRequestMark<ReadBackRoute>("azure-storage-resilience.readBackRoute");
   return {
     remember(request, next) {
-      (request as WithRoute)[key] = { next, url: request.url };
+      routes.set(request, { next, url: request.url });
     },
     routeOf(request) {
-      return (request as WithRoute)[key];
+      return routes.get(request);
     },
   };
 }

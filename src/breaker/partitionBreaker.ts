@@ -1,7 +1,8 @@
-// The per-partition gate: admit, record and the status queries over one registry of troubled scopes.
-// Over 250 lines because they share that registry and its transitions; the circuit (circuit.ts) and
-// the pacing (flow/) are in their own files.
-import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
+// The per-partition gate: admit and record over one registry of troubled scopes and the paced accounts.
+// About 300 lines, half of them the public interface's docs: admit and record share the registry, the
+// account map and each scope's state. Around it: the circuit (circuit.ts), its announcements
+// (circuitAnnouncer.ts), scope keys (scopeKeys.ts), the read-only queries (scopeQueries.ts), pacing (flow/).
+import type { RequestAddress } from "../address/requestAddress.js";
 import { logger } from "../logging/logger.js";
 import type { StorageService } from "../address/partitionScope.js";
 import { AccountPacing } from "../flow/accountPacing.js";
@@ -10,11 +11,13 @@ import type { AttemptGate, Admission, SendAdmission } from "./attemptGate.js";
 import { SEND_NOW } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { Circuit } from "./circuit.js";
-import type { CircuitState, CircuitTransition } from "./circuitStateSource.js";
+import type { CircuitState } from "./circuitStateSource.js";
+import { CircuitAnnouncer } from "./circuitAnnouncer.js";
+import { createScopeKeyReader } from "./scopeKeys.js";
+import { pacedScopesOf, statusOfScope, type QueriedScope } from "./scopeQueries.js";
 import { isRebalancingOutcome } from "./isRebalancingOutcome.js";
 import { resolvePartitionBreakerOptions, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "./partitionStatus.js";
-import type { PacedScope } from "../flow/pacedScope.js";
 import { createScopeRegistry } from "./scopeRegistry.js";
 
 /**
@@ -75,16 +78,7 @@ const MIN_HALF_OPEN_POLL_IN_MS = 10;
 const MAX_ACCOUNTS = 64;
 
 /** What the breaker remembers about a scope that had trouble. */
-interface ScopeState {
-  readonly key: string;
-  readonly service: StorageService;
-  readonly circuit: Circuit;
-  /**
-   * The circuit's state as the log and listeners were last told it. Open → half-open happens
-   * by time, with no call to return it: it is announced the first time the breaker looks at
-   * the circuit after it happened (an admit, a record, or a query).
-   */
-  announced: CircuitState;
+interface ScopeState extends QueriedScope {
   /** Made at the scope's first throttled answer (pacing on). */
   pacer: Pacer | undefined;
   lastFailureAt: number;
@@ -122,7 +116,7 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
   const halfOpenPollInMs = Math.max(MIN_HALF_OPEN_POLL_IN_MS, Math.round(o.resetTimeoutInMs / HALF_OPEN_POLL_DIVISOR));
   const circuitConfig = { resetTimeoutInMs: o.resetTimeoutInMs, consecutiveFailures: o.consecutiveFailures, halfOpenPollInMs };
   const now = (): number => Date.now();
-  const listeners = new Set<(transition: CircuitTransition) => void>();
+  const announcer = new CircuitAnnouncer(o.resetTimeoutInMs);
   const registry = createScopeRegistry<ScopeState>({
     maxEntries: o.maxScopes,
     idleTtlInMs: o.idleTtlInMs,
@@ -154,27 +148,9 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     return account;
   };
 
-  /** Logs and delivers `state`'s circuit moving from what was last announced to `to`, if it moved. */
-  const announce = (state: ScopeState, to: CircuitState): void => {
-    const from = state.announced;
-    if (from === to) return;
-    state.announced = to;
-    logger.warning(describeTransition(state.key, from, to, o.resetTimeoutInMs));
-    const event: CircuitTransition = { service: state.service, scope: state.key, from, to };
-    for (const listener of listeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        logger.warning(`A circuit transition listener threw and was ignored: ${(error as Error)?.name ?? "error"}`);
-      }
-    }
-  };
-  /** Reads `state`'s circuit at `at`, announcing the change time made (open → half-open) since the breaker last looked. */
-  const observe = (state: ScopeState, at: number): CircuitState => {
-    const current = state.circuit.stateAt(at);
-    announce(state, current);
-    return current;
-  };
+  // The announcer's two calls, named as the gate below uses them.
+  const announce = (state: ScopeState, to: CircuitState): void => announcer.announce(state, to);
+  const observe = (state: ScopeState, at: number): CircuitState => announcer.observe(state, at);
   /** Scopes whose circuit reads `wanted` now (no timer per circuit: the registry is read when asked). */
   const scopesIn = (wanted: CircuitState): string[] => {
     const at = now();
@@ -183,26 +159,7 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     return keys;
   };
 
-  // The key an operation's address maps to when it is not the address's own (a user getScope, or this
-  // breaker's service where the policy gave none, as for Azurite's path-style URLs): read once per operation.
-  const ownKeys = new WeakMap<RequestAddress, string | undefined>();
-  const scopeKeyOf = (address: RequestAddress): string | undefined => {
-    if (o.getScope === undefined && (o.service === undefined || address.service === o.service)) return address.scopeKey;
-    if (ownKeys.has(address)) return ownKeys.get(address);
-    const key = readOwnKey(address);
-    ownKeys.set(address, key);
-    return key;
-  };
-  const readOwnKey = (address: RequestAddress): string | undefined => {
-    if (o.getScope === undefined) return readRequestAddress(address.request, o.service).scopeKey;
-    try {
-      const key = o.getScope(address.request);
-      return typeof key === "string" ? key : undefined;
-    } catch {
-      // A scope that cannot be read costs that request the breaker's protection, not the request.
-      return undefined;
-    }
-  };
+  const scopeKeyOf = createScopeKeyReader(o.getScope, o.service);
 
   const admit = (address: RequestAddress, remainingInMs: number, reserved?: SendAdmission): Admission => {
     if (disposed || (registry.size() === 0 && accounts.size === 0)) return reserved ?? SEND_NOW;
@@ -272,7 +229,7 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const throttledLately = at - state.lastThrottleAt < o.pacing.forgetAfterInMs;
     state.lastThrottleAt = at;
     // A partition's first throttle is no evidence (a growing table's new ranges are each hot once): its pacer
-    // comes with the second. Split-once partitions then cost no pacer (within 2x of pacing off at 100,000 of them).
+    // comes with the second. Split-once partitions then cost no pacer (docs/benchmarks.md, "A table being split").
     if (state.pacer === undefined && !throttledLately) return;
     state.pacer ??= new Pacer(at, o.pacing);
     // An attempt admitted before the scope had a pacer counts as reserved before any cut.
@@ -326,26 +283,10 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       const state = registry.peek(scope);
       if (state === undefined) return HEALTHY_PARTITION;
       const at = now();
-      const { circuit, pacer } = state;
-      const circuitState = observe(state, at);
-      if (circuitState !== "closed") {
-        return { state: circuitState, available: !circuit.refuses(at), retryAfterInMs: circuit.retryAfterInMs(at) };
-      }
-      if (pacer === undefined || !pacer.rate.paced || forgotten(state, at)) return HEALTHY_PARTITION;
-      const queueInMs = pacer.queueInMs(at);
-      return { state: "paced", available: queueInMs === 0, retryAfterInMs: queueInMs, ratePerSecond: pacer.rate.rateAt(at) };
+      return statusOfScope(state, at, observe(state, at), forgotten);
     },
     pacedScopes() {
-      const at = now();
-      const paced: PacedScope[] = [];
-      for (const state of registry.values()) {
-        if (state.pacer?.rate.paced && !forgotten(state, at)) paced.push({ scope: state.key, ratePerSecond: state.pacer.rate.rateAt(at), level: "partition" });
-      }
-      for (const [key, account] of accounts) {
-        const pacer = account.pacedAt(at);
-        if (pacer !== undefined) paced.push({ scope: key, ratePerSecond: pacer.rate.rateAt(at), level: "account" });
-      }
-      return paced;
+      return pacedScopesOf(registry.values(), accounts, now(), forgotten);
     },
     stateCounts() {
       const at = now();
@@ -354,28 +295,14 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       return counts;
     },
     onTransition(listener) {
-      if (typeof listener !== "function") throw new TypeError("onTransition needs a listener function.");
-      listeners.add(listener);
-      return () => {
-        listeners.delete(listener);
-      };
+      return announcer.onTransition(listener);
     },
     dispose() {
       if (disposed) return;
       disposed = true;
       registry.clear();
       accounts.clear();
-      listeners.clear();
+      announcer.clear();
     },
   };
-}
-
-function describeTransition(key: string, from: CircuitState, to: CircuitState, resetTimeoutInMs: number): string {
-  const scope = `Circuit for partition scope "${key}"`;
-  if (to === "open") {
-    const why = from === "half_open" ? "the probe failed" : "the partition served nothing through several failures in a row";
-    return `${scope} opened (${why}); next probe in ${resetTimeoutInMs} ms.`;
-  }
-  if (to === "half_open") return `${scope} is half-open: one probe may go through.`;
-  return `${scope} closed: the partition answers again.`;
 }

@@ -1,42 +1,44 @@
-// installResilience: options, wiring of every policy and observer on a client, and the handle.
-// Over 250 lines: the options interface and its doc comments are half of it.
+// installResilience: its options, the wiring of every policy and observer on a client, and the handle.
+// The options are resolved in installOptions.ts.
 import type { Pipeline, PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import type { BackoffByClass } from "../backoff/backoffByClass.js";
-import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
-import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
+import type { RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
 import type { ExponentialBackoffOptions } from "../backoff/exponentialBackoff.js";
-import { createPipelineRequest } from "@azure/core-rest-pipeline";
-import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
-import { createPartitionBreakerAt, type PartitionBreaker } from "../breaker/partitionBreaker.js";
+import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionStatus.js";
 import { scopeKey } from "../address/scopeKey.js";
-import { createPrometheusObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
+import type { MetricsObserver } from "../metrics/metricsObserver.js";
 import type { MetricsOptions } from "../metrics/metricsOptions.js";
-import { createOpenTelemetryMetricsObserverAt } from "../metrics/openTelemetryObserver.js";
-import { choosesOpenTelemetry, type OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
-import { isPeerInstalled } from "../metrics/optionalPeer.js";
-import { logger } from "../logging/logger.js";
+import type { OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
 import type { RetryBudget, RetryBudgetOptions } from "../flow/retryBudget.js";
 import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../ambiguousWrites/ambiguousWriteReadBack.js";
 import { createRetryPolicyWithCaller, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
-import { resolveAmbiguousWrites, type ResilientRetryPolicyOptions } from "../policies/retryPolicyOptions.js";
+import type { ResilientRetryPolicyOptions } from "../policies/retryPolicyOptions.js";
 import { createReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
-import { resolveSecondaryReads, type SecondaryReadOptions } from "../policies/secondaryReads.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import type { CallerOptions } from "../policies/callerPolicy.js";
 import { SERVICE_PRESETS } from "./servicePresets.js";
 import { createRetryLogObserver } from "../observers/retryLogObserver.js";
 import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
-import { detectService } from "./detectService.js";
 import { findPipeline } from "./findPipeline.js";
-import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
+import type { StorageService } from "../address/partitionScope.js";
 import { linkTableResults } from "./tableResultInfo.js";
+import {
+  accountOf,
+  createCircuitBreaker,
+  createMetrics,
+  isPartitionBreaker,
+  resolveBackoff,
+  resolveInstallAmbiguousWrites,
+  resolveInstallSecondaryReads,
+  resolveRetry,
+  resolveService,
+} from "./installOptions.js";
 
 /**
  * Numbers of the service preset's exponential backoff to change, without naming a strategy:
@@ -292,174 +294,9 @@ function withPackageObservers(
   return metrics === undefined ? [logs, ...(observers ?? [])] : [logs, ...(observers ?? []), metrics];
 }
 
-/**
- * `secondaryReads` for an install, checked against the client's endpoint now: `true` on an
- * endpoint with no `-secondary` twin by convention (a custom domain, Cosmos DB) is refused
- * rather than silently never used.
- */
-function resolveInstallSecondaryReads(target: unknown, option: unknown): SecondaryReadOptions | undefined {
-  const settings = resolveSecondaryReads(option);
-  if (settings === undefined) return undefined;
-  const endpoint = endpointAddress(target, undefined);
-  if (settings.endpoint === undefined && endpoint !== undefined && endpoint.secondaryUrl(undefined) === undefined) {
-    throw new TypeError(
-      "secondaryReads is true, but the client's endpoint has no -secondary twin by convention (a custom domain, Cosmos DB, " +
-        "or an endpoint already on the secondary); pass secondaryReads: { endpoint } naming the secondary.",
-    );
-  }
-  return settings.endpoint === undefined ? {} : { endpoint: settings.endpoint };
-}
-
-function resolveService(target: unknown, service: unknown): StorageService {
-  const detected = detectService(target);
-  if (service !== undefined) {
-    const chosen = validateChoiceOption("service", service, STORAGE_SERVICES);
-    // A wrong service would scope, label and retry every request by the wrong rules, silently.
-    if (detected !== undefined && detected !== chosen) {
-      throw new TypeError(
-        `service is "${chosen}", but the target is a ${detected} client (from its endpoint or class); ` +
-          `pass service: "${detected}" or leave it out.`,
-      );
-    }
-    return chosen;
-  }
-  if (detected === undefined) {
-    throw new TypeError(
-      'service is required: the target\'s endpoint and type do not tell which service it is ("table", "blob" or "queue").',
-    );
-  }
-  return detected;
-}
-
-function resolveRetry(
-  retry: RetryStrategy | RetryStrategyConfig | PresetRetryOptions | undefined,
-  presetRetry: (typeof SERVICE_PRESETS)[StorageService]["retry"],
-): RetryStrategy {
-  if (retry === undefined) return createRetryStrategy({ strategy: "exponential", ...presetRetry });
-  if (isRetryStrategy(retry)) return retry;
-  if (completesPreset(retry)) return createRetryStrategy({ ...presetRetry, ...retry, strategy: "exponential" });
-  return createRetryStrategy(retry as RetryStrategyConfig);
-}
-
-/** True for a `retry` config the preset completes: an `"exponential"` one, or one naming no strategy. */
-function completesPreset(retry: unknown): boolean {
-  if (typeof retry !== "object" || retry === null || Array.isArray(retry) || isRetryStrategy(retry)) return false;
-  const { strategy } = retry as { strategy?: unknown };
-  return strategy === undefined || strategy === "exponential";
-}
-
-/**
- * `backoff` for an install: yours (exponential configs completed from the preset's numbers
- * for the class), else the preset's while `retry` is the preset's too.
- */
-function resolveBackoff(
-  backoff: unknown,
-  retry: RetryStrategy | RetryStrategyConfig | PresetRetryOptions | undefined,
-  preset: (typeof SERVICE_PRESETS)[StorageService],
-): BackoffByClass | undefined {
-  if (backoff === undefined) {
-    if (retry !== undefined && !completesPreset(retry)) return undefined;
-    const byClass: BackoffByClass = {};
-    for (const cls of RETRIABLE_CLASSES) {
-      const numbers = preset.backoff[cls];
-      if (numbers !== undefined) byClass[cls] = { strategy: "exponential", ...numbers };
-    }
-    return byClass;
-  }
-  // Anything but an options object goes to the policy as it is, to be rejected there by name.
-  if (typeof backoff !== "object" || backoff === null || Array.isArray(backoff)) return backoff as BackoffByClass;
-  const byClass: Record<string, unknown> = { ...backoff };
-  for (const cls of RETRIABLE_CLASSES) {
-    const config = byClass[cls] as { strategy?: unknown } | undefined;
-    // The class's own preset numbers, else the service's (blob waits up to 30 s, not the library's 10 s); `retry` caps the count.
-    const { maxRetries: _cappedByRetry, ...serviceNumbers } = preset.retry;
-    const numbers = preset.backoff[cls] ?? serviceNumbers;
-    if (typeof config === "object" && config !== null && config.strategy === "exponential") {
-      byClass[cls] = { ...numbers, ...config };
-    }
-  }
-  return byClass as BackoffByClass;
-}
-
-/** The breaker for `option`: none for `false`, the defaults for undefined. Creating one starts no timer. */
-function createCircuitBreaker(option: unknown, service: StorageService): PartitionBreaker | undefined {
-  if (option === false) return undefined;
-  if (option === undefined) return createPartitionBreakerAt("circuitBreaker", { service });
-  if (isPartitionBreaker(option)) return option;
-  if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`circuitBreaker must be an options object or false; got ${describeValue(option)}.`);
-  }
-  return createPartitionBreakerAt("circuitBreaker", { service, ...(option as PartitionBreakerOptions) });
-}
-
-/**
- * The metrics observer for `option`: none for `false`; OpenTelemetry when the options choose it;
- * otherwise Prometheus, whose default (undefined) quietly needs prom-client: without it, none.
- */
-function createMetrics(
-  option: MetricsOptions | OpenTelemetryMetricsOptions | false | undefined,
-  service: StorageService,
-  withSecondaryReads: boolean,
-): MetricsObserver | undefined {
-  if (option === false) return undefined;
-  if (choosesOpenTelemetry(option)) return createOpenTelemetryMetricsObserverAt("metrics", service, option as OpenTelemetryMetricsOptions);
-  if (option === undefined && !isPeerInstalled("prom-client")) {
-    warnNoPromClientOnce();
-    return undefined;
-  }
-  // null is a mistake to name, not "defaults": resolveMetricsOptions rejects it.
-  return createPrometheusObserver(service, option === undefined ? {} : (option as MetricsOptions), withSecondaryReads, "metrics");
-}
-
-let warnedNoPromClient = false;
-/** Metrics are on by default, so their silent absence is worth one line, once per process. */
-function warnNoPromClientOnce(): void {
-  if (warnedNoPromClient) return;
-  warnedNoPromClient = true;
-  logger.warning(
-    "installResilience: no metrics, because prom-client is not installed; install it, pass metrics: { meter } for OpenTelemetry, or metrics: false to say so.",
-  );
-}
-
-/** `ambiguousWrites` for an install: on by default for Tables, refused for services without entity writes. */
-function resolveInstallAmbiguousWrites(option: unknown, service: StorageService): ReturnType<typeof resolveAmbiguousWrites> {
-  if (service !== "table") {
-    if (option === undefined || option === false) return undefined;
-    throw new TypeError(`ambiguousWrites is only supported for the table service; got it for "${service}".`);
-  }
-  if (typeof option === "object" && option !== null && "readBackRoutes" in option) {
-    throw new TypeError("ambiguousWrites.readBackRoutes is not an installResilience option: the install makes its own (it is for hand-built pipelines).");
-  }
-  return resolveAmbiguousWrites(option === undefined ? true : option);
-}
-
 /** Removes the whole Retry phase and any SDK retry policy placed elsewhere. */
 function removeRetryPolicies(pipeline: Pipeline): PipelinePolicy[] {
   const removed = pipeline.removePolicy({ phase: "Retry" });
   for (const name of SDK_RETRY_POLICY_NAMES) removed.push(...pipeline.removePolicy({ name }));
   return removed;
-}
-
-/** The storage account a client talks to, read from its URL as a request's would be; undefined when it has none. */
-function accountOf(target: unknown, service: StorageService): string | undefined {
-  return endpointAddress(target, service)?.account;
-}
-
-/** The address of a client's own URL (its endpoint), read as a request's would be; undefined when the client has no URL. */
-function endpointAddress(target: unknown, service: StorageService | undefined): RequestAddress | undefined {
-  const url = (target as { url?: unknown } | null)?.url;
-  return typeof url === "string" ? readRequestAddress(createPipelineRequest({ url, method: "GET" }), service) : undefined;
-}
-
-/** A breaker from `createPartitionBreaker()` (duck-typed: another copy of the package makes one too). */
-function isPartitionBreaker(value: unknown): value is PartitionBreaker {
-  const candidate = value as Partial<PartitionBreaker> | null;
-  return (
-    typeof candidate === "object" &&
-    candidate !== null &&
-    typeof candidate.admit === "function" &&
-    typeof candidate.record === "function" &&
-    typeof candidate.statusOf === "function" &&
-    typeof candidate.dispose === "function"
-  );
 }

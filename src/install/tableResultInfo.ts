@@ -6,7 +6,8 @@
 // hears its raw response through the SDK's own `onResponse` option, and marks the result.
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Pipeline, PipelinePolicy, PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
-import { attachRetryInfoHidden, getRetryInfo } from "../policies/retryInfo.js";
+import { getRetryInfo } from "../policies/retryInfo.js";
+import { attachRetryInfoHidden } from "../address/requestMarks.js";
 
 /**
  * Operations whose result is an object, and the index of their options argument; checked

@@ -1,3 +1,6 @@
+// The Prometheus sink's observer: every metric the package records, on prom-client families.
+// About 300 lines: one recorder whose series are bound once per operation name (the hot path is property
+// lookups); the families (storageMetricFamilies.ts), circuits and pacing (circuitMetrics.ts, pacingMetrics.ts) are apart.
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";

@@ -71,6 +71,7 @@ export async function startMetricsServer(
   const handler = metricsHandler(options.registry === undefined ? defaultRegistry("startMetricsServer() without a registry") : options.registry);
 
   const server = createServer({ headersTimeout: HEADERS_TIMEOUT_IN_MS, requestTimeout: REQUEST_TIMEOUT_IN_MS }, (request, response) => {
+    // The scrape's own request path, not a storage URL: the address module (src/address/) has nothing to say about it.
     const requestPath = (request.url ?? "/").split("?", 1)[0];
     if (requestPath === path) {
       handler(request, response);

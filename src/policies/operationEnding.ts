@@ -10,7 +10,8 @@ import type { TableWrite } from "../address/tableWrite.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { LOCAL_REFUSALS, type AttemptClass, type StopReason } from "../observers/retryEvents.js";
 import { readBackAmbiguousWrite } from "../ambiguousWrites/ambiguousWriteReadBack.js";
-import { attachRetryInfo, type RetryInfo } from "./retryInfo.js";
+import type { RetryInfo } from "./retryInfo.js";
+import { attachRetryInfo } from "../address/requestMarks.js";
 import type { AmbiguousWriteSettings } from "./retryPolicyOptions.js";
 import type { Operation } from "./resilientRetryPolicy.js";
 
@@ -46,7 +47,7 @@ export function endOperation(op: Operation, ending: Ending): PipelineResponse {
   info.elapsedInMs = (ending.endedAt ?? (facts.point === "attempt" ? op.clock : performance.now())) - op.started;
   if (reason === "body-not-replayable") logger.warning(NOT_REPLAYABLE_WARNING);
   // Blob's and Queue's results carry a copy of the request (`_response.request`): their response is marked too.
-  // Not a Tables one (the SDK hands back the request itself): a property added to the response costs about 150 ns.
+  // Not a Tables one (the SDK hands back the request itself, already marked): a property added to a response is not free.
   if (result?.response !== undefined && op.s.service !== "table") attachRetryInfo(result.response, info);
   const refused = LOCAL_REFUSALS[reason];
   const error = ending.error ?? (refused === undefined ? undefined : refusalError(op, reason));

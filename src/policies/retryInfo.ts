@@ -1,6 +1,7 @@
-import type { PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
+import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { AttemptClass, StopReason } from "../observers/retryEvents.js";
+import { attachRetryInfo, retryInfoMarkOf } from "../address/requestMarks.js";
 
 /** What the retry policy did for one operation; read it with {@link getRetryInfo}. */
 export interface RetryInfo {
@@ -37,42 +38,11 @@ export interface RetryInfo {
   answeredBySecondary?: boolean;
 }
 
-// Kept on the request object itself, so that the SDK's RestError and PipelineResponse,
-// which both carry the same request, lead back to it, and it goes when the request goes.
-// A symbol-keyed property rather than a WeakMap: a WeakMap entry per request cost more
-// than the rest of the policy's bookkeeping together (ephemerons are slow to set and to
-// collect), and a symbol is invisible to JSON, Object.keys and for-in.
-const RETRY_INFO: unique symbol = Symbol("azure-storage-resilience.retryInfo");
-
-interface WithRetryInfo {
-  [RETRY_INFO]?: RetryInfo;
-}
-
-/** Starts the record for a request (internal to the policy). */
+/** Starts the record for a request and marks the request with it (address/requestMarks.ts; internal to the policy). */
 export function startRetryInfo(request: PipelineRequest): RetryInfo {
   const info: RetryInfo = { attempts: 0, classes: [], possiblyApplied: false, unknownOutcomes: 0 };
-  (request as PipelineRequest & WithRetryInfo)[RETRY_INFO] = info;
+  attachRetryInfo(request, info);
   return info;
-}
-
-/**
- * Marks the response the policy returns with its operation's record (internal to the
- * policy). Needed for Blob and Queue: their `_response` is a copy of the response whose
- * `request` is a copy too (`@azure/core-http-compat`'s `toCompatResponse`), so the mark on
- * the request is lost; an own enumerable property of the response survives that copy's
- * object spread, as a symbol invisible to JSON, `Object.keys` and for-in.
- */
-export function attachRetryInfo(target: PipelineResponse | object, info: RetryInfo): void {
-  (target as WithRetryInfo)[RETRY_INFO] = info;
-}
-
-/**
- * Marks a result the SDK built afresh (a Tables entity, a write's headers) with its
- * operation's record, as a non-enumerable symbol property: the user's object keeps its
- * keys, its JSON and what a spread copies (internal to the install).
- */
-export function attachRetryInfoHidden(target: object, info: RetryInfo): void {
-  Object.defineProperty(target, RETRY_INFO, { value: info, configurable: true, writable: true, enumerable: false });
 }
 
 /**
@@ -84,15 +54,11 @@ export function attachRetryInfoHidden(target: object, info: RetryInfo): void {
 export function getRetryInfo(source: unknown): RetryInfo | undefined {
   if (typeof source !== "object" || source === null) return undefined;
   return (
-    ownRecord(source) ??
-    ownRecord((source as { request?: unknown }).request) ??
+    retryInfoMarkOf<RetryInfo>(source) ??
+    retryInfoMarkOf<RetryInfo>((source as { request?: unknown }).request) ??
     // A Blob or Queue result: its non-enumerable `_response` carries the mark.
-    ownRecord((source as { _response?: unknown })._response)
+    retryInfoMarkOf<RetryInfo>((source as { _response?: unknown })._response)
   );
-}
-
-function ownRecord(value: unknown): RetryInfo | undefined {
-  return typeof value === "object" && value !== null ? (value as WithRetryInfo)[RETRY_INFO] : undefined;
 }
 
 /**

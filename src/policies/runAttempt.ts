@@ -5,7 +5,7 @@
 // it passes, the attempt is reported as a RestError ETIMEDOUT (class `timeout`, retried),
 // unlike the SDK's `request.timeout`, whose AbortError is not retried (and whose timer the
 // SDK's Node client leaves running when a request fails).
-import { isRestError, RestError, type PipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
+import { RestError, type PipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
 import type { AbortSignalLike } from "@azure/abort-controller";
 import { classify } from "../classification/classify.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
@@ -15,6 +15,7 @@ import type { AttemptResult } from "../classification/attemptResult.js";
 import { failedChangeset } from "./changesetAttempt.js";
 import type { RequestAddress } from "../address/requestAddress.js";
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
+import { attachRequestToError, setAttemptSignal } from "../address/requestMarks.js";
 
 /** The server's retry hint of a failed attempt (its own, or its response's headers), capped at `maxInMs`. */
 export function retryAfterOf(result: AttemptResult, maxInMs: number): number | undefined {
@@ -57,14 +58,14 @@ export function startAttempt(request: PipelineRequest, deadline: number, tryTime
     callerSignal.addEventListener("abort", forwardAbort, { once: true });
   }
   const armed = deadlines.arm(controller, now, inMs);
-  request.abortSignal = controller.signal;
+  setAttemptSignal(request, controller.signal);
   return { inMs, reason, deadlines, callerSignal, deadline: armed, forwardAbort, controller };
 }
 
 /** The attempt is over: its deadline no longer matters, and the request has the caller's signal back. */
 export function endAttempt(request: PipelineRequest, armed: ArmedAttempt, body: NodeJS.ReadableStream | undefined): void {
   armed.deadlines.release(armed.deadline);
-  request.abortSignal = armed.callerSignal;
+  setAttemptSignal(request, armed.callerSignal);
   const { forwardAbort, callerSignal } = armed;
   if (forwardAbort === undefined || callerSignal === undefined) return;
   callerSignal.removeEventListener("abort", forwardAbort);
@@ -158,19 +159,7 @@ export function failed(
   }
   const response = (thrown as { response?: { headers?: { get(name: string): string | undefined } } }).response;
   const errorCode = response?.headers?.get?.("x-ms-error-code") ?? undefined;
-  attachRequest(thrown, request);
+  attachRequestToError(thrown, request);
   return { error: thrown, errorCode, outcomeClass: classify({ error: thrown, errorCode }, rules) };
 }
 
-/**
- * Gives a `RestError` thrown without its request (the Node HTTP client's `PARSE_ERROR` for
- * a body cut while being read) the request it belongs to, so that `getRetryInfo(error)` and
- * `isPossiblyApplied(error)` find the operation's record when it reaches the caller.
- * Non-enumerable, as `RestError` keeps it, so it is not logged by accident.
- */
-function attachRequest(thrown: unknown, request: PipelineRequest): void {
-  if (!isRestError(thrown) || thrown.request !== undefined) return;
-  const own = Object.getOwnPropertyDescriptor(thrown, "request");
-  if (own === undefined ? !Object.isExtensible(thrown) : !own.configurable) return;
-  Object.defineProperty(thrown, "request", { value: request, enumerable: false, writable: true, configurable: true });
-}

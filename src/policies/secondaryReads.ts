@@ -5,6 +5,8 @@ import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
+import { parseSecondaryEndpoint } from "../address/secondaryUrl.js";
+import { pointRequestAt } from "../address/requestMarks.js";
 import { describeValue } from "../validation/describeValue.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 
@@ -30,26 +32,7 @@ export function resolveSecondaryReads(option: unknown, name = "secondaryReads"):
   }
   rejectUnknownKeys(name, option, ["endpoint"]);
   const endpoint = (option as SecondaryReadOptions).endpoint;
-  return { endpoint: endpoint === undefined ? undefined : validateEndpoint(`${name}.endpoint`, endpoint) };
-}
-
-/** An http(s) account endpoint, without a trailing slash. A query is refused unread: it could hold a SAS. */
-function validateEndpoint(name: string, value: unknown): string {
-  if (typeof value !== "string") throw new TypeError(`${name} must be an http(s) URL string; got ${describeValue(value)}.`);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    // Not echoed: a mistyped endpoint may carry a SAS.
-    throw new TypeError(`${name} must be an absolute http(s) URL; got a string of ${value.length} characters that is not one.`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new TypeError(`${name} must be an http(s) URL; got protocol ${JSON.stringify(url.protocol)}.`);
-  }
-  if (url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
-    throw new TypeError(`${name} must be an endpoint without query, fragment or credentials (the client's credential signs the secondary's requests too).`);
-  }
-  return `${url.origin}${url.pathname}`.replace(/\/+$/, "");
+  return { endpoint: endpoint === undefined ? undefined : parseSecondaryEndpoint(`${name}.endpoint`, endpoint) };
 }
 
 /**
@@ -103,14 +86,12 @@ export class SecondaryRoute {
    */
   redirect(request: PipelineRequest, primaryFailures: number): string {
     this.#readAfterFailures = primaryFailures;
-    const primaryUrl = request.url;
-    request.url = this.#url as string;
-    return primaryUrl;
+    return pointRequestAt(request, this.#url as string);
   }
 
   /** Puts the primary's URL back on `request`, whatever the attempt did. */
   restore(request: PipelineRequest, primaryUrl: string): void {
-    request.url = primaryUrl;
+    pointRequestAt(request, primaryUrl);
   }
 
   /**

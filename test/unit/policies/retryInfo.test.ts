@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
-import { attachRetryInfo, getRetryInfo, isPossiblyApplied, startRetryInfo } from "../../../src/policies/retryInfo.js";
+import { getRetryInfo, isPossiblyApplied, startRetryInfo } from "../../../src/policies/retryInfo.js";
+import { attachRetryInfo } from "../../../src/address/requestMarks.js";
 
 /**
  * What `@azure/core-http-compat`'s `toCompatResponse` makes of a response for Blob and Queue

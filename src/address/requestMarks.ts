@@ -1,0 +1,110 @@
+// Every mark the package leaves on objects it does not own (the caller's PipelineRequest, the
+// response or error the caller gets, a Tables result), written and undone only here:
+//
+// 1. The operation's RetryInfo, under the symbol RETRY_INFO ("azure-storage-resilience.retryInfo").
+//    Written on the request when the retry policy starts the operation (policies/retryInfo.ts
+//    startRetryInfo); on the response it returns, for Blob and Queue, and on an error that has no
+//    request (policies/operationEnding.ts); hidden (non-enumerable) on a Tables result
+//    (install/tableResultInfo.ts).
+//    Read by getRetryInfo. Never undone: it goes when the object goes.
+// 2. The attempt's abort signal: `request.abortSignal` becomes the attempt's own (its timeout, linked
+//    to the caller's) when an attempt starts (policies/runAttempt.ts startAttempt); the caller's is put back
+//    when the attempt ends, whatever it did (endAttempt).
+// 3. The secondary's URL: `request.url` becomes the secondary region's for one attempt
+//    (policies/secondaryReads.ts SecondaryRoute.redirect); the primary's is put back when that attempt ends
+//    (SecondaryRoute.restore), so the operation's address stays the primary's.
+// 4. A write's read-back route, under a symbol of its own per ReadBackRoutes object (so two installs
+//    never see each other's; ambiguousWrites/readBackRoutes.ts): written on a write's request as it
+//    passes ambiguousWriteReadBackPolicy, read by the retry policy's read-back. Never undone.
+// 5. A RestError's request: given, non-enumerable as RestError keeps it, to a RestError thrown without
+//    one (policies/runAttempt.ts failed), so getRetryInfo(error) finds the record. Never undone.
+//
+// Not marks: the read-back sends a GET of its own and builds its answer's headers afresh
+// (ambiguousWrites/); the Tables install wraps the client's methods (tableResultInfo.ts, undone by
+// dispose) and hands a transaction's request to its call through an async context, not the request.
+//
+// In address/, beside the one reader of a request, because every folder that marks imports it:
+// the policies, the read-back (ambiguousWrites/, which policies/ imports) and the install. It knows
+// the RetryInfo record only as an object; policies/retryInfo.ts gives it its type.
+//
+// Symbol-keyed properties rather than WeakMaps: a WeakMap entry per request costs more than the rest
+// of the policy's bookkeeping together (ephemerons are slow to set and to collect), and a symbol is
+// invisible to JSON, Object.keys and for-in, so a logged request carries none of this along.
+import { isRestError, type PipelineRequest } from "@azure/core-rest-pipeline";
+import type { AbortSignalLike } from "@azure/abort-controller";
+
+const RETRY_INFO: unique symbol = Symbol("azure-storage-resilience.retryInfo");
+
+interface WithRetryInfo {
+  [RETRY_INFO]?: object;
+}
+
+/**
+ * Marks `target` (the operation's request, the response the policy returns, an error) with its
+ * operation's record, as an own enumerable symbol property. Blob and Queue need the response's:
+ * their `_response` is a copy of the response whose `request` is a copy too
+ * (`@azure/core-http-compat`'s `toCompatResponse`), so the mark on the request is lost; an own
+ * enumerable property survives that copy's object spread.
+ */
+export function attachRetryInfo(target: PipelineRequest | object, info: object): void {
+  (target as WithRetryInfo)[RETRY_INFO] = info;
+}
+
+/**
+ * Marks a result the SDK built afresh (a Tables entity, a write's headers) with its operation's
+ * record, as a non-enumerable symbol property: the user's object keeps its keys, its JSON and what
+ * a spread copies.
+ */
+export function attachRetryInfoHidden(target: object, info: object): void {
+  Object.defineProperty(target, RETRY_INFO, { value: info, configurable: true, writable: true, enumerable: false });
+}
+
+/** The record marked on `value` itself, if any (its type is the caller's: RetryInfo). */
+export function retryInfoMarkOf<T extends object>(value: unknown): T | undefined {
+  return typeof value === "object" && value !== null ? ((value as WithRetryInfo)[RETRY_INFO] as T | undefined) : undefined;
+}
+
+/** Gives `request` the abort signal an attempt runs on (its own, or the caller's put back). */
+export function setAttemptSignal(request: PipelineRequest, signal: AbortSignalLike | undefined): void {
+  request.abortSignal = signal;
+}
+
+/** Points `request` at `url` (the secondary's, or the primary's put back); answers the URL it had. */
+export function pointRequestAt(request: PipelineRequest, url: string): string {
+  const previous = request.url;
+  request.url = url;
+  return previous;
+}
+
+/** A mark of one owner's own on requests (its symbol made here, once per owner): write it, read it. */
+export interface RequestMark<T> {
+  set(request: PipelineRequest, value: T): void;
+  get(request: PipelineRequest): T | undefined;
+}
+
+/** A new {@link RequestMark} under a symbol named `name`, seen by no other mark. */
+export function createRequestMark<T>(name: string): RequestMark<T> {
+  const key: unique symbol = Symbol(name);
+  type Marked = PipelineRequest & { [key]?: T };
+  return {
+    set(request, value) {
+      (request as Marked)[key] = value;
+    },
+    get(request) {
+      return (request as Marked)[key];
+    },
+  };
+}
+
+/**
+ * Gives a `RestError` thrown without its request (the Node HTTP client's `PARSE_ERROR` for a body
+ * cut while being read) the request it belongs to, so that `getRetryInfo(error)` and
+ * `isPossiblyApplied(error)` find the operation's record when it reaches the caller.
+ * Non-enumerable, as `RestError` keeps it, so it is not logged by accident.
+ */
+export function attachRequestToError(thrown: unknown, request: PipelineRequest): void {
+  if (!isRestError(thrown) || thrown.request !== undefined) return;
+  const own = Object.getOwnPropertyDescriptor(thrown, "request");
+  if (own === undefined ? !Object.isExtensible(thrown) : !own.configurable) return;
+  Object.defineProperty(thrown, "request", { value: request, enumerable: false, writable: true, configurable: true });
+}
