@@ -58,6 +58,11 @@ export interface Refusal {
   readonly scope: string;
   /** When to ask again. */
   readonly retryAfterInMs: number;
+  /**
+   * A half-open circuit with its probe out: `retryAfterInMs` is only a poll interval, and the
+   * circuit may admit sooner (when the probe answers), so a caller with less time left may still wait.
+   */
+  readonly probeOut?: boolean;
 }
 
 /** Why a gate refused an attempt. */

@@ -225,7 +225,8 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     // A paced slot confirmed by the probe's own holder: the probe out is its own.
     if (reserved !== undefined && probeOf(reserved) !== undefined) return reserved;
     if (!circuit.admit(at)) {
-      return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at) };
+      // Half-open: retryAfterInMs is a poll while the probe is out, and the circuit may admit sooner.
+      return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at), probeOut: before === "half_open" };
     }
     if (reserved !== undefined) return reserved;
     // Admitted half-open: this attempt is the probe.

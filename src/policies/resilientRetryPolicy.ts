@@ -173,7 +173,7 @@ export class Operation {
     this.#pacedDelayInMs = 0;
     this.refusal = admission;
     this.info.retryAfterInMs = admission.retryAfterInMs;
-    f.gate = admission.reason === "paced" ? "paced" : "circuit-open";
+    f.gate = admission.reason === "paced" ? "paced" : admission.probeOut === true ? "probe-out" : "circuit-open";
     f.gateDelayInMs = admission.retryAfterInMs;
     f.jitter = this.s.random();
     if (f.gate !== "paced") {

@@ -107,7 +107,7 @@ describe("a paced wait that does not send gives the probe back", () => {
     const breaker = throttledAccountWithHalfOpenP();
     const probe = sent(breaker.admit(addr("p"), 30_000));
     expect(probe.delayInMs).toBeGreaterThan(0);
-    expect(breaker.admit(addr("p"), 30_000)).toMatchObject({ decision: "refuse", reason: "circuit-open" });
+    expect(breaker.admit(addr("p"), 30_000)).toMatchObject({ decision: "refuse", reason: "circuit-open", probeOut: true });
     breaker.abandon(addr("p"), probe);
     expect(breaker.statusOf(P).available).toBe(true);
     expect(breaker.admit(addr("p"), 30_000).decision).toBe("send");
