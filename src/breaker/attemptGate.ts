@@ -19,6 +19,12 @@ export interface AttemptGate {
   /** The attempt admitted by `admission` came back with `result`. */
   record(address: RequestAddress, admission: SendAdmission, result: AttemptResult): void;
   /**
+   * Optional: the loop will not send on `admission` (its operation ended, was let go, or goes
+   * back to wait for the retry budget). A gate gives back what the admission held, such as a
+   * half-open circuit's probe, so that another attempt may take it at once. Must not throw.
+   */
+  abandon?(address: RequestAddress, admission: SendAdmission): void;
+  /**
    * Optional, and free of side effects: whether `address`'s partition refuses attempts now
    * (its circuit is open, or half-open with the probe out). The retry loop asks it during a
    * backoff, so that an operation which may not wait on a partition (a caller declared
@@ -52,6 +58,11 @@ export interface Refusal {
   readonly scope: string;
   /** When to ask again. */
   readonly retryAfterInMs: number;
+  /**
+   * A half-open circuit with its probe out: `retryAfterInMs` is only a poll interval, and the
+   * circuit may admit sooner (when the probe answers), so a caller with less time left may still wait.
+   */
+  readonly probeOut?: boolean;
 }
 
 /** Why a gate refused an attempt. */

@@ -90,9 +90,15 @@ export class Circuit {
     return true;
   }
 
-  /** Gives back a probe admitted but not sent (refused by the pacing after the circuit let it), so another may go at once. */
-  returnProbe(now: number): void {
-    if (this.#phase.name === "half_open") this.#enter(HALF_OPEN_NO_PROBE, now);
+  /**
+   * Gives back a probe admitted but not sent (refused by the pacing after the circuit let it, or
+   * its operation ended while paced), so another may go at once. With `admittedAt`, only the
+   * probe admitted then: one whose holder outlasted a reset period may have been replaced.
+   */
+  returnProbe(now: number, admittedAt?: number): void {
+    const phase = this.#phase;
+    if (phase.name !== "half_open" || phase.probeAdmittedAt === undefined) return;
+    if (admittedAt === undefined || phase.probeAdmittedAt === admittedAt) this.#enter(HALF_OPEN_NO_PROBE, now);
   }
 
   /**

@@ -67,6 +67,8 @@ export interface PartitionBreaker {
   admit: AttemptGate["admit"];
   /** @internal See {@link AttemptGate.record}. */
   record: AttemptGate["record"];
+  /** @internal See {@link AttemptGate.abandon}. */
+  abandon: NonNullable<AttemptGate["abandon"]>;
   /** @internal See {@link AttemptGate.refusesNow}. */
   refusesNow: NonNullable<AttemptGate["refusesNow"]>;
 }
@@ -91,7 +93,15 @@ interface ScopeState extends QueriedScope {
  */
 interface PacedTicket {
   reservedAt: number;
+  /**
+   * When this admission took a half-open circuit's probe: confirming it must not ask the circuit
+   * again (the probe out would refuse its own holder), and abandoning it gives the probe back.
+   */
+  probeAt?: number;
 }
+
+/** The probe an admission holds, if any. */
+const probeOf = (admission: SendAdmission): number | undefined => (admission.ticket as PacedTicket | undefined)?.probeAt;
 
 /**
  * Creates a {@link PartitionBreaker}. State is made per scope at its first rebalancing
@@ -168,11 +178,16 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const state = key === undefined ? undefined : registry.touch(key);
     if (state === undefined) return reserved ?? admitToAccount(address, at, remainingInMs, 0, key);
     const { circuit } = state;
-    observe(state, at);
+    const before = observe(state, at);
+    // A paced slot confirmed by the probe's own holder: the probe out is its own.
+    if (reserved !== undefined && probeOf(reserved) !== undefined) return reserved;
     if (!circuit.admit(at)) {
-      return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at) };
+      // Half-open: retryAfterInMs is a poll while the probe is out, and the circuit may admit sooner.
+      return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at), probeOut: before === "half_open" };
     }
     if (reserved !== undefined) return reserved;
+    // Admitted half-open: this attempt is the probe.
+    const probeAt = before === "closed" ? undefined : at;
     // Calm for forgetAfterInMs: what the pacer learnt is stale (statusOf and pacedScopes already say
     // healthy), so it goes now rather than when the sweep retires the scope.
     if (state.pacer !== undefined && forgotten(state, at)) state.pacer = undefined;
@@ -181,19 +196,40 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       circuit.returnProbe(at);
       return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
     }
-    return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer !== undefined);
+    const admission = admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer !== undefined, probeAt);
+    if (admission.decision === "refuse" && probeAt !== undefined) circuit.returnProbe(at, probeAt);
+    return admission;
   };
 
   /** The account's slot too, when the account is paced; the attempt waits for the later of the two. */
-  const admitToAccount = (address: RequestAddress, at: number, remainingInMs: number, scopeDelayInMs: number, scope: string | undefined, paced = false): Admission => {
+  const admitToAccount = (
+    address: RequestAddress,
+    at: number,
+    remainingInMs: number,
+    scopeDelayInMs: number,
+    scope: string | undefined,
+    paced = false,
+    probeAt?: number,
+  ): Admission => {
     const accountPacer = accountOf(address, false, at)?.pacer;
     const accountSlot = accountPacer === undefined ? 0 : accountPacer.reserve(at, remainingInMs);
     if (typeof accountSlot !== "number") {
       return { decision: "refuse", reason: "paced", scope: scope ?? "account", retryAfterInMs: accountSlot.refusedFor };
     }
-    if (!paced && accountPacer === undefined) return SEND_NOW;
-    const ticket: PacedTicket = { reservedAt: at };
+    if (!paced && accountPacer === undefined) {
+      // An unpaced probe still carries its ticket, so that abandoning it gives the probe back.
+      return probeAt === undefined ? SEND_NOW : { decision: "send", delayInMs: 0, ticket: { reservedAt: -Infinity, probeAt } satisfies PacedTicket };
+    }
+    const ticket: PacedTicket = { reservedAt: at, probeAt };
     return { decision: "send", delayInMs: Math.max(scopeDelayInMs, accountSlot), ticket, paced: true };
+  };
+
+  const abandon = (address: RequestAddress, admission: SendAdmission): void => {
+    const probeAt = probeOf(admission);
+    if (disposed || probeAt === undefined) return;
+    const key = scopeKeyOf(address);
+    const state = key === undefined ? undefined : registry.peek(key);
+    state?.circuit.returnProbe(now(), probeAt);
   };
 
   const record = (address: RequestAddress, admission: SendAdmission, result: AttemptResult): void => {
@@ -262,6 +298,7 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     },
     admit,
     record,
+    abandon,
     stateOf(scope) {
       const state = registry.peek(scope);
       return state === undefined ? undefined : observe(state, now());

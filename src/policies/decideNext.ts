@@ -22,10 +22,18 @@ export type Step =
  */
 export type DecisionPoint = "gate" | "attempt" | "released";
 
-/** What the gate answered: send (after `gateDelayInMs` when paced), refused, or not asked (the budget was empty). */
-export type GateAnswer = "send" | "circuit-open" | "paced" | "not-asked";
+/**
+ * What the gate answered: send (after `gateDelayInMs` when paced), refused by an open circuit
+ * (`gateDelayInMs` is when it admits a probe), refused while a half-open circuit's probe is out
+ * (`gateDelayInMs` is only a poll: it may admit sooner), refused by pacing, or given back for the
+ * budget (empty).
+ */
+export type GateAnswer = "send" | "circuit-open" | "probe-out" | "paced" | "not-asked";
 
-/** What the retry budget says about the next attempt: none needed (a first attempt, a paced retry, no budget), a retry left, none left. */
+/**
+ * What the retry budget says about the next attempt: none needed (a first attempt, a paced retry,
+ * no budget), a retry left (at the gate: spent for the primary send), none left.
+ */
 export type BudgetAnswer = "free" | "available" | "empty";
 
 /** Every fact a decision needs; the loop fills them, {@link decideNext} reads them. */
@@ -88,12 +96,14 @@ const RELEASED: Readonly<Record<LocalWaitReason, StopReason>> = {
 };
 
 const STOPS = new Map<StopReason, Step>();
-/** A stop step, shared per reason: the success path allocates none. */
+/** A stop step, shared per reason. */
 function stop(reason: StopReason): Step {
   let step = STOPS.get(reason);
   if (step === undefined) STOPS.set(reason, (step = Object.freeze({ action: "stop", reason })));
   return step;
 }
+/** The success path's step: a constant, not a lookup. */
+const STOP_SUCCESS: Step = stop("success");
 const SEND_PRIMARY: Step = Object.freeze({ action: "send", to: "primary" });
 const READ_BACK: Step = Object.freeze({ action: "read-back" });
 
@@ -110,9 +120,10 @@ export function decideNext(f: DecisionFacts): Step {
 /** The budget and the gate have answered for the next attempt. */
 function beforeAttempt(f: DecisionFacts): Step {
   if (f.budget === "empty") {
+    // Successes may refill the budget at any moment: with time left, it is asked again within it.
+    if (!f.callerMayWait || f.remainingInMs <= 0) return stop("budget-exhausted");
     const wait = Math.min(f.budgetRetryAfterInMs, BUDGET_POLL_IN_MS) * (1 + f.jitter);
-    if (!f.callerMayWait || wait >= f.remainingInMs) return stop("budget-exhausted");
-    return { action: "wait", on: "budget", delayInMs: wait };
+    return { action: "wait", on: "budget", delayInMs: askAgainIn(wait, f.remainingInMs) };
   }
   switch (f.gate) {
     case "send":
@@ -128,15 +139,31 @@ function beforeAttempt(f: DecisionFacts): Step {
       const spread = probeIn * (1 + CIRCUIT_WAIT_SPREAD * f.jitter);
       return { action: "wait", on: "circuit", delayInMs: spread <= f.remainingInMs ? spread : probeIn };
     }
+    case "probe-out": {
+      if (f.secondaryOpen && f.remainingInMs > 0) return { action: "send", to: "secondary", reserveInMs: 0 };
+      // The probe may answer any moment: with time left, the circuit is asked again within it.
+      if (!f.callerMayWait || f.remainingInMs <= 0) return stop("circuit-open");
+      const poll = Math.max(MIN_CIRCUIT_WAIT_IN_MS, f.gateDelayInMs) * (1 + CIRCUIT_WAIT_SPREAD * f.jitter);
+      return { action: "wait", on: "circuit", delayInMs: askAgainIn(poll, f.remainingInMs) };
+    }
     default:
       return stop("budget-exhausted");
   }
 }
 
+/**
+ * A poll (`waitInMs`) for something that may come sooner than it (a probe's answer, the budget's
+ * refill), cut to half the time left, so that what comes within the deadline is seen with time to
+ * send; at least MIN_CIRCUIT_WAIT_IN_MS (at most what is left), so near the deadline it asks a few times, not a spin.
+ */
+function askAgainIn(waitInMs: number, remainingInMs: number): number {
+  return Math.min(waitInMs, Math.max(MIN_CIRCUIT_WAIT_IN_MS, remainingInMs / 2), remainingInMs);
+}
+
 /** A primary attempt came back (or a secondary read after it failed). */
 function afterAttempt(f: DecisionFacts): Step {
   const cls = f.attemptClass;
-  if (cls === "success") return stop("success");
+  if (cls === "success") return STOP_SUCCESS;
   if (cls === "aborted" || cls === undefined) return stop("aborted");
   if (cls === "circuit_open") return stop("circuit-open");
   if (!isRetriableClass(cls)) return f.answerMayBeOurs ? READ_BACK : stop("permanent");

@@ -6,7 +6,7 @@ import { delay } from "@azure/core-util";
 import { logger } from "../logging/logger.js";
 import type { AttemptClass, LocalWaitReason } from "../observers/retryEvents.js";
 import { RELEASED, sleepInSlices, type SleepEnd } from "../timing/sleepInSlices.js";
-import type { Step } from "./decideNext.js";
+import { SHORT_WAIT_IN_MS, type Step } from "./decideNext.js";
 import type { Operation } from "./resilientRetryPolicy.js";
 
 /** How often a wait that may be let go looks again: a quarter second of a worker lost at most. */
@@ -22,7 +22,7 @@ export function callerMay(op: Operation, reason: LocalWaitReason): boolean {
 export async function sleepFor(op: Operation, step: Step & { action: "wait" }): Promise<SleepEnd> {
   enterWait(op, step.on);
   if (step.on === "backoff" || step.on === "circuit") notifyRetry(op, step);
-  const letGo = letGoOf(op, step.on);
+  const letGo = letGoOf(op, step.on, step.delayInMs);
   if (letGo?.() === true) return RELEASED;
   const signal = op.request.abortSignal;
   return sleepInSlices(step.delayInMs, (ms) => delay(ms, { abortSignal: signal, abortErrorMsg: "The operation was aborted." }), letGo, CHECK_EVERY_IN_MS);
@@ -51,15 +51,16 @@ function enterWait(op: Operation, reason: LocalWaitReason): void {
  * What cuts a wait short: for a bounded caller, being let go (healthy work needs the slot);
  * for a backoff of a caller that may not wait on a partition, its circuit opening meanwhile
  * (the gate would refuse the retry anyway, and the worker is free the sooner). An open
- * loop's waits are one sleep, one timer.
+ * loop's waits are one sleep, one timer. A bounded caller's wait of SHORT_WAIT_IN_MS or less is
+ * never let go: decideNext takes it whatever the caller policy says (it holds a worker no longer than an attempt).
  */
-function letGoOf(op: Operation, on: LocalWaitReason): (() => boolean) | undefined {
+function letGoOf(op: Operation, on: LocalWaitReason, delayInMs: number): (() => boolean) | undefined {
   const kind = op.caller.settings.kind;
   if (kind === "open") return undefined;
   const gate = op.s.gate;
   const refusesNow = on === "backoff" ? gate?.refusesNow : undefined;
   const circuitOpened = refusesNow === undefined ? undefined : (): boolean => refusesNow.call(gate, op.address);
-  if (kind === "failFast") return circuitOpened;
+  if (kind === "failFast" || delayInMs <= SHORT_WAIT_IN_MS) return circuitOpened;
   const waiter = op.waiter;
   return () => (waiter !== undefined && op.caller.mustRelease(waiter)) || circuitOpened?.() === true;
 }

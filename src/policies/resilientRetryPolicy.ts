@@ -18,6 +18,7 @@ import { decideNext, newDecisionFacts, SHORT_WAIT_IN_MS, type DecisionFacts, typ
 import { createObserverHooks, type ObserverHooks } from "../observers/observerHooks.js";
 import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, LocalWaitReason } from "../observers/retryEvents.js";
+import type { RetryBudget } from "../flow/retryBudget.js";
 import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import { resolveRetryPolicyOptions, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
 import { answered, endAttempt, failed, retryAfterOf, startAttempt, type ArmedAttempt } from "./runAttempt.js";
@@ -144,12 +145,17 @@ export class Operation {
         }
       }
     } finally {
+      // Ended during a paced wait (aborted, let go, or the deadline): what the slot holds goes back.
+      this.abandonReserved();
       leaveWait(this);
       this.caller.ended();
     }
   }
 
-  /** Gate: the budget (without spending) and then the gate for the next attempt; a circuit refusal counts as an attempt. */
+  /**
+   * Gate: the gate for the next attempt, then the retry budget for a retry sent now on an
+   * unpaced admission (a paced one is not counted: the gate contract); a circuit refusal counts as an attempt.
+   */
   private askGate(): DecisionFacts {
     const f = this.facts;
     f.point = "gate";
@@ -158,16 +164,8 @@ export class Operation {
     f.callerMayWait = callerMay(this, "circuit");
     f.secondaryOpen = false;
     f.jitter = 0;
-    const budget = this.s.budget;
-    const needsBudget = budget !== undefined && this.last !== undefined && !this.#lastPaced;
-    // Asked before the gate, so that a retry waiting for the budget holds no probe or paced slot.
-    f.budgetRetryAfterInMs = needsBudget ? budget.retryAfterInMs() : 0;
-    f.budget = !needsBudget ? "free" : f.budgetRetryAfterInMs > 0 ? "empty" : "available";
-    if (f.budget === "empty") {
-      f.gate = "not-asked";
-      f.jitter = this.s.random();
-      return f;
-    }
+    f.budget = "free";
+    f.budgetRetryAfterInMs = 0;
     const confirming = this.#reserved !== undefined;
     const admission = this.admit(f.remainingInMs, f.callerMayWait);
     this.#admission = admission;
@@ -176,20 +174,57 @@ export class Operation {
       f.gate = "send";
       // A paced slot waited for is confirmed, not waited for again.
       f.gateDelayInMs = confirming ? 0 : admission.delayInMs;
+      // Spent when the retry goes, i.e. now unless it first waits for its slot (then at the confirmation).
+      if (f.gateDelayInMs === 0 && this.spendsBudget(admission)) this.takeRetry(admission);
       return f;
     }
     this.#pacedDelayInMs = 0;
     this.refusal = admission;
     this.info.retryAfterInMs = admission.retryAfterInMs;
-    f.gate = admission.reason === "paced" ? "paced" : "circuit-open";
+    f.gate = admission.reason === "paced" ? "paced" : admission.probeOut === true ? "probe-out" : "circuit-open";
     f.gateDelayInMs = admission.retryAfterInMs;
     f.jitter = this.s.random();
-    if (f.gate === "circuit-open") {
-      f.secondaryOpen = this.secondaryOpen();
+    if (f.gate !== "paced") {
+      f.secondaryOpen = this.secondaryOpen() && this.secondaryBudgeted();
       // Counted as an attempt unless the read goes to the secondary instead.
       if (!f.secondaryOpen || f.remainingInMs <= 0) this.recordAttempt("circuit_open", 0, undefined);
     }
     return f;
+  }
+
+  /** A primary retry sent on an unpaced admission is counted against the budget. */
+  private spendsBudget(admission: SendAdmission): boolean {
+    return this.s.budget !== undefined && this.last !== undefined && admission.paced !== true;
+  }
+
+  /**
+   * Spends a retry of the budget for the send about to go on `admission`; refused, the admission
+   * is given back and the facts say the budget is empty (decideNext defers or stops as the caller may).
+   */
+  private takeRetry(admission: SendAdmission): void {
+    const f = this.facts;
+    const budget = this.s.budget as RetryBudget;
+    if (budget.tryRetry()) {
+      f.budget = "available";
+      return;
+    }
+    this.s.gate?.abandon?.(this.address, admission);
+    this.#admission = SEND_NOW;
+    this.#pacedDelayInMs = 0;
+    f.gate = "not-asked";
+    f.gateDelayInMs = 0;
+    f.budget = "empty";
+    // At least 1 ms: a budget that refuses while answering 0 must not make the loop spin.
+    f.budgetRetryAfterInMs = Math.max(1, budget.retryAfterInMs());
+    f.jitter = this.s.random();
+  }
+
+  /** A paced slot waited for but not to be sent on: the gate takes back what it holds (a probe). */
+  private abandonReserved(): void {
+    const reserved = this.#reserved;
+    if (reserved === undefined) return;
+    this.#reserved = undefined;
+    this.s.gate?.abandon?.(this.address, reserved);
   }
 
   private admit(remainingInMs: number, mayWait: boolean): Admission {
@@ -205,9 +240,8 @@ export class Operation {
   private startSend(step: Step & { action: "send" }): ArmedAttempt | undefined {
     leaveWait(this);
     const toSecondary = step.to === "secondary";
-    const admission = this.#admission as SendAdmission;
-    // Granted: retryAfterInMs() answered 0 in this same tick.
-    if (this.facts.budget === "available" && (toSecondary || admission.paced !== true)) this.s.budget?.tryRetry();
+    // A read sent to the secondary is a retry the gate does not pace; the primary's was spent at the gate.
+    if (toSecondary && this.facts.budget === "available") this.s.budget?.tryRetry();
     const now = this.info.attempts === 0 && this.#pacedDelayInMs === 0 ? this.started : performance.now();
     this.#attemptStarted = now;
     if (toSecondary) {
@@ -271,6 +305,8 @@ export class Operation {
       f.answerMayBeOurs = !retriable && this.answerMayBeOurs(result);
     }
     const budget = this.s.budget;
+    // A forecast from the admission the failed attempt went on (a paced partition's retry goes paced
+    // again, free); the retry's own admission decides when it is sent (askGate).
     const needsBudget = retriable && budget !== undefined && !this.#lastPaced;
     f.budgetRetryAfterInMs = needsBudget ? budget.retryAfterInMs() : 0;
     f.budget = !needsBudget ? "free" : f.budgetRetryAfterInMs > 0 ? "empty" : "available";
@@ -294,6 +330,15 @@ export class Operation {
       this.#pacedDelayInMs = step.delayInMs;
     }
     return sleepFor(this, step);
+  }
+
+  /** After a refusal: a retry read from the secondary needs the budget (spent when it goes); with none left it waits for the primary. */
+  private secondaryBudgeted(): boolean {
+    const budget = this.s.budget;
+    if (budget === undefined || this.last === undefined) return true;
+    if (budget.retryAfterInMs() > 0) return false;
+    this.facts.budget = "available";
+    return true;
   }
 
   private secondaryOpen(): boolean {

@@ -110,6 +110,7 @@ describe("createPartitionBreaker: an offline partition", () => {
       reason: "circuit-open",
       scope: key("p1"),
       retryAfterInMs: 4000,
+      probeOut: false,
     });
     vi.advanceTimersByTime(1000);
     expect(attempt(breaker, "p1", "success")).toMatchObject({ decision: "refuse", reason: "circuit-open", retryAfterInMs: 3000 });
@@ -421,6 +422,7 @@ describe("createPartitionBreaker: half-open", () => {
         reason: "circuit-open",
         scope: key("p1"),
         retryAfterInMs: 300,
+        probeOut: true,
       });
     }
     if (probe.decision === "send") breaker.record(address, probe, result("success"));

@@ -76,7 +76,17 @@ describe("decideNext before an attempt, as a table", () => {
     ["an empty budget: an open loop waits for it (jittered, at most the poll)", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 900, jitter: 0.5 }, { action: "wait", on: "budget", delayInMs: 150 }],
     ["an empty budget about to refill: waits only that long", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 40 }, { action: "wait", on: "budget", delayInMs: 40 }],
     ["an empty budget: a caller that may not wait stops", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 900, callerMayWait: false }, stop("budget-exhausted")],
-    ["an empty budget at the deadline stops", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 900, remainingInMs: 50 }, stop("budget-exhausted")],
+    ["an empty budget near the deadline is asked again within half the time left", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 900, remainingInMs: 50 }, { action: "wait", on: "budget", delayInMs: 25 }],
+    ["an empty budget with a jittered wait past the deadline still waits, at most the time left", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 900, jitter: 0.99, remainingInMs: 15 }, { action: "wait", on: "budget", delayInMs: 10 }],
+    ["an empty budget with 5 ms left waits them out, then asks once more", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 900, remainingInMs: 5 }, { action: "wait", on: "budget", delayInMs: 5 }],
+    ["an empty budget with nothing left stops", { budget: "empty", gate: "not-asked", budgetRetryAfterInMs: 900, remainingInMs: 0 }, stop("budget-exhausted")],
+    ["a probe out: an open loop polls the circuit (spread by the draw)", { gate: "probe-out", gateDelayInMs: 300, jitter: 0.5 }, { action: "wait", on: "circuit", delayInMs: 450 }],
+    ["a probe out, less time left than the poll: asks again within half the time left, not a stop", { gate: "probe-out", gateDelayInMs: 300, remainingInMs: 250 }, { action: "wait", on: "circuit", delayInMs: 125 }],
+    ["a probe out, 8 ms left: waits them out, then asks once more", { gate: "probe-out", gateDelayInMs: 300, remainingInMs: 8 }, { action: "wait", on: "circuit", delayInMs: 8 }],
+    ["a probe out with nothing left stops", { gate: "probe-out", gateDelayInMs: 300, remainingInMs: 0 }, stop("circuit-open")],
+    ["a probe out: a caller that may not wait stops", { gate: "probe-out", gateDelayInMs: 300, callerMayWait: false }, stop("circuit-open")],
+    ["a probe out: a read goes to the secondary", { gate: "probe-out", gateDelayInMs: 300, secondaryOpen: true }, { action: "send", to: "secondary", reserveInMs: 0 }],
+    ["an open circuit whose probe time is past the deadline stops even when it is close", { gate: "circuit-open", gateDelayInMs: 300, remainingInMs: 250 }, stop("circuit-open")],
   ])("%s", (_name, change, expected) => {
     expect(decideNext({ ...atGate, ...change })).toEqual(expected);
   });

@@ -1,0 +1,132 @@
+// Whether a retry spends the retry budget is read from the admission it is sent on (the gate
+// contract: a retry sent on a paced admission is not counted), at send time; the budget's "no"
+// then is obeyed (an open loop defers, a caller that may not wait stops), and an admission not
+// sent on is given back to the gate.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
+import { createRetryBudget, fixedBackoff, getRetryInfo, resilientRetryPolicy, type RetryBudget } from "../../../src/index.js";
+import { SEND_NOW, type Admission, type AttemptGate, type SendAdmission } from "../../../src/breaker/attemptGate.js";
+import type { RequestAddress } from "../../../src/address/requestAddress.js";
+import { asGateOption } from "../../support/scriptedGate.js";
+
+const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
+const request = () => createPipelineRequest({ url, method: "GET" });
+const reply = (req: PipelineRequest, status: number, headers: Record<string, string> = {}): PipelineResponse => ({ request: req, status, headers: createHttpHeaders(headers) });
+
+function scripted(...statuses: number[]) {
+  return vi.fn<SendRequest>(async (req) => {
+    const status = statuses.shift();
+    if (status === undefined) throw new Error("unexpected extra attempt");
+    return reply(req, status, status === 503 ? { "x-ms-error-code": "ServerBusy" } : {});
+  });
+}
+
+/** A gate that answers each first ask from a list (a confirmation gets its reservation back), and records what is given back. */
+function gateOf(...admissions: Admission[]) {
+  return {
+    admit: (_address: RequestAddress, _remaining: number, reserved?: SendAdmission): Admission => reserved ?? admissions.shift() ?? SEND_NOW,
+    record: () => undefined,
+    abandon: vi.fn<NonNullable<AttemptGate["abandon"]>>(),
+  };
+}
+
+/** A budget that is always empty, whose calls are counted. */
+function emptyBudget(): RetryBudget & { tryRetry: ReturnType<typeof vi.fn> } {
+  return { recordRequest: () => undefined, tryRetry: vi.fn(() => false), snapshot: () => ({ requests: 0, retries: 0, available: 0 }), retryAfterInMs: () => 500 };
+}
+
+/** A budget whose retryAfterInMs says a retry is free while tryRetry refuses the first (another operation took it in between). */
+function racedBudget(): RetryBudget & { tryRetry: ReturnType<typeof vi.fn> } {
+  const tryRetry = vi.fn<() => boolean>().mockReturnValueOnce(false).mockReturnValue(true);
+  return { recordRequest: () => undefined, tryRetry, snapshot: () => ({ requests: 0, retries: 0, available: 1 }), retryAfterInMs: () => 0 };
+}
+
+const retry = fixedBackoff({ maxRetries: 3, delayInMs: 10 });
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("the retry budget follows the admission a retry is sent on", () => {
+  it("a retry sent unpaced after a paced attempt is counted against the budget", async () => {
+    const budget = createRetryBudget();
+    const next = scripted(503, 200);
+    const gate = gateOf({ decision: "send", delayInMs: 0, paced: true }, SEND_NOW);
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate), retryBudget: budget, retry }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await pending).status).toBe(200);
+    expect(next).toHaveBeenCalledTimes(2);
+    expect(budget.snapshot().retries).toBe(1);
+  });
+
+  it("a retry sent paced after an unpaced attempt goes with the budget empty, and spends nothing", async () => {
+    const budget = emptyBudget();
+    const next = scripted(503, 200);
+    const gate = gateOf(SEND_NOW, { decision: "send", delayInMs: 0, paced: true });
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate), retryBudget: budget, retry, maxElapsedInMs: 1_000 }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(1_100);
+    expect((await pending).status).toBe(200);
+    expect(next).toHaveBeenCalledTimes(2);
+    expect(budget.tryRetry).not.toHaveBeenCalled();
+  });
+
+  it("a paced slot waited for is confirmed without asking the budget again", async () => {
+    const budget = emptyBudget();
+    const next = scripted(503, 200);
+    const gate = gateOf(SEND_NOW, { decision: "send", delayInMs: 30, paced: true, ticket: "slot" });
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate), retryBudget: budget, retry, maxElapsedInMs: 1_000 }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(1_100);
+    expect((await pending).status).toBe(200);
+    expect(next).toHaveBeenCalledTimes(2);
+    expect(budget.tryRetry).not.toHaveBeenCalled();
+    expect(gate.abandon).not.toHaveBeenCalled();
+  });
+});
+
+describe("the budget's answer at send time is obeyed", () => {
+  it("open loop: refused at send time, the retry defers and goes when the budget grants; the admission is given back meanwhile", async () => {
+    const budget = racedBudget();
+    const next = scripted(503, 200);
+    const probe: SendAdmission = { decision: "send", delayInMs: 0, ticket: "probe" };
+    const gate = gateOf(SEND_NOW, probe);
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate), retryBudget: budget, retry }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(200);
+    expect((await pending).status).toBe(200);
+    expect(next).toHaveBeenCalledTimes(2);
+    expect(budget.tryRetry).toHaveBeenCalledTimes(2);
+    expect(gate.abandon).toHaveBeenCalledTimes(1);
+    expect(gate.abandon.mock.calls[0]?.[1]).toBe(probe);
+  });
+
+  it("failFast: refused at send time, the retry is not sent: the operation stops budget-exhausted", async () => {
+    const budget = racedBudget();
+    const next = scripted(503, 200);
+    const pending = resilientRetryPolicy({ gate: asGateOption(gateOf()), retryBudget: budget, retry, caller: { failFast: true } })
+      .sendRequest(request(), next)
+      .catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(200);
+    const outcome = (await pending) as PipelineResponse;
+    expect(outcome.status).toBe(503);
+    expect(getRetryInfo(outcome)?.stopReason).toBe("budget-exhausted");
+    expect(next).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("a paced slot not sent on is given back to the gate", () => {
+  it("bounded: a waiter let go during its paced wait gives its admission back", async () => {
+    const slot: SendAdmission = { decision: "send", delayInMs: 1_000, paced: true, ticket: "probe" };
+    const gate = gateOf(slot, SEND_NOW);
+    const policy = resilientRetryPolicy({ gate: asGateOption(gate), caller: { concurrency: 2 } });
+    const waiting = policy.sendRequest(request(), scripted(200)).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(10);
+    // Healthy work takes the other slot: the waiter is let go at its next check.
+    void policy.sendRequest(request(), () => new Promise<PipelineResponse>(() => undefined));
+    await vi.advanceTimersByTimeAsync(300);
+    expect(await waiting).toMatchObject({ code: "PARTITION_BUSY" });
+    expect(gate.abandon).toHaveBeenCalledTimes(1);
+    expect(gate.abandon.mock.calls[0]?.[1]).toBe(slot);
+  });
+});
