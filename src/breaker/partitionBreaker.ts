@@ -9,7 +9,7 @@ import { Pacer } from "../flow/pacer.js";
 import type { AttemptGate, Admission, SendAdmission } from "../policies/attemptGate.js";
 import { SEND_NOW } from "../policies/attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import { Circuit } from "./circuit.js";
+import { ACCOUNT_THROTTLE_RESET_IN_MS, Circuit } from "./circuit.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "./circuitStateSource.js";
 import { isRebalancingOutcome } from "./isRebalancingOutcome.js";
 import { resolvePartitionBreakerOptions, type PartitionBreakerMode, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
@@ -69,6 +69,8 @@ interface ScopeState {
   announced: CircuitState;
   /** Made at the scope's first throttled answer (pacing on). */
   pacer: Pacer | undefined;
+  /** The account (`service|account`) whose throttle as a whole opened this circuit: the account's next success closes it. */
+  heldBy: string | undefined;
   lastFailureAt: number;
   lastThrottleAt: number;
 }
@@ -79,6 +81,8 @@ interface ScopeState {
  */
 interface PacedTicket {
   reservedAt: number;
+  /** The attempt is its half-open circuit's probe: confirmed after its paced wait without being refused by itself. */
+  probe: boolean;
 }
 
 /**
@@ -114,10 +118,14 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const accounts = new Map<string, AccountPacing>();
   let disposed = false;
 
-  const accountOf = (address: RequestAddress, create: boolean, at: number): AccountPacing | undefined => {
+  const accountKeyOf = (address: RequestAddress): string | undefined => {
     const scope = address.scope;
-    if (scope === undefined || (!create && accounts.size === 0)) return undefined;
-    const key = `${scope.service}|${scope.account}`;
+    return scope === undefined ? undefined : `${scope.service}|${scope.account}`;
+  };
+  const accountOf = (address: RequestAddress, create: boolean, at: number): AccountPacing | undefined => {
+    if (!create && accounts.size === 0) return undefined;
+    const key = accountKeyOf(address);
+    if (key === undefined) return undefined;
     let account = accounts.get(key);
     if (account !== undefined && !create && account.idle(at)) {
       accounts.delete(key);
@@ -188,8 +196,9 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const state = key === undefined ? undefined : registry.touch(key);
     if (state === undefined) return reserved ?? admitToAccount(address, at, remainingInMs, 0, key);
     const { circuit } = state;
-    observe(state, at);
-    if (!circuit.admit(at)) {
+    const probing = observe(state, at) === "half_open";
+    const probeBack = reserved !== undefined && (reserved.ticket as PacedTicket | undefined)?.probe === true;
+    if (!(probeBack ? circuit.readmitProbe(at) : circuit.admit(at))) {
       return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at) };
     }
     if (reserved !== undefined) return reserved;
@@ -201,18 +210,24 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       circuit.returnProbe(at);
       return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
     }
-    return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer !== undefined);
+    if (!probing) return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer !== undefined);
+    // A probe never queues behind a paced account: reserved far out at the account's throttled rate, it would
+    // hold its circuit half-open (every other attempt refused) for that long after the account serves again.
+    const admission = admitToAccount(address, at, Math.min(remainingInMs, halfOpenPollInMs), slot, state.key, state.pacer !== undefined, true);
+    if (admission.decision === "send") return admission;
+    circuit.returnProbe(at);
+    return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: Math.min(admission.retryAfterInMs, halfOpenPollInMs) };
   };
 
   /** The account's slot too, when the account is paced; the attempt waits for the later of the two. */
-  const admitToAccount = (address: RequestAddress, at: number, remainingInMs: number, scopeDelayInMs: number, scope: string | undefined, paced = false): Admission => {
+  const admitToAccount = (address: RequestAddress, at: number, remainingInMs: number, scopeDelayInMs: number, scope: string | undefined, paced = false, probe = false): Admission => {
     const accountPacer = accountOf(address, false, at)?.pacer;
     const accountSlot = accountPacer === undefined ? 0 : accountPacer.reserve(at, remainingInMs);
     if (typeof accountSlot !== "number") {
       return { decision: "refuse", reason: "paced", scope: scope ?? "account", retryAfterInMs: accountSlot.refusedFor };
     }
     if (!paced && accountPacer === undefined) return SEND_NOW;
-    const ticket: PacedTicket = { reservedAt: at };
+    const ticket: PacedTicket = { reservedAt: at, probe };
     return { decision: "send", delayInMs: Math.max(scopeDelayInMs, accountSlot), ticket, paced: true };
   };
 
@@ -227,17 +242,31 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const served = !failed && cls !== "aborted";
     const key = scopeKeyOf(address);
     const known = key === undefined ? undefined : registry.peek(key);
+    let throttledAccount: AccountPacing | undefined;
     if (throttled) {
       // A partition's first throttle is what a growing table being split looks like; only repeats are the account's evidence.
       const repeat = known !== undefined && o.pacing !== undefined && at - known.lastThrottleAt < o.pacing.forgetAfterInMs;
-      accountOf(address, true, at)?.throttled(key ?? "", repeat, reservedAt, at);
-    } else if (served) accountOf(address, false, at)?.served(at);
+      const account = accountOf(address, true, at);
+      account?.throttled(key ?? "", repeat, reservedAt, at);
+      if (account?.pacer !== undefined) throttledAccount = account;
+    } else if (served) {
+      const account = accountOf(address, false, at);
+      account?.served(at);
+      if (account?.holdsCircuits === true) releaseHeldCircuits(account, accountKeyOf(address), at);
+    }
     if (key === undefined) return;
     const state = failed ? (known === undefined ? addState(key, address) : registry.touch(key)) : known;
     if (state === undefined) return;
     const before = observe(state, at);
-    const change = state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at);
+    // The account throttled as a whole, not this partition moving: if this opens the circuit, it is probed again
+    // soon, and the account's first success anywhere closes it.
+    const resetInMs = throttledAccount !== undefined ? Math.min(ACCOUNT_THROTTLE_RESET_IN_MS, o.resetTimeoutInMs) : o.resetTimeoutInMs;
+    const change = state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at, resetInMs);
     if (change !== undefined) announce(state, change.to);
+    if (change?.to === "open") {
+      state.heldBy = throttledAccount === undefined ? undefined : accountKeyOf(address);
+      if (throttledAccount !== undefined) throttledAccount.holdsCircuits = true;
+    } else if (change?.to === "closed") state.heldBy = undefined;
     // Back from serving nothing (a move): what the pacer learnt about it then says nothing about now.
     if (change?.from === "half_open" && change.to === "closed") state.pacer = undefined;
     // The served rate is the pacer's floor, and its successes drive the slow start.
@@ -258,6 +287,25 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     }
   };
 
+  /**
+   * The account throttled as a whole serves again: every circuit its throttle opened closes
+   * now, rather than each partition waiting for its own probe (their waiters then come back
+   * at their next ask, and the account pacer's slow start spreads them). One pass over the
+   * registry per throttle episode, not per answer.
+   */
+  const releaseHeldCircuits = (account: AccountPacing, accountKey: string | undefined, at: number): void => {
+    account.holdsCircuits = false;
+    for (const state of registry.values()) {
+      if (state.heldBy === undefined || state.heldBy !== accountKey) continue;
+      state.heldBy = undefined;
+      observe(state, at);
+      const change = state.circuit.close(at);
+      if (change !== undefined) announce(state, change.to);
+      // What the partition's pacer learnt while its account was throttled says nothing about it now.
+      state.pacer = undefined;
+    }
+  };
+
   /** Calm for `forgetAfterInMs`: no longer paced, whether or not the sweep has come by yet. */
   const forgotten = (state: ScopeState, at: number): boolean => o.pacing === undefined || at - state.lastThrottleAt >= o.pacing.forgetAfterInMs;
 
@@ -269,6 +317,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       circuit: new Circuit(at, circuitConfig),
       announced: "closed",
       pacer: undefined,
+      heldBy: undefined,
       lastFailureAt: at,
       lastThrottleAt: -Infinity,
     };
