@@ -175,3 +175,49 @@ describe("Circuit: retryAfterInMs", () => {
     expect(new Circuit(0, config()).retryAfterInMs(0)).toBe(0);
   });
 });
+
+describe("Circuit: a reset period given by the failure that opens it", () => {
+  it("opens for the resetInMs the opening failure passes, and a failed probe for the one its failure passes", () => {
+    const circuit = new Circuit(0, config());
+    for (const [t] of run("F", 4, 100)) circuit.record("failed", t);
+    circuit.record("failed", 400, 500);
+    expect(circuit.stateAt(899)).toBe("open");
+    expect(circuit.retryAfterInMs(400)).toBe(500);
+    expect(circuit.stateAt(900)).toBe("half_open");
+    expect(circuit.admit(900)).toBe(true);
+    circuit.record("failed", 950);
+    // No resetInMs this time: the configured period.
+    expect(circuit.retryAfterInMs(950)).toBe(RESET_IN_MS);
+  });
+});
+
+describe("Circuit: readmitProbe", () => {
+  it("lets its own probe through after a paced wait while half-open, where admit would refuse it as a probe already out", () => {
+    const circuit = openedAt(0);
+    expect(circuit.admit(3_000)).toBe(true);
+    expect(circuit.admit(3_400)).toBe(false);
+    expect(circuit.readmitProbe(3_400)).toBe(true);
+    // Still one probe out, now counted from its send.
+    expect(circuit.refuses(3_400 + RESET_IN_MS - 1)).toBe(true);
+    expect(circuit.stateAt(3_400)).toBe("half_open");
+  });
+
+  it("refuses it once the circuit has opened again meanwhile", () => {
+    const circuit = openedAt(0);
+    circuit.admit(3_000);
+    circuit.record("failed", 3_100);
+    expect(circuit.readmitProbe(3_400)).toBe(false);
+  });
+});
+
+describe("Circuit: close", () => {
+  it("closes an open circuit from outside and returns the change; a closed one has none", () => {
+    const circuit = openedAt(0);
+    expect(circuit.close(100)).toEqual({ from: "open", to: "closed" });
+    expect(circuit.admit(100)).toBe(true);
+    expect(circuit.close(200)).toBeUndefined();
+    // Its failures start over: four more do not open it.
+    for (const [t] of run("F", 4, 100, 1_000)) circuit.record("failed", t);
+    expect(circuit.stateAt(1_300)).toBe("closed");
+  });
+});
