@@ -23,7 +23,7 @@ export interface CircuitChange {
  */
 type Phase =
   | { readonly name: "closed" }
-  | { readonly name: "open"; readonly openedAt: number }
+  | { readonly name: "open"; readonly openedAt: number; readonly resetInMs: number }
   | { readonly name: "half_open"; readonly probeAdmittedAt: number | undefined };
 
 const CLOSED: Phase = Object.freeze({ name: "closed" });
@@ -59,13 +59,13 @@ export class Circuit {
   /** The state at `now`: open past its reset timeout reads as half-open (the probe is due). */
   stateAt(now: number): CircuitState {
     const phase = this.#phase;
-    return phase.name === "open" && now - phase.openedAt >= this.#config.resetTimeoutInMs ? "half_open" : phase.name;
+    return phase.name === "open" && now - phase.openedAt >= phase.resetInMs ? "half_open" : phase.name;
   }
 
   /** Whether an attempt asked now would be refused: open, or half-open with its probe out. */
   refuses(now: number): boolean {
     const phase = this.#phase;
-    if (phase.name === "open") return now - phase.openedAt < this.#config.resetTimeoutInMs;
+    if (phase.name === "open") return now - phase.openedAt < phase.resetInMs;
     // A probe unreported for a reset period was admitted but never sent (its operation ended first: retry
     // budget spent, aborted while paced) or is lost: let another go, or the circuit would refuse for ever.
     if (phase.name === "half_open") return phase.probeAdmittedAt !== undefined && now - phase.probeAdmittedAt < this.#config.resetTimeoutInMs;
@@ -76,7 +76,7 @@ export class Circuit {
   retryAfterInMs(now: number): number {
     if (!this.refuses(now)) return 0;
     const phase = this.#phase;
-    return phase.name === "open" ? phase.openedAt + this.#config.resetTimeoutInMs - now : this.#config.halfOpenPollInMs;
+    return phase.name === "open" ? phase.openedAt + phase.resetInMs - now : this.#config.halfOpenPollInMs;
   }
 
   /**
@@ -88,6 +88,16 @@ export class Circuit {
     if (this.refuses(now)) return false;
     if (this.#phase.name !== "closed") this.#enter({ name: "half_open", probeAdmittedAt: now }, now);
     return true;
+  }
+
+  /**
+   * Closes the circuit from outside: what opened it has ended with no probe of its own (its
+   * account, throttled as a whole, serves again). Returns the change, if any.
+   */
+  close(now: number): CircuitChange | undefined {
+    this.#consecutiveFailures = 0;
+    this.#lastSuccessAt = now;
+    return this.#enter(CLOSED, now);
   }
 
   /**
@@ -105,8 +115,11 @@ export class Circuit {
    * Counts an attempt's outcome; returns the change of state it made, if any. `evidence` is
    * `"served"` (any answer that proves the partition works, even a 404), `"failed"` (a
    * rebalancing outcome) or `"none"` (aborted: says nothing about the partition).
+   * `resetInMs`: how long the circuit stays open if this opens it (defaults to the
+   * configured `resetTimeoutInMs`; the breaker passes a shorter one while the whole account
+   * is throttled, see {@link ACCOUNT_THROTTLE_RESET_IN_MS}).
    */
-  record(evidence: "served" | "failed" | "none", now: number): CircuitChange | undefined {
+  record(evidence: "served" | "failed" | "none", now: number, resetInMs = this.#config.resetTimeoutInMs): CircuitChange | undefined {
     const phase = this.#phase;
     if (evidence === "served") {
       this.#consecutiveFailures = 0;
@@ -114,11 +127,11 @@ export class Circuit {
       return this.#enter(CLOSED, now);
     }
     // The probe failed, or was aborted (no evidence to close on): open again.
-    if (phase.name === "half_open" && phase.probeAdmittedAt !== undefined) return this.#enter({ name: "open", openedAt: now }, now);
+    if (phase.name === "half_open" && phase.probeAdmittedAt !== undefined) return this.#enter({ name: "open", openedAt: now, resetInMs }, now);
     if (evidence !== "failed") return undefined;
     this.#consecutiveFailures += 1;
     const servesNothing = this.#consecutiveFailures >= this.#config.consecutiveFailures && now - this.#lastSuccessAt >= QUIET_IN_MS;
-    return phase.name === "closed" && servesNothing ? this.#enter({ name: "open", openedAt: now }, now) : undefined;
+    return phase.name === "closed" && servesNothing ? this.#enter({ name: "open", openedAt: now, resetInMs }, now) : undefined;
   }
 
   /** The one place the state changes; returns the change as `stateAt(now)` reads it, if any. */
@@ -138,3 +151,14 @@ export class Circuit {
  * circuit by one or two attempts at most (docs/benchmarks.md, "Why the code is as it is").
  */
 export const QUIET_IN_MS = 250;
+
+/**
+ * How long a partition's circuit stays open when it opened on throttled answers while its
+ * whole account is throttled (the account pacer engaged). Such a partition is not being
+ * moved (a move takes seconds to tens of seconds, which the configured reset rides out):
+ * the account is over its target, and it serves again as soon as its load drops, so the
+ * partition is probed again soon. The probes cannot flood the account: every attempt to it,
+ * probes too, takes the account pacer's slot. Half a second: a backlog released within
+ * about a second of the throttle's end (the retry loop waits up to twice a refusal's hint).
+ */
+export const ACCOUNT_THROTTLE_RESET_IN_MS = 500;

@@ -10,7 +10,7 @@ import { Pacer } from "../flow/pacer.js";
 import type { AttemptGate, Admission, SendAdmission } from "./attemptGate.js";
 import { SEND_NOW } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import { Circuit } from "./circuit.js";
+import { ACCOUNT_THROTTLE_RESET_IN_MS, Circuit } from "./circuit.js";
 import type { CircuitState } from "./circuitStateSource.js";
 import { CircuitAnnouncer } from "./circuitAnnouncer.js";
 import { createScopeKeyReader } from "./scopeKeys.js";
@@ -83,6 +83,8 @@ const MAX_ACCOUNTS = 64;
 interface ScopeState extends QueriedScope {
   /** Made at the scope's first throttled answer (pacing on). */
   pacer: Pacer | undefined;
+  /** The account (`service|account`) whose throttle as a whole opened this circuit: the account's next success closes it. */
+  heldBy: string | undefined;
   lastFailureAt: number;
   lastThrottleAt: number;
 }
@@ -141,10 +143,14 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
   const accounts = new Map<string, AccountPacing>();
   let disposed = false;
 
-  const accountOf = (address: RequestAddress, create: boolean, at: number): AccountPacing | undefined => {
+  const accountKeyOf = (address: RequestAddress): string | undefined => {
     const scope = address.scope;
-    if (scope === undefined || (!create && accounts.size === 0)) return undefined;
-    const key = `${scope.service}|${scope.account}`;
+    return scope === undefined ? undefined : `${scope.service}|${scope.account}`;
+  };
+  const accountOf = (address: RequestAddress, create: boolean, at: number): AccountPacing | undefined => {
+    if (!create && accounts.size === 0) return undefined;
+    const key = accountKeyOf(address);
+    if (key === undefined) return undefined;
     let account = accounts.get(key);
     if (account !== undefined && !create && account.idle(at)) {
       accounts.delete(key);
@@ -196,9 +202,13 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       circuit.returnProbe(at);
       return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
     }
-    const admission = admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer !== undefined, probeAt);
-    if (admission.decision === "refuse" && probeAt !== undefined) circuit.returnProbe(at, probeAt);
-    return admission;
+    if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer !== undefined);
+    // A probe never queues behind a paced account: reserved far out at the account's throttled rate, it would
+    // hold its circuit half-open (every other attempt refused) for that long after the account serves again.
+    const admission = admitToAccount(address, at, Math.min(remainingInMs, halfOpenPollInMs), slot, state.key, state.pacer !== undefined, probeAt);
+    if (admission.decision === "send") return admission;
+    circuit.returnProbe(at, probeAt);
+    return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: Math.min(admission.retryAfterInMs, halfOpenPollInMs) };
   };
 
   /** The account's slot too, when the account is paced; the attempt waits for the later of the two. */
@@ -243,17 +253,31 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const served = !failed && cls !== "aborted";
     const key = scopeKeyOf(address);
     const known = key === undefined ? undefined : registry.peek(key);
+    let throttledAccount: AccountPacing | undefined;
     if (throttled) {
       // A partition's first throttle is what a growing table being split looks like; only repeats are the account's evidence.
       const repeat = known !== undefined && o.pacing !== undefined && at - known.lastThrottleAt < o.pacing.forgetAfterInMs;
-      accountOf(address, true, at)?.throttled(key ?? "", repeat, reservedAt, at);
-    } else if (served) accountOf(address, false, at)?.served(at);
+      const account = accountOf(address, true, at);
+      account?.throttled(key ?? "", repeat, reservedAt, at);
+      if (account?.pacer !== undefined) throttledAccount = account;
+    } else if (served) {
+      const account = accountOf(address, false, at);
+      account?.served(at);
+      if (account?.holdsCircuits === true) releaseHeldCircuits(account, accountKeyOf(address), at);
+    }
     if (key === undefined) return;
     const state = failed ? (known === undefined ? addState(key, address) : registry.touch(key)) : known;
     if (state === undefined) return;
     const before = observe(state, at);
-    const change = state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at);
+    // The account throttled as a whole, not this partition moving: if this opens the circuit, it is probed again
+    // soon, and the account's first success anywhere closes it.
+    const resetInMs = throttledAccount !== undefined ? Math.min(ACCOUNT_THROTTLE_RESET_IN_MS, o.resetTimeoutInMs) : o.resetTimeoutInMs;
+    const change = state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at, resetInMs);
     if (change !== undefined) announce(state, change.to);
+    if (change?.to === "open") {
+      state.heldBy = throttledAccount === undefined ? undefined : accountKeyOf(address);
+      if (throttledAccount !== undefined) throttledAccount.holdsCircuits = true;
+    } else if (change?.to === "closed") state.heldBy = undefined;
     // Back from serving nothing (a move): what the pacer learnt about it then says nothing about now.
     if (change?.from === "half_open" && change.to === "closed") state.pacer = undefined;
     // The served rate is the pacer's floor, and its successes drive the slow start.
@@ -274,6 +298,25 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     }
   };
 
+  /**
+   * The account throttled as a whole serves again: every circuit its throttle opened closes
+   * now, rather than each partition waiting for its own probe (their waiters then come back
+   * at their next ask, and the account pacer's slow start spreads them). One pass over the
+   * registry per throttle episode, not per answer.
+   */
+  const releaseHeldCircuits = (account: AccountPacing, accountKey: string | undefined, at: number): void => {
+    account.holdsCircuits = false;
+    for (const state of registry.values()) {
+      if (state.heldBy === undefined || state.heldBy !== accountKey) continue;
+      state.heldBy = undefined;
+      observe(state, at);
+      const change = state.circuit.close(at);
+      if (change !== undefined) announce(state, change.to);
+      // What the partition's pacer learnt while its account was throttled says nothing about it now.
+      state.pacer = undefined;
+    }
+  };
+
   /** Calm for `forgetAfterInMs`: no longer paced, whether or not the sweep has come by yet. */
   const forgotten = (state: ScopeState, at: number): boolean => o.pacing === undefined || at - state.lastThrottleAt >= o.pacing.forgetAfterInMs;
 
@@ -285,6 +328,7 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       circuit: new Circuit(at, circuitConfig),
       announced: "closed",
       pacer: undefined,
+      heldBy: undefined,
       lastFailureAt: at,
       lastThrottleAt: -Infinity,
     };

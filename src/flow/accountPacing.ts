@@ -23,6 +23,8 @@ export class AccountPacing {
   #successes = 0;
   #pacer: Pacer | undefined;
   #lastThrottleAt = -Infinity;
+  /** Partition circuits opened by this account's throttle may be open: its next success closes them (see PartitionBreaker). */
+  holdsCircuits = false;
   readonly #settings: SendRateSettings & { forgetAfterInMs: number };
 
   constructor(now: number, settings: SendRateSettings & { forgetAfterInMs: number }) {

@@ -13,9 +13,11 @@
  *   {@link DOUBLING_IN_MS} up to `decreaseFactor` × the plateau (all the way, when no plateau is
  *   known), then follows CUBIC's curve to the plateau. So a scope back from an outage is at
  *   full speed within about a second; only near the rate where it last throttled is the climb careful.
- * - **Probing**: past the plateau, CUBIC's gentle convex curve for {@link GENTLE_PROBE_IN_MS};
- *   if no throttle came by then the limit has moved (a split partition, a calmer account),
- *   and the rate doubles again. Above the plateau it runs at most {@link MAX_AHEAD_OF_SENT} ×
+ * - **Probing**: past the plateau, only CUBIC's convex curve (+1 % after a second, +8 % after
+ *   two, +27 % after three, doubled after about 4.6 s): no doubling on a quiet spell, which a
+ *   paced queue makes by itself (its slots were reserved at the old rate, so the quiet says
+ *   nothing about a faster one). A limit that has moved (a split partition, a calmer account)
+ *   is found along the curve. Above the plateau it runs at most {@link MAX_AHEAD_OF_SENT} ×
  *   the rate actually sent: a little-used scope does not grow on no evidence.
  *
  * Unlike the AWS SDK's adaptive mode (one controller per client; after a throttle, regrowth
@@ -35,8 +37,6 @@ export class SendRate {
   #atCapacity = false;
   /** The first success after the last cut (slow start runs from it); undefined until then. */
   #growFrom: number | undefined;
-  /** The last throttled answer of any round (ms): past the plateau, doubling waits for a quiet spell after it. */
-  #lastThrottleAt = -Infinity;
   readonly #sends: RateMeter;
   readonly #successes: RateMeter;
   readonly #settings: SendRateSettings;
@@ -92,7 +92,6 @@ export class SendRate {
    * to attempts sent before the last cut were already accounted for by it. Returns true when it cut.
    */
   throttled(sentAt: number, now: number): boolean {
-    this.#lastThrottleAt = now;
     if (sentAt < this.#cutAt || now - this.#cutAt < MIN_CUT_INTERVAL_IN_MS) return false;
     const measured = this.#sends.ratePerSecond(now);
     if (measured === undefined) return false;
@@ -142,18 +141,14 @@ export class SendRate {
   }
 
   /**
-   * Past the plateau since `from`: a convex cubic for GENTLE_PROBE_IN_MS, then doubling, but
-   * only once no throttled answer came for QUIET_IN_MS (answers to a queue reserved at the old
-   * rate still arrive for as long as the queue is). Relative to the plateau rather than CUBIC's
+   * Past the plateau since `from`: a convex cubic, relative to the plateau rather than CUBIC's
    * absolute C: eight clients sharing a partition each learn an eighth of it, and with C each
    * would probe as hard as one alone.
    */
   #probe(from: number, at: number): number {
     const w = this.#plateau;
-    const t = Math.min(at - from, GENTLE_PROBE_IN_MS) / 1000;
-    const gentle = w * (1 + PROBE_GAIN * t * t * t);
-    const doublingFrom = Math.max(from + GENTLE_PROBE_IN_MS, this.#lastThrottleAt + QUIET_IN_MS);
-    return at <= doublingFrom ? gentle : gentle * 2 ** Math.min((at - doublingFrom) / DOUBLING_IN_MS, MAX_DOUBLINGS);
+    const t = Math.min(at - from, MAX_PROBE_IN_MS) / 1000;
+    return w * (1 + PROBE_GAIN * t * t * t);
   }
 }
 
@@ -181,16 +176,13 @@ export const MIN_SERVED_SHARE = 0.2;
 /** Slow start: the rate doubles this often while answers succeed (from 1/s to 256/s in one second). */
 export const DOUBLING_IN_MS = 125;
 
-/** How long past the plateau the probe stays on CUBIC's gentle curve before doubling. */
-export const GENTLE_PROBE_IN_MS = 2_000;
-
-/** Past the plateau, doubling starts only after this long without a throttled answer. */
-export const QUIET_IN_MS = 1_000;
+/** The probe's clock stops here (w × 2,161): past it the 2x-of-sent clamp decides, and the arithmetic stays finite. */
+const MAX_PROBE_IN_MS = 60_000;
 
 /** A bound on the doublings counted (2^40 is beyond any rate), so that a long calm never makes Infinity. */
 const MAX_DOUBLINGS = 40;
 
-/** The gentle probe's growth: w × (1 + PROBE_GAIN × t³), +1 % after one second, +8 % after two. */
+/** The probe's growth: w × (1 + PROBE_GAIN × t³), +1 % after one second, +8 % after two. */
 const PROBE_GAIN = 0.01;
 
 /** The most of the allowed rate one cut keeps at the least, outside slow start (with β = 0.7: a cut to at least 0.35 ×). */

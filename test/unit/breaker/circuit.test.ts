@@ -175,3 +175,30 @@ describe("Circuit: retryAfterInMs", () => {
     expect(new Circuit(0, config()).retryAfterInMs(0)).toBe(0);
   });
 });
+
+describe("Circuit: a reset period given by the failure that opens it", () => {
+  it("opens for the resetInMs the opening failure passes, and a failed probe for the one its failure passes", () => {
+    const circuit = new Circuit(0, config());
+    for (const [t] of run("F", 4, 100)) circuit.record("failed", t);
+    circuit.record("failed", 400, 500);
+    expect(circuit.stateAt(899)).toBe("open");
+    expect(circuit.retryAfterInMs(400)).toBe(500);
+    expect(circuit.stateAt(900)).toBe("half_open");
+    expect(circuit.admit(900)).toBe(true);
+    circuit.record("failed", 950);
+    // No resetInMs this time: the configured period.
+    expect(circuit.retryAfterInMs(950)).toBe(RESET_IN_MS);
+  });
+});
+
+describe("Circuit: close", () => {
+  it("closes an open circuit from outside and returns the change; a closed one has none", () => {
+    const circuit = openedAt(0);
+    expect(circuit.close(100)).toEqual({ from: "open", to: "closed" });
+    expect(circuit.admit(100)).toBe(true);
+    expect(circuit.close(200)).toBeUndefined();
+    // Its failures start over: four more do not open it.
+    for (const [t] of run("F", 4, 100, 1_000)) circuit.record("failed", t);
+    expect(circuit.stateAt(1_300)).toBe("closed");
+  });
+});

@@ -22,9 +22,9 @@ afterEach(() => {
 /**
  * An account throttled as a whole (four partitions answering 503 ServerBusy for a second): the
  * account is paced, and partition p's circuit opened. Then its reset period passes, and the
- * healthy partitions keep taking account slots, so the account's queue is a few ms long.
+ * other partitions take `healthyAsks` account slots (each about 27 ms), so p's slot comes after them.
  */
-function throttledAccountWithHalfOpenP(): PartitionBreaker {
+function throttledAccountWithHalfOpenP(healthyAsks = 3): PartitionBreaker {
   const breaker = createPartitionBreaker({ service: "table" });
   const parts = ["a", "b", "c", "p"].map(addr);
   const throttled = { outcomeClass: "throttled" as const, status: 503, errorCode: "ServerBusy" };
@@ -38,7 +38,7 @@ function throttledAccountWithHalfOpenP(): PartitionBreaker {
   expect(breaker.stateOf(P)).toBe("open");
   expect(breaker.pacedScopes().some((s) => s.level === "account")).toBe(true);
   vi.advanceTimersByTime(3_000);
-  for (const a of parts.slice(0, 3)) breaker.admit(a, 30_000);
+  for (const a of parts.slice(0, healthyAsks)) breaker.admit(a, 30_000);
   expect(breaker.stateOf(P)).toBe("half_open");
   return breaker;
 }
@@ -63,7 +63,8 @@ describe("a paced probe in the retry loop", () => {
   });
 
   it("failFast: the probe's holder (a paced slot under 50 ms) is sent, not failed with CIRCUIT_OPEN", async () => {
-    const breaker = throttledAccountWithHalfOpenP();
+    // One slot ahead of p's: its slot is about 27 ms away, which a failFast caller takes.
+    const breaker = throttledAccountWithHalfOpenP(1);
     const next = vi.fn(ok);
     const pending = resilientRetryPolicy({ gate: breaker, caller: { failFast: true } })
       .sendRequest(createPipelineRequest({ url: urlOf("p"), method: "GET" }), next)
@@ -75,7 +76,7 @@ describe("a paced probe in the retry loop", () => {
   });
 
   it("failFast: the partition is not left refusing with nothing sent for a reset period", async () => {
-    const breaker = throttledAccountWithHalfOpenP();
+    const breaker = throttledAccountWithHalfOpenP(1);
     const policy = resilientRetryPolicy({ gate: breaker, caller: { failFast: true } });
     const next = vi.fn(ok);
     const first = policy.sendRequest(createPipelineRequest({ url: urlOf("p"), method: "GET" }), next).catch((e: unknown) => e);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPipelineRequest, type PipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../../../src/address/requestAddress.js";
-import { QUIET_IN_MS } from "../../../src/breaker/circuit.js";
+import { ACCOUNT_THROTTLE_RESET_IN_MS, QUIET_IN_MS } from "../../../src/breaker/circuit.js";
 import type { CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
 import { DEFAULT_PARTITION_BREAKER_OPTIONS, type PartitionBreakerOptions } from "../../../src/breaker/partitionBreakerOptions.js";
@@ -720,6 +720,86 @@ describe("createPartitionBreaker: the account pacer", () => {
     const after = accountEntries(breaker)[0]?.ratePerSecond ?? Infinity;
     expect(after).toBeGreaterThan(50 * during);
     expect(after).toBeGreaterThan(200);
+  });
+});
+
+describe("createPartitionBreaker: circuits opened by the account's throttle as a whole", () => {
+  const address = (pk: string) => readRequestAddress(entityRequest(pk));
+  /** Ten partitions throttled in turn, 200 attempts/s, until every circuit is open: the account throttling as a whole. */
+  function throttleAccount(breaker: PartitionBreaker): void {
+    for (let i = 0; breaker.openScopes().length < 10; i++) {
+      expect(i).toBeLessThan(400);
+      attempt(breaker, `p${i % 10}`, "throttled");
+      vi.advanceTimersByTime(5);
+    }
+    expect(breaker.pacedScopes().some((p) => p.level === "account")).toBe(true);
+  }
+
+  it("reopen for a probe after ACCOUNT_THROTTLE_RESET_IN_MS, not resetTimeoutInMs (the account is over its target, no partition is moving)", () => {
+    expect(ACCOUNT_THROTTLE_RESET_IN_MS).toBe(500);
+    const breaker = make();
+    throttleAccount(breaker);
+    const status = breaker.statusOf(key("p9"));
+    expect(status.state).toBe("open");
+    expect(status.retryAfterInMs).toBeLessThanOrEqual(ACCOUNT_THROTTLE_RESET_IN_MS);
+    vi.advanceTimersByTime(ACCOUNT_THROTTLE_RESET_IN_MS);
+    expect(breaker.halfOpenScopes()).toHaveLength(10);
+  });
+
+  it("a smaller resetTimeoutInMs is kept", () => {
+    const breaker = make({ resetTimeoutInMs: 200 });
+    throttleAccount(breaker);
+    expect(breaker.statusOf(key("p9")).retryAfterInMs).toBeLessThanOrEqual(200);
+  });
+
+  it("all close at the account's first success, whichever partition answers it", () => {
+    const breaker = make();
+    throttleAccount(breaker);
+    vi.advanceTimersByTime(2_000);
+    const admission = attempt(breaker, "p3", "success");
+    expect(admission.decision).toBe("send");
+    expect(breaker.openScopes()).toEqual([]);
+    expect(breaker.halfOpenScopes()).toEqual([]);
+    expect(breaker.stateOf(key("p7"))).toBe("closed");
+  });
+
+  it("a partition's own outage is not closed by another partition's success", () => {
+    const breaker = make();
+    open(breaker, "moving");
+    attempt(breaker, "other", "success");
+    expect(breaker.stateOf(key("moving"))).toBe("open");
+  });
+
+  it("a probe paced by the account is sent when it comes back for its slot, not refused as a probe already out", () => {
+    const breaker = make();
+    throttleAccount(breaker);
+    vi.advanceTimersByTime(2_000);
+    const probe = breaker.admit(address("p0"), Infinity);
+    expect(probe).toMatchObject({ decision: "send", paced: true });
+    if (probe.decision !== "send") return;
+    vi.advanceTimersByTime(probe.delayInMs);
+    // Any other attempt to p0 waits for the probe's answer.
+    expect(breaker.admit(address("p0"), Infinity)).toMatchObject({ decision: "refuse", reason: "circuit-open" });
+    expect(breaker.admit(address("p0"), Infinity, probe)).toBe(probe);
+  });
+
+  it("a probe whose account slot is further than the half-open poll is turned back, the circuit left half-open for the next one", () => {
+    const breaker = make();
+    throttleAccount(breaker);
+    vi.advanceTimersByTime(2_000);
+    // A partition with no circuit fills the account's queue, at its throttled rate.
+    let queued = 0;
+    for (; queued < 10_000; queued++) {
+      const fresh = breaker.admit(address("fresh"), Infinity);
+      if (fresh.decision === "send" && fresh.delayInMs > 1_000) break;
+    }
+    expect(queued).toBeLessThan(10_000);
+    const refusal = breaker.admit(address("p0"), Infinity);
+    expect(refusal).toMatchObject({ decision: "refuse", reason: "circuit-open" });
+    expect(refusal.decision === "refuse" ? refusal.retryAfterInMs : -1).toBeLessThanOrEqual(DEFAULT_PARTITION_BREAKER_OPTIONS.resetTimeoutInMs / 10);
+    // No probe is out: the circuit is half-open and would take one.
+    expect(breaker.stateOf(key("p0"))).toBe("half_open");
+    expect(breaker.statusOf(key("p0")).available).toBe(true);
   });
 });
 

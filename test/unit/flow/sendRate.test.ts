@@ -129,9 +129,10 @@ describe("SendRate: a scope at capacity (it serves part of what it is sent)", ()
     expect(slow.rateAt(cutAt + 1000)).toBeCloseTo(50 * 1.01, 6);
   });
 
-  it("probes past the plateau gently for two seconds (+1 % at 1 s, +8 % at 2 s), then doubles every 125 ms while sends keep up", () => {
+  it("probes past the plateau along the convex curve only (+1 % at 1 s, +8 % at 2 s, +27 % at 3 s, 2.25x at 5 s), with no doubling on a quiet spell", () => {
     const rate = hotAt50();
-    const expected: Array<[number, number]> = [[1000, 50.5], [2000, 54], [2125, 108], [2250, 216]];
+    // No throttle after the cut, and sends far above the curve: a paced queue looks like this, whatever the partition can take.
+    const expected: Array<[number, number]> = [[1000, 50.5], [2000, 54], [2250, 50 * (1 + 0.01 * 2.25 ** 3)], [3000, 63.5], [5000, 112.5]];
     let from = cutAt;
     for (const [afterCut, value] of expected) {
       // Enough demand that the 2x-sent clamp stays out of the way.
