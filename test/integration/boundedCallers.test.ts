@@ -106,12 +106,13 @@ describe("bounded-concurrency callers", () => {
     // timing figure, measured by `npm run bench` on a quiet machine (closed loop: 85 %); here two
     // cores shared with the rest of the suite move both runs' rates too much to hold it to that.
     expect(a.during / a.before).toBeGreaterThanOrEqual(0.3);
-    // At least as many operations succeed as with failFast, in the same wall time (issue 23's figure).
-    // Not the share of operations: a declared pool without a spare slot fails a troubled
-    // partition's retry at once (caller-busy) where failFast sleeps its backoff, so its workers
-    // run more operations, more of them failing fast on the dead partition. The runs follow each
-    // other on a shared machine: five per cent of slack.
-    expect(a.succeeded).toBeGreaterThanOrEqual(f.succeeded * 0.95);
+    // At least as many operations succeed as with failFast in the same wall time (issue 23's figure),
+    // counted in units of each run's own healthy pace before the outage: the runs follow each other
+    // on a shared machine, whose speed moves between them (a run measured 1,958 and 2,662 healthy
+    // operations/s before the outage). Not the share of operations: a declared pool without a spare
+    // slot fails a troubled partition's retry at once (caller-busy) where failFast sleeps its
+    // backoff, so its workers run more operations, more of them failing fast on the dead partition.
+    expect(a.succeeded / a.before).toBeGreaterThanOrEqual((f.succeeded / f.before) * 0.95);
     expect(await failedButStored(auto.done, auto.table)).toBe(0);
   });
 });
