@@ -91,6 +91,16 @@ export class Circuit {
   }
 
   /**
+   * Whether the probe admitted at `admittedAt` is still the one out: false once the circuit
+   * has closed, opened again, or taken it for lost and let another go (its holder's paced
+   * slot may lie past the reset period).
+   */
+  holdsProbe(admittedAt: number): boolean {
+    const phase = this.#phase;
+    return phase.name === "half_open" && phase.probeAdmittedAt === admittedAt;
+  }
+
+  /**
    * Closes the circuit from outside: what opened it has ended with no probe of its own (its
    * account, throttled as a whole, serves again). Returns the change, if any.
    */

@@ -185,13 +185,16 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     if (state === undefined) return reserved ?? admitToAccount(address, at, remainingInMs, 0, key);
     const { circuit } = state;
     const before = observe(state, at);
-    // A paced slot confirmed by the probe's own holder: the probe out is its own.
-    if (reserved !== undefined && probeOf(reserved) !== undefined) return reserved;
+    // A paced slot confirmed by the probe's own holder, while the circuit still holds that probe: the
+    // probe out is its own. A probe the circuit took for lost (or a circuit that has moved on) is asked anew.
+    const heldProbe = reserved === undefined ? undefined : probeOf(reserved);
+    if (heldProbe !== undefined && circuit.holdsProbe(heldProbe)) return reserved as SendAdmission;
     if (!circuit.admit(at)) {
       // Half-open: retryAfterInMs is a poll while the probe is out, and the circuit may admit sooner.
       return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at), probeOut: before === "half_open" };
     }
-    if (reserved !== undefined) return reserved;
+    // Confirmed: the slot is the caller's. Admitted half-open, it now holds the circuit's new probe.
+    if (reserved !== undefined) return before === "closed" ? reserved : { ...reserved, ticket: { ...(reserved.ticket as PacedTicket), probeAt: at } };
     // Admitted half-open: this attempt is the probe.
     const probeAt = before === "closed" ? undefined : at;
     // Calm for forgetAfterInMs: what the pacer learnt is stale (statusOf and pacedScopes already say

@@ -1,0 +1,105 @@
+// Review 2 (issue 23 fixes, c7f225d): a half-open circuit's probe taken with a paced slot is
+// confirmed without asking the circuit again (partitionBreaker.ts admit: `probeOf(reserved)`
+// returns the reserved admission at once). But a paced slot may lie further away than the
+// circuit's reset period (the pacer grants any slot within the operation's remaining time), and
+// the circuit treats a probe unreported for a reset period as lost (circuit.ts refuses()): it
+// lets another attempt take a new probe. The first holder's confirmation is still honoured, so
+// two probes go out, and the second holder sends even after the first probe failed and the
+// circuit opened again.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
+import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
+import { Circuit } from "../../../src/breaker/circuit.js";
+import { readRequestAddress } from "../../../src/address/requestAddress.js";
+import { resilientRetryPolicy } from "../../../src/index.js";
+import type { Admission, SendAdmission } from "../../../src/breaker/attemptGate.js";
+
+const urlOf = (pk: string) => `https://acct.table.core.windows.net/orders(PartitionKey='${pk}',RowKey='r')`;
+const addr = (pk: string) => readRequestAddress(createPipelineRequest({ url: urlOf(pk), method: "GET" }), "table");
+const P = "table|acct|orders|p";
+const throttled = { outcomeClass: "throttled" as const, status: 503, errorCode: "ServerBusy" };
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function sent(admission: Admission): SendAdmission {
+  if (admission.decision !== "send") throw new Error(`expected a send, got ${JSON.stringify(admission)}`);
+  return admission;
+}
+
+/**
+ * The account throttled as a whole for a second (p's circuit opens, the account is paced at
+ * about 112/s); its reset period passes; then an open loop's ~400 operations on healthy
+ * partitions (first attempts) queue on the account, so that p's probe gets a slot ~3.5 s away.
+ */
+function halfOpenPBehindALongAccountQueue(): PartitionBreaker {
+  const breaker = createPartitionBreaker({ service: "table" });
+  const parts = ["a", "b", "c", "p"].map(addr);
+  for (let i = 0; i < 40; i++) {
+    for (const a of parts) {
+      const admission = breaker.admit(a, 30_000);
+      if (admission.decision === "send") breaker.record(a, admission, throttled);
+    }
+    vi.advanceTimersByTime(25);
+  }
+  expect(breaker.stateOf(P)).toBe("open");
+  vi.advanceTimersByTime(3_000);
+  expect(breaker.stateOf(P)).toBe("half_open");
+  for (let i = 0; i < 5_000; i++) {
+    const admission = sent(breaker.admit(addr(`healthy${i % 50}`), 30_000));
+    if (admission.delayInMs > 3_500) break;
+  }
+  return breaker;
+}
+
+describe("a paced probe whose slot is further than the reset period", () => {
+  it("breaker: a probe is not given a slot behind the long account queue: it is refused for a half-open poll, and the probe stays free", () => {
+    const breaker = halfOpenPBehindALongAccountQueue();
+    expect(breaker.admit(addr("p"), 30_000)).toMatchObject({ decision: "refuse", reason: "circuit-open", retryAfterInMs: 300 });
+    // Given back: the next ask (the account's queue shorter by then) may take it.
+    expect(breaker.statusOf(P)).toMatchObject({ state: "half_open", available: true });
+  });
+
+  it("circuit: a confirmation holds its probe only while the circuit holds it (not once taken for lost, nor after it reported)", () => {
+    const circuit = new Circuit(0, { resetTimeoutInMs: 3_000, consecutiveFailures: 1, halfOpenPollInMs: 300 });
+    for (const t of [0, 300]) circuit.record("failed", t);
+    expect(circuit.stateAt(3_300)).toBe("half_open");
+    expect(circuit.admit(3_300)).toBe(true);
+    expect(circuit.holdsProbe(3_300)).toBe(true);
+    // Unreported for a reset period: taken for lost, another is let go.
+    expect(circuit.admit(6_301)).toBe(true);
+    expect(circuit.holdsProbe(3_300)).toBe(false);
+    expect(circuit.holdsProbe(6_301)).toBe(true);
+    circuit.record("failed", 6_400);
+    expect(circuit.holdsProbe(6_301)).toBe(false);
+  });
+
+  it("retry loop (open loop): at most one attempt is out on a half-open partition at a time", async () => {
+    const breaker = halfOpenPBehindALongAccountQueue();
+    let outOnP = 0;
+    let mostOutOnP = 0;
+    // p answers after 2 s (a partition still being moved: slow, then 503).
+    const slowBusy: SendRequest = (req: PipelineRequest) => {
+      outOnP += 1;
+      mostOutOnP = Math.max(mostOutOnP, outOnP);
+      return new Promise<PipelineResponse>((resolve) =>
+        setTimeout(() => {
+          outOnP -= 1;
+          resolve({ request: req, status: 503, headers: createHttpHeaders({ "x-ms-error-code": "ServerBusy" }) });
+        }, 2_000),
+      );
+    };
+    const policy = resilientRetryPolicy({ gate: breaker, retryBudget: false, maxElapsedInMs: 20_000 });
+    const first = policy.sendRequest(createPipelineRequest({ url: urlOf("p"), method: "GET" }), slowBusy).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(3_001);
+    const second = policy.sendRequest(createPipelineRequest({ url: urlOf("p"), method: "GET" }), slowBusy).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(mostOutOnP).toBe(1);
+    await vi.advanceTimersByTimeAsync(30_000);
+    await Promise.all([first, second]);
+  });
+});
