@@ -1,24 +1,21 @@
 // The retry loop: it gathers the facts, asks decideNext, and carries out the step. Every
-// decision is in decideNext, the waits in operationWaits.ts, the ending in operationEnding.ts.
-// Over 300 lines: one operation's state (its fields are a third of it) and the steps that change it;
-// split further, that state would travel between modules.
+// decision is in decideNext, the gate and the budget in admittedOperation.ts, the waits in
+// operationWaits.ts, the ending in operationEnding.ts.
 import type { PipelinePolicy, PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import { AbortError } from "@azure/abort-controller";
-import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
+import { readRequestAddress } from "../address/requestAddress.js";
 import { isRetriableClass } from "../classification/outcomeClass.js";
 import { OperationBackoff } from "../backoff/operationBackoff.js";
 import type { SleepEnd } from "../timing/sleepInSlices.js";
 import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
 import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
 import { isWriteMethod } from "../address/requestMethod.js";
-import { SEND_NOW, type Admission, type Refusal, type SendAdmission } from "../breaker/attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { CallerPolicy, type Waiter } from "./callerPolicy.js";
-import { decideNext, newDecisionFacts, SHORT_WAIT_IN_MS, type DecisionFacts, type DecisionPoint, type Step } from "./decideNext.js";
+import { decideNext, newDecisionFacts, type DecisionFacts, type DecisionPoint, type Step } from "./decideNext.js";
 import { createObserverHooks, type ObserverHooks } from "../observers/observerHooks.js";
 import { isReplayable } from "./replayableBody.js";
 import type { AttemptClass, LocalWaitReason } from "../observers/retryEvents.js";
-import type { RetryBudget } from "../flow/retryBudget.js";
 import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import { resolveRetryPolicyOptions, type ResilientRetryPolicyOptions, type RetryPolicySettings } from "./retryPolicyOptions.js";
 import { answered, endAttempt, failed, retryAfterOf, startAttempt, type ArmedAttempt } from "./runAttempt.js";
@@ -26,6 +23,7 @@ import { isSecondaryReadMethod, SecondaryRoute } from "./secondaryReads.js";
 import { endOperation, settleAmbiguousWrite, type Ending } from "./operationEnding.js";
 import type { TableWrite } from "../address/tableWrite.js";
 import { callerMay, leaveWait, sleepFor } from "./operationWaits.js";
+import { AdmittedOperation } from "./admittedOperation.js";
 
 /** The policy's name; unique in a pipeline, so users can find and remove it. */
 export const resilientRetryPolicyName = "resilientRetryPolicy";
@@ -55,12 +53,10 @@ export function createRetryPolicyWithCaller(options: ResilientRetryPolicyOptions
 }
 
 /** One operation: the loop, and the state it keeps between steps. The only place that sleeps, sends and tells the observers. */
-export class Operation {
+export class Operation extends AdmittedOperation {
   readonly request: PipelineRequest;
-  readonly s: RetryPolicySettings;
   readonly hooks: ObserverHooks;
   readonly caller: CallerPolicy;
-  readonly address: RequestAddress;
   readonly started = performance.now();
   readonly deadline: number;
   readonly info: RetryInfo;
@@ -71,15 +67,8 @@ export class Operation {
   readonly facts: DecisionFacts;
   /** The last primary attempt (or the secondary's success): what the caller gets if we stop. */
   last: AttemptResult | undefined;
-  /** The gate's last refusal, for the error a refused operation surfaces. */
-  refusal: Refusal | undefined;
   /** The clock (performance.now()) when the last attempt ended. */
   clock = 0;
-  #admission: Admission = SEND_NOW;
-  /** A paced slot waited for, to be confirmed by the gate. */
-  #reserved: SendAdmission | undefined;
-  #pacedDelayInMs = 0;
-  #lastPaced = false;
   #attemptStarted = 0;
   #primaryUrl = "";
   #primaryFailures = 0;
@@ -92,11 +81,10 @@ export class Operation {
   waiter: Waiter | undefined;
 
   constructor(request: PipelineRequest, s: RetryPolicySettings, hooks: ObserverHooks, caller: CallerPolicy) {
+    super(s, readRequestAddress(request, s.service));
     this.request = request;
-    this.s = s;
     this.hooks = hooks;
     this.caller = caller;
-    this.address = readRequestAddress(request, s.service);
     this.deadline = this.started + s.maxElapsedInMs;
     this.info = startRetryInfo(request);
     this.write = isWriteMethod(request.method);
@@ -109,7 +97,7 @@ export class Operation {
   async run(next: SendRequest): Promise<PipelineResponse> {
     this.caller.started();
     try {
-      if (this.request.abortSignal?.aborted) return this.end({ reason: "aborted", finalClass: "aborted", error: new AbortError("The operation was aborted.") });
+      if (this.request.abortSignal?.aborted) return this.aborted(undefined);
       let step = decideNext(this.askGate());
       for (;;) {
         switch (step.action) {
@@ -132,9 +120,8 @@ export class Operation {
           }
           case "wait": {
             const waited = await this.wait(step);
-            if (waited.ended === "aborted") return this.end({ reason: "aborted", finalClass: "aborted", error: waited.error });
             // A wait of 0 ms sleeps nothing, so may not have seen an abort.
-            if (this.request.abortSignal?.aborted) return this.end({ reason: "aborted", finalClass: "aborted", error: new AbortError("The operation was aborted.") });
+            if (waited.ended === "aborted" || this.request.abortSignal?.aborted) return this.aborted(waited);
             step = decideNext(waited.ended === "released" && !callerMay(this, step.on) ? this.releasedFacts(step.on) : this.askGate());
             break;
           }
@@ -152,10 +139,7 @@ export class Operation {
     }
   }
 
-  /**
-   * Gate: the gate for the next attempt, then the retry budget for a retry sent now on an
-   * unpaced admission (a paced one is not counted: the gate contract); a circuit refusal counts as an attempt.
-   */
+  /** Gate: the gate's and the budget's answers for the next attempt; a circuit refusal counts as an attempt. */
   private askGate(): DecisionFacts {
     const f = this.facts;
     f.point = "gate";
@@ -164,85 +148,24 @@ export class Operation {
     f.callerMayWait = callerMay(this, "circuit");
     f.secondaryOpen = false;
     f.jitter = 0;
-    f.budget = "free";
-    f.budgetRetryAfterInMs = 0;
-    const confirming = this.#reserved !== undefined;
-    const admission = this.admit(f.remainingInMs, f.callerMayWait);
-    this.#admission = admission;
-    if (admission.decision === "send") {
-      this.refusal = undefined;
-      f.gate = "send";
-      // A paced slot waited for is confirmed, not waited for again.
-      f.gateDelayInMs = confirming ? 0 : admission.delayInMs;
-      // Spent when the retry goes, i.e. now unless it first waits for its slot (then at the confirmation).
-      if (f.gateDelayInMs === 0 && this.spendsBudget(admission)) this.takeRetry(admission);
-      return f;
-    }
-    this.#pacedDelayInMs = 0;
-    this.refusal = admission;
-    this.info.retryAfterInMs = admission.retryAfterInMs;
-    f.gate = admission.reason === "paced" ? "paced" : admission.probeOut === true ? "probe-out" : "circuit-open";
-    f.gateDelayInMs = admission.retryAfterInMs;
+    const refusal = this.admitNext(f, this.last !== undefined);
+    if (refusal === undefined) return f;
+    this.info.retryAfterInMs = refusal.retryAfterInMs;
     f.jitter = this.s.random();
     if (f.gate !== "paced") {
-      f.secondaryOpen = this.secondaryOpen() && this.secondaryBudgeted();
+      f.secondaryOpen = this.secondaryOpen() && this.secondaryBudgeted(f, this.last !== undefined);
       // Counted as an attempt unless the read goes to the secondary instead.
       if (!f.secondaryOpen || f.remainingInMs <= 0) this.recordAttempt("circuit_open", 0, undefined);
     }
     return f;
   }
 
-  /** A primary retry sent on an unpaced admission is counted against the budget. */
-  private spendsBudget(admission: SendAdmission): boolean {
-    return this.s.budget !== undefined && this.last !== undefined && admission.paced !== true;
-  }
-
-  /**
-   * Spends a retry of the budget for the send about to go on `admission`; refused, the admission
-   * is given back and the facts say the budget is empty (decideNext defers or stops as the caller may).
-   */
-  private takeRetry(admission: SendAdmission): void {
-    const f = this.facts;
-    const budget = this.s.budget as RetryBudget;
-    if (budget.tryRetry()) {
-      f.budget = "available";
-      return;
-    }
-    this.s.gate?.abandon?.(this.address, admission);
-    this.#admission = SEND_NOW;
-    this.#pacedDelayInMs = 0;
-    f.gate = "not-asked";
-    f.gateDelayInMs = 0;
-    f.budget = "empty";
-    // At least 1 ms: a budget that refuses while answering 0 must not make the loop spin.
-    f.budgetRetryAfterInMs = Math.max(1, budget.retryAfterInMs());
-    f.jitter = this.s.random();
-  }
-
-  /** A paced slot waited for but not to be sent on: the gate takes back what it holds (a probe). */
-  private abandonReserved(): void {
-    const reserved = this.#reserved;
-    if (reserved === undefined) return;
-    this.#reserved = undefined;
-    this.s.gate?.abandon?.(this.address, reserved);
-  }
-
-  private admit(remainingInMs: number, mayWait: boolean): Admission {
-    const gate = this.s.gate;
-    if (gate === undefined) return SEND_NOW;
-    const reserved = this.#reserved;
-    this.#reserved = undefined;
-    // A caller that may not wait takes only a paced slot that is about to come.
-    return gate.admit(this.address, mayWait ? remainingInMs : Math.min(remainingInMs, SHORT_WAIT_IN_MS), reserved);
-  }
-
-  /** Before an attempt: leave any wait, spend the budget when the retry needs it, point the request and arm its timeout. */
+  /** Before an attempt: leave any wait, spend the budget for a secondary read, point the request and arm its timeout. */
   private startSend(step: Step & { action: "send" }): ArmedAttempt | undefined {
     leaveWait(this);
     const toSecondary = step.to === "secondary";
-    // A read sent to the secondary is a retry the gate does not pace; the primary's was spent at the gate.
-    if (toSecondary && this.facts.budget === "available") this.s.budget?.tryRetry();
-    const now = this.info.attempts === 0 && this.#pacedDelayInMs === 0 ? this.started : performance.now();
+    if (toSecondary) this.spendSecondaryRetry(this.facts);
+    const now = this.info.attempts === 0 && this.pacedDelayInMs === 0 ? this.started : performance.now();
     this.#attemptStarted = now;
     if (toSecondary) {
       this.#secondaryFrom = this.facts.point;
@@ -272,11 +195,8 @@ export class Operation {
       // Failed after a refusal: the gate's facts again (wait or stop as it says); after a failure: the primary's.
       return this.#secondaryFrom === "gate" && result.outcomeClass !== "success" ? this.askGate() : this.attemptFacts(false);
     }
-    const admission = this.#admission as SendAdmission;
-    this.s.gate?.record(this.address, admission, result);
-    this.recordAttempt(result.outcomeClass, this.clock - this.#attemptStarted, result, this.#pacedDelayInMs);
-    this.#pacedDelayInMs = 0;
-    this.#lastPaced = admission.paced === true;
+    const pacedDelayInMs = this.recordAdmitted(result);
+    this.recordAttempt(result.outcomeClass, this.clock - this.#attemptStarted, result, pacedDelayInMs);
     if (this.write && (isUnknownOutcome(result) || result.outcomeClass === "aborted")) this.info.unknownOutcomes += 1;
     this.last = result;
     return this.attemptFacts(true);
@@ -304,12 +224,7 @@ export class Operation {
       f.bodyReplayable = !retriable || isReplayable(this.request);
       f.answerMayBeOurs = !retriable && this.answerMayBeOurs(result);
     }
-    const budget = this.s.budget;
-    // A forecast from the admission the failed attempt went on (a paced partition's retry goes paced
-    // again, free); the retry's own admission decides when it is sent (askGate).
-    const needsBudget = retriable && budget !== undefined && !this.#lastPaced;
-    f.budgetRetryAfterInMs = needsBudget ? budget.retryAfterInMs() : 0;
-    f.budget = !needsBudget ? "free" : f.budgetRetryAfterInMs > 0 ? "empty" : "available";
+    this.forecastBudget(f, retriable);
     f.callerMayWait = callerMay(this, "budget");
     f.callerMayBackOff = callerMay(this, "backoff");
     f.secondaryOpen = retriable && this.secondaryOpen();
@@ -325,20 +240,8 @@ export class Operation {
   /** Act: wait, as a waiter of the caller policy; a backoff counts as a retry, a paced slot is kept for the gate to confirm. */
   private wait(step: Step & { action: "wait" }): Promise<SleepEnd> {
     if (step.on === "backoff") this.#retries += 1;
-    if (step.on === "pacing") {
-      this.#reserved = this.#admission as SendAdmission;
-      this.#pacedDelayInMs = step.delayInMs;
-    }
+    if (step.on === "pacing") this.reserveSlot(step.delayInMs);
     return sleepFor(this, step);
-  }
-
-  /** After a refusal: a retry read from the secondary needs the budget (spent when it goes); with none left it waits for the primary. */
-  private secondaryBudgeted(): boolean {
-    const budget = this.s.budget;
-    if (budget === undefined || this.last === undefined) return true;
-    if (budget.retryAfterInMs() > 0) return false;
-    this.facts.budget = "available";
-    return true;
   }
 
   private secondaryOpen(): boolean {
@@ -374,6 +277,12 @@ export class Operation {
         secondary: secondary ? true : undefined,
       });
     }
+  }
+
+  /** Ends an aborted operation with the abort its wait saw, or with our own when none did. */
+  private aborted(waited: SleepEnd | undefined): PipelineResponse {
+    const error = waited?.ended === "aborted" ? waited.error : new AbortError("The operation was aborted.");
+    return this.end({ reason: "aborted", finalClass: "aborted", error });
   }
 
   /** Ends the operation (operationEnding.ts): returns or throws what the caller gets. */
