@@ -10,6 +10,9 @@ import type { RetryBudget } from "../flow/retryBudget.js";
 import { SHORT_WAIT_IN_MS, type DecisionFacts } from "./decideNext.js";
 import type { RetryPolicySettings } from "./retryPolicyOptions.js";
 
+/** How soon an operation deferring on an empty budget asks it again, at the least. */
+const MIN_BUDGET_POLL_IN_MS = 10;
+
 /** The gate and budget half of an operation; {@link Operation} is the loop over it. */
 export abstract class AdmittedOperation {
   readonly s: RetryPolicySettings;
@@ -89,8 +92,8 @@ export abstract class AdmittedOperation {
     f.gate = "not-asked";
     f.gateDelayInMs = 0;
     f.budget = "empty";
-    // At least 1 ms: a budget that refuses while answering 0 must not make the loop spin.
-    f.budgetRetryAfterInMs = Math.max(1, budget.retryAfterInMs());
+    // A floor: a budget that refuses while answering 0 (the RetryBudget interface allows it) must not make the loop spin.
+    f.budgetRetryAfterInMs = Math.max(MIN_BUDGET_POLL_IN_MS, budget.retryAfterInMs());
     f.jitter = this.s.random();
   }
 
@@ -138,8 +141,13 @@ export abstract class AdmittedOperation {
     return true;
   }
 
-  /** A read sent to the secondary is a retry the gate does not pace: spent as it goes (the primary's was spent at the gate). */
-  protected spendSecondaryRetry(f: DecisionFacts): void {
-    if (f.budget === "available") this.s.budget?.tryRetry();
+  /**
+   * A read sent to the secondary as a `retry` (the operation has made an attempt) is one the gate
+   * does not pace: spent as it goes, whatever the primary's last admission was (a paced primary's
+   * retries are free; the secondary's never are). Decided on `secondaryBudgeted`'s answer, so the
+   * built-in budget grants it; a budget of one's own that refuses here lets this read go uncounted.
+   */
+  protected spendSecondaryRetry(retry: boolean): void {
+    if (retry) this.s.budget?.tryRetry();
   }
 }

@@ -164,7 +164,7 @@ export class Operation extends AdmittedOperation {
   private startSend(step: Step & { action: "send" }): ArmedAttempt | undefined {
     leaveWait(this);
     const toSecondary = step.to === "secondary";
-    if (toSecondary) this.spendSecondaryRetry(this.facts);
+    if (toSecondary) this.spendSecondaryRetry(this.last !== undefined);
     const now = this.info.attempts === 0 && this.pacedDelayInMs === 0 ? this.started : performance.now();
     this.#attemptStarted = now;
     if (toSecondary) {
@@ -227,7 +227,8 @@ export class Operation extends AdmittedOperation {
     this.forecastBudget(f, retriable);
     f.callerMayWait = callerMay(this, "budget");
     f.callerMayBackOff = callerMay(this, "backoff");
-    f.secondaryOpen = retriable && this.secondaryOpen();
+    // The secondary's read is a retry the budget counts even when the primary's (paced) retry is free.
+    f.secondaryOpen = retriable && this.secondaryOpen() && this.secondaryBudgeted(f, true);
     return f;
   }
 
