@@ -1,15 +1,17 @@
-// The per-partition gate: admit and record over one registry of troubled scopes and the paced accounts.
-// About 300 lines, half of them the public interface's docs: admit and record share the registry, the
-// account map and each scope's state. Around it: the circuit (circuit.ts), its announcements
-// (circuitAnnouncer.ts), scope keys (scopeKeys.ts), the read-only queries (scopeQueries.ts), pacing (flow/).
+// The per-partition gate and its composition with the account gate: admit and record over one registry of
+// troubled scopes, each attempt also taking its account's slot. About 350 lines, 50 of them the public interface's
+// docs: admit and record share the registry and each scope's state. Around it: the account gate (accountGate.ts),
+// the circuit (circuit.ts), its announcements (circuitAnnouncer.ts), scope keys (scopeKeys.ts), the read-only
+// queries (scopeQueries.ts), pacing (flow/).
 import type { RequestAddress } from "../address/requestAddress.js";
 import { logger } from "../logging/logger.js";
 import type { StorageService } from "../address/partitionScope.js";
-import { AccountPacing } from "../flow/accountPacing.js";
+import type { AccountPacing } from "../flow/accountPacing.js";
 import { Pacer } from "../flow/pacer.js";
 import type { AttemptGate, Admission, SendAdmission } from "./attemptGate.js";
 import { SEND_NOW } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
+import { AccountGate, type AccountHeldScope } from "./accountGate.js";
 import { ACCOUNT_THROTTLE_RESET_IN_MS, Circuit } from "./circuit.js";
 import type { CircuitState } from "./circuitStateSource.js";
 import { CircuitAnnouncer } from "./circuitAnnouncer.js";
@@ -76,15 +78,11 @@ export interface PartitionBreaker {
 /** While a probe is in flight, waiters ask again after this fraction of the reset period: gently, but soon after it closes. */
 const HALF_OPEN_POLL_DIVISOR = 10;
 const MIN_HALF_OPEN_POLL_IN_MS = 10;
-/** Accounts whose throttling is watched at once: a client talks to one, a few at most. */
-const MAX_ACCOUNTS = 64;
 
 /** What the breaker remembers about a scope that had trouble. */
-interface ScopeState extends QueriedScope {
+interface ScopeState extends QueriedScope, AccountHeldScope {
   /** Made at the scope's first throttled answer (pacing on). */
   pacer: Pacer | undefined;
-  /** The account (`service|account`) whose throttle as a whole opened this circuit: the account's next success closes it. */
-  heldBy: string | undefined;
   lastFailureAt: number;
   lastThrottleAt: number;
 }
@@ -139,34 +137,25 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       return calm && (state.pacer === undefined || forgotten(state, at));
     },
   });
-  /** Accounts that answered throttled lately (see AccountPacing), least recently used first. */
-  const accounts = new Map<string, AccountPacing>();
   let disposed = false;
-
-  const accountKeyOf = (address: RequestAddress): string | undefined => {
-    const scope = address.scope;
-    return scope === undefined ? undefined : `${scope.service}|${scope.account}`;
-  };
-  const accountOf = (address: RequestAddress, create: boolean, at: number): AccountPacing | undefined => {
-    if (!create && accounts.size === 0) return undefined;
-    const key = accountKeyOf(address);
-    if (key === undefined) return undefined;
-    let account = accounts.get(key);
-    if (account !== undefined && !create && account.idle(at)) {
-      accounts.delete(key);
-      return undefined;
-    }
-    if (account === undefined && create && o.pacing !== undefined) {
-      account = new AccountPacing(at, o.pacing);
-      accounts.set(key, account);
-      if (accounts.size > MAX_ACCOUNTS) accounts.delete(accounts.keys().next().value as string);
-    }
-    return account;
-  };
 
   // The announcer's two calls, named as the gate below uses them.
   const announce = (state: ScopeState, to: CircuitState): void => announcer.announce(state, to);
   const observe = (state: ScopeState, at: number): CircuitState => announcer.observe(state, at);
+  /** Accounts throttled as a whole. Its `accounts` map is read (for its size) on the success path: no call. */
+  const accountGate = new AccountGate<ScopeState>(
+    o.pacing,
+    () => registry.values(),
+    // Its account serves again: the circuit its throttle opened closes.
+    (state, at) => {
+      observe(state, at);
+      const change = state.circuit.close(at);
+      if (change !== undefined) announce(state, change.to);
+      // What the partition's pacer learnt while its account was throttled says nothing about it now.
+      state.pacer = undefined;
+    },
+  );
+  const { accounts } = accountGate;
   /** Scopes whose circuit reads `wanted` now (no timer per circuit: the registry is read when asked). */
   const scopesIn = (wanted: CircuitState): string[] => {
     const at = now();
@@ -224,17 +213,16 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     paced = false,
     probeAt?: number,
   ): Admission => {
-    const accountPacer = accountOf(address, false, at)?.pacer;
-    const accountSlot = accountPacer === undefined ? 0 : accountPacer.reserve(at, remainingInMs);
-    if (typeof accountSlot !== "number") {
+    const accountSlot = accountGate.reserve(address, at, remainingInMs);
+    if (typeof accountSlot === "object") {
       return { decision: "refuse", reason: "paced", scope: scope ?? "account", retryAfterInMs: accountSlot.refusedFor };
     }
-    if (!paced && accountPacer === undefined) {
+    if (!paced && accountSlot === undefined) {
       // An unpaced probe still carries its ticket, so that abandoning it gives the probe back.
       return probeAt === undefined ? SEND_NOW : { decision: "send", delayInMs: 0, ticket: { reservedAt: -Infinity, probeAt } satisfies PacedTicket };
     }
     const ticket: PacedTicket = { reservedAt: at, probeAt };
-    return { decision: "send", delayInMs: Math.max(scopeDelayInMs, accountSlot), ticket, paced: true };
+    return { decision: "send", delayInMs: Math.max(scopeDelayInMs, accountSlot ?? 0), ticket, paced: true };
   };
 
   const abandon = (address: RequestAddress, admission: SendAdmission): void => {
@@ -257,17 +245,8 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const key = scopeKeyOf(address);
     const known = key === undefined ? undefined : registry.peek(key);
     let throttledAccount: AccountPacing | undefined;
-    if (throttled) {
-      // A partition's first throttle is what a growing table being split looks like; only repeats are the account's evidence.
-      const repeat = known !== undefined && o.pacing !== undefined && at - known.lastThrottleAt < o.pacing.forgetAfterInMs;
-      const account = accountOf(address, true, at);
-      account?.throttled(key ?? "", repeat, reservedAt, at);
-      if (account?.pacer !== undefined) throttledAccount = account;
-    } else if (served) {
-      const account = accountOf(address, false, at);
-      account?.served(at);
-      if (account?.holdsCircuits === true) releaseHeldCircuits(account, accountKeyOf(address), at);
-    }
+    if (throttled) throttledAccount = accountGate.throttled(address, key, known?.lastThrottleAt ?? -Infinity, reservedAt, at);
+    else if (served) accountGate.served(address, at);
     if (key === undefined) return;
     const state = failed ? (known === undefined ? addState(key, address) : registry.touch(key)) : known;
     if (state === undefined) return;
@@ -277,10 +256,8 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const resetInMs = throttledAccount !== undefined ? Math.min(ACCOUNT_THROTTLE_RESET_IN_MS, o.resetTimeoutInMs) : o.resetTimeoutInMs;
     const change = state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at, resetInMs);
     if (change !== undefined) announce(state, change.to);
-    if (change?.to === "open") {
-      state.heldBy = throttledAccount === undefined ? undefined : accountKeyOf(address);
-      if (throttledAccount !== undefined) throttledAccount.holdsCircuits = true;
-    } else if (change?.to === "closed") state.heldBy = undefined;
+    if (change?.to === "open") accountGate.hold(state, throttledAccount, address);
+    else if (change?.to === "closed") state.heldBy = undefined;
     // Back from serving nothing (a move): what the pacer learnt about it then says nothing about now.
     if (change?.from === "half_open" && change.to === "closed") state.pacer = undefined;
     // The served rate is the pacer's floor, and its successes drive the slow start.
@@ -298,25 +275,6 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     // An attempt admitted before the scope had a pacer counts as reserved before any cut.
     if (state.pacer.rate.throttled(reservedAt, at)) {
       logger.info(`Partition scope "${state.key}" is throttled: pacing it at ${state.pacer.rate.rateAt(at).toFixed(1)} attempts/s.`);
-    }
-  };
-
-  /**
-   * The account throttled as a whole serves again: every circuit its throttle opened closes
-   * now, rather than each partition waiting for its own probe (their waiters then come back
-   * at their next ask, and the account pacer's slow start spreads them). One pass over the
-   * registry per throttle episode, not per answer.
-   */
-  const releaseHeldCircuits = (account: AccountPacing, accountKey: string | undefined, at: number): void => {
-    account.holdsCircuits = false;
-    for (const state of registry.values()) {
-      if (state.heldBy === undefined || state.heldBy !== accountKey) continue;
-      state.heldBy = undefined;
-      observe(state, at);
-      const change = state.circuit.close(at);
-      if (change !== undefined) announce(state, change.to);
-      // What the partition's pacer learnt while its account was throttled says nothing about it now.
-      state.pacer = undefined;
     }
   };
 
@@ -370,7 +328,8 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       return statusOfScope(state, at, observe(state, at), forgotten);
     },
     pacedScopes() {
-      return pacedScopesOf(registry.values(), accounts, now(), forgotten);
+      const at = now();
+      return accountGate.pacedAccounts(at, pacedScopesOf(registry.values(), at, forgotten));
     },
     stateCounts() {
       const at = now();
@@ -385,7 +344,7 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       if (disposed) return;
       disposed = true;
       registry.clear();
-      accounts.clear();
+      accountGate.clear();
       announcer.clear();
     },
   };

@@ -1,5 +1,4 @@
 // The breaker's read-only answers: one scope's status, and every paced scope with its rate.
-import type { AccountPacing } from "../flow/accountPacing.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import type { Pacer } from "../flow/pacer.js";
 import type { CircuitState } from "./circuitStateSource.js";
@@ -25,20 +24,11 @@ export function statusOfScope<S extends QueriedScope>(state: S, at: number, circ
   return { state: "paced", available: queueInMs === 0, retryAfterInMs: queueInMs, ratePerSecond: pacer.rate.rateAt(at) };
 }
 
-/** Every paced partition among `states`, then every paced account, with its rate at `at`. */
-export function pacedScopesOf<S extends QueriedScope>(
-  states: Iterable<S>,
-  accounts: ReadonlyMap<string, AccountPacing>,
-  at: number,
-  forgotten: (state: S, at: number) => boolean,
-): PacedScope[] {
+/** Every paced partition among `states`, with its rate at `at` (the account gate adds the paced accounts). */
+export function pacedScopesOf<S extends QueriedScope>(states: Iterable<S>, at: number, forgotten: (state: S, at: number) => boolean): PacedScope[] {
   const paced: PacedScope[] = [];
   for (const state of states) {
     if (state.pacer?.rate.paced && !forgotten(state, at)) paced.push({ scope: state.key, ratePerSecond: state.pacer.rate.rateAt(at), level: "partition" });
-  }
-  for (const [key, account] of accounts) {
-    const pacer = account.pacedAt(at);
-    if (pacer !== undefined) paced.push({ scope: key, ratePerSecond: pacer.rate.rateAt(at), level: "account" });
   }
   return paced;
 }

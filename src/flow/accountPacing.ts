@@ -23,7 +23,7 @@ export class AccountPacing {
   #successes = 0;
   #pacer: Pacer | undefined;
   #lastThrottleAt = -Infinity;
-  /** Partition circuits opened by this account's throttle may be open: its next success closes them (see PartitionBreaker). */
+  /** Partition circuits opened by this account's throttle may be open: its next success closes them (see AccountGate). */
   holdsCircuits = false;
   readonly #settings: SendRateSettings & { forgetAfterInMs: number };
 

@@ -1,0 +1,126 @@
+// The account gate: accounts throttled as a whole, watched and paced beside the per-partition gate
+// (partitionBreaker.ts), which asks it for the account's slot, tells it every answer, and has it close
+// the circuits an account's throttle opened once that account serves again.
+import type { RequestAddress } from "../address/requestAddress.js";
+import { AccountPacing } from "../flow/accountPacing.js";
+import type { PacedScope } from "../flow/pacedScope.js";
+import type { ResolvedPacingOptions } from "../flow/pacingOptions.js";
+
+/** Accounts whose throttling is watched at once: a client talks to one, a few at most. */
+const MAX_ACCOUNTS = 64;
+
+/** What the account gate reads and writes of a partition's state. */
+export interface AccountHeldScope {
+  /** The account (`service|account`) whose throttle as a whole opened this circuit: the account's next success closes it. */
+  heldBy: string | undefined;
+}
+
+const accountKeyOf = (address: RequestAddress): string | undefined => {
+  const scope = address.scope;
+  return scope === undefined ? undefined : `${scope.service}|${scope.account}`;
+};
+
+/**
+ * The accounts that answered throttled lately (see {@link AccountPacing}), at most
+ * {@link MAX_ACCOUNTS}, least recently used first. While it watches none, its
+ * `accounts.size` is 0 and the partition gate's success path asks it nothing.
+ */
+export class AccountGate<S extends AccountHeldScope> {
+  /** Read-only outside: the partition gate's success path reads its `size` (a property, no call). */
+  readonly accounts: ReadonlyMap<string, AccountPacing>;
+  readonly #accounts = new Map<string, AccountPacing>();
+  readonly #pacing: ResolvedPacingOptions | undefined;
+  readonly #scopes: () => Iterable<S>;
+  readonly #release: (state: S, at: number) => void;
+
+  /**
+   * `scopes` lists the partition gate's states; `release` closes one whose circuit its account's
+   * throttle opened (its `heldBy` already cleared), when that account serves again.
+   */
+  constructor(pacing: ResolvedPacingOptions | undefined, scopes: () => Iterable<S>, release: (state: S, at: number) => void) {
+    this.accounts = this.#accounts;
+    this.#pacing = pacing;
+    this.#scopes = scopes;
+    this.#release = release;
+  }
+
+  /**
+   * The account's slot, when the account is paced: its delay, or its refusal (the slot is beyond
+   * `remainingInMs`); undefined when the account is not paced.
+   */
+  reserve(address: RequestAddress, at: number, remainingInMs: number): number | { refusedFor: number } | undefined {
+    return this.#accountOf(address, false, at)?.pacer?.reserve(at, remainingInMs);
+  }
+
+  /**
+   * A throttled answer from partition `scope` (which last answered throttled at `lastThrottleAt`), to an
+   * attempt whose slot was reserved at `reservedAt`. Returns the account when it is paced: a circuit this
+   * answer opens is then its throttle's (see {@link hold}).
+   */
+  throttled(address: RequestAddress, scope: string | undefined, lastThrottleAt: number, reservedAt: number, at: number): AccountPacing | undefined {
+    // A partition's first throttle is what a growing table being split looks like; only repeats are the account's evidence.
+    const repeat = this.#pacing !== undefined && at - lastThrottleAt < this.#pacing.forgetAfterInMs;
+    const account = this.#accountOf(address, true, at);
+    account?.throttled(scope ?? "", repeat, reservedAt, at);
+    return account?.pacer !== undefined ? account : undefined;
+  }
+
+  /** An answer that proves `address`'s account serves: the circuits its throttle opened close now. */
+  served(address: RequestAddress, at: number): void {
+    const account = this.#accountOf(address, false, at);
+    account?.served(at);
+    if (account?.holdsCircuits === true) this.#releaseHeldCircuits(account, accountKeyOf(address), at);
+  }
+
+  /** `state`'s circuit has just opened: held by `account`'s throttle (as {@link throttled} returned it), or by none. */
+  hold(state: S, account: AccountPacing | undefined, address: RequestAddress): void {
+    state.heldBy = account === undefined ? undefined : accountKeyOf(address);
+    if (account !== undefined) account.holdsCircuits = true;
+  }
+
+  /** Adds every paced account, with its rate at `at`, to `paced`; returns it. */
+  pacedAccounts(at: number, paced: PacedScope[]): PacedScope[] {
+    for (const [key, account] of this.#accounts) {
+      const pacer = account.pacedAt(at);
+      if (pacer !== undefined) paced.push({ scope: key, ratePerSecond: pacer.rate.rateAt(at), level: "account" });
+    }
+    return paced;
+  }
+
+  clear(): void {
+    this.#accounts.clear();
+  }
+
+  #accountOf(address: RequestAddress, create: boolean, at: number): AccountPacing | undefined {
+    const accounts = this.#accounts;
+    if (!create && accounts.size === 0) return undefined;
+    const key = accountKeyOf(address);
+    if (key === undefined) return undefined;
+    let account = accounts.get(key);
+    if (account !== undefined && !create && account.idle(at)) {
+      accounts.delete(key);
+      return undefined;
+    }
+    if (account === undefined && create && this.#pacing !== undefined) {
+      account = new AccountPacing(at, this.#pacing);
+      accounts.set(key, account);
+      if (accounts.size > MAX_ACCOUNTS) accounts.delete(accounts.keys().next().value as string);
+    }
+    return account;
+  }
+
+  /**
+   * The account throttled as a whole serves again: every circuit its throttle opened closes
+   * now, rather than each partition waiting for its own probe (their waiters then come back
+   * at their next ask, and the account pacer's slow start spreads them). One pass over the
+   * partition states per throttle episode, not per answer.
+   */
+  #releaseHeldCircuits(account: AccountPacing, accountKey: string | undefined, at: number): void {
+    account.holdsCircuits = false;
+    for (const state of this.#scopes()) {
+      if (state.heldBy === undefined || state.heldBy !== accountKey) continue;
+      state.heldBy = undefined;
+      this.#release(state, at);
+    }
+  }
+}
