@@ -1,0 +1,58 @@
+// What a partition breaker is to its users (the public `PartitionBreaker`) and to the retry policy (its
+// internal AttemptGate half); made by createPartitionBreaker (partitionBreaker.ts).
+import type { StorageService } from "../address/partitionScope.js";
+import type { AttemptGate } from "./attemptGate.js";
+import type { PartitionStatus } from "./partitionStatus.js";
+
+/**
+ * The retry policy's gate (its `gate` option), per partition scope: a partition that answers
+ * throttled is *paced* at a send rate learnt from its answers (a hot partition keeps being
+ * served at its capacity), and a partition that serves nothing at all (being moved) gets
+ * its *circuit* opened: its attempts fail locally, or wait, until one probe a reset
+ * period later finds it back. A scope with no trouble holds no state and costs nothing.
+ */
+export interface PartitionBreaker {
+  /** Scopes with state (at most `maxScopes`): a rebalancing failure in their recent past. */
+  readonly size: number;
+  /** The state of one scope's circuit, or undefined when it has none (no rebalancing failure lately). */
+  stateOf(scope: string): "closed" | "open" | "half_open" | undefined;
+  /** Keys of the scopes whose circuit is open. */
+  openScopes(): string[];
+  /** Keys of the scopes whose circuit is half-open (a probe is allowed or in flight). */
+  halfOpenScopes(): string[];
+  /**
+   * Whether the scope takes an attempt now, and when to come back: for a dispatcher that
+   * asks before it sends (a queue consumer). Cheap and synchronous; changes nothing.
+   */
+  statusOf(scope: string): PartitionStatus;
+  /**
+   * Scopes whose attempts are paced, with their current send rate (attempts/s): partitions
+   * (`level: "partition"`, keyed as `statusOf` takes them) and accounts throttling as a whole
+   * (`level: "account"`, keyed `service|account`), whose rate every attempt to them also keeps.
+   */
+  pacedScopes(): readonly {
+    /** The scope key (no secrets): a partition's names account, table or container, and partition; an account's is `service|account`. */
+    scope: string;
+    /** Attempts per second. */
+    ratePerSecond: number;
+    /** A partition, or a whole account throttling as a whole (docs/flow-control.md). Absent: a partition. */
+    level?: "partition" | "account";
+  }[];
+  /** Live circuits per state (`closed`, `open`, `half_open`), right now. */
+  stateCounts(): Record<"closed" | "open" | "half_open", number>;
+  /**
+   * Calls `listener` on every circuit's change of state (`scope` is the partition's scope
+   * key, no secrets); returns a function that unsubscribes.
+   */
+  onTransition(listener: (transition: { service: StorageService; scope: string; from: "closed" | "open" | "half_open"; to: "closed" | "open" | "half_open" }) => void): () => void;
+  /** Shuts every circuit down and stops every timer; later attempts pass straight through. Idempotent. */
+  dispose(): void;
+  /** @internal The retry policy's {@link AttemptGate}: the breaker is one, its contract is not public. */
+  admit: AttemptGate["admit"];
+  /** @internal See {@link AttemptGate.record}. */
+  record: AttemptGate["record"];
+  /** @internal See {@link AttemptGate.abandon}. */
+  abandon: NonNullable<AttemptGate["abandon"]>;
+  /** @internal See {@link AttemptGate.refusesNow}. */
+  refusesNow: NonNullable<AttemptGate["refusesNow"]>;
+}
