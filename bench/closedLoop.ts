@@ -141,7 +141,7 @@ async function runOne(accountUrl: string, settings: ClosedLoopSettings, id: Conf
     },
     () => t0Epoch,
   );
-  const config = createConfiguration(id, `${simulator.url}/${DEVSTORE_ACCOUNT_NAME}`, table);
+  const config = createConfiguration(id, `${simulator.url}/${DEVSTORE_ACCOUNT_NAME}`, table, settings.workers);
   const drain = new AbortController();
   try {
     await warmUp(config);

@@ -6,7 +6,7 @@ import type { ClosedLoopResult } from "./closedLoop.js";
 import type { MachineInfo } from "./machine.js";
 import type { HotPartitionResult } from "./hotPartition.js";
 import type { ManyPartitionsResult } from "./manyPartitions.js";
-import { MOCK_PIPELINE_BUDGET, type Comparison, type OverheadResult } from "./overhead.js";
+import { CLIENT_GUARD, type Comparison, type OverheadResult } from "./overhead.js";
 import { span, type PacingResult } from "./pacing.js";
 import type { QueueConsumerResult } from "./queueConsumer.js";
 import type { RebalancingFigures, RebalancingResult } from "./rebalancing.js";
@@ -118,21 +118,29 @@ function comparisonTable(c: Comparison, unit: "ns" | "us"): string {
   return [head, "| --- | --- | --- | ---: | ---: | ---: |", ...rows].join("\n");
 }
 
-/** The bare mock's budget (read from the code, not the results file, so `--report-only` states today's rule). */
-function budgetLine(c: Comparison): string {
+/** The bare mock pipeline's ratio is reported, not targeted (issue 24: it depends on the machine, and is about 1.5 µs of a ~40 µs client call). */
+function reportedLine(c: Comparison): string {
   const all = c.variants.find((v) => v.id === "all");
   if (all === undefined) return "";
-  return `Budget for everything on (STYLE.md §9-12): <= ${MOCK_PIPELINE_BUDGET}x. Measured ${fixed(all.ratio, 3)}x: ${verdict(all.ratio <= MOCK_PIPELINE_BUDGET)}.`;
+  return `Reported, not targeted: everything on is ${fixed(all.ratio, 3)}x the SDK here. The speed guard is the real client below (rules read from the code, so \`--report-only\` states today's).`;
 }
 
-/** On Azurite: everything on within the noise of the SDK client given an abort signal (its ratios' upper quartile). */
+/** The guard (read from the code, not the results file): TableClient.getEntity on the mock transport, everything on, within {@link CLIENT_GUARD}. */
+function guardLine(c: Comparison): string {
+  const all = c.variants.find((v) => v.id === "all");
+  if (all === undefined) return "";
+  return `Guard: everything on within ${CLIENT_GUARD}x of the SDK client. Measured ${fixed(all.ratio, 3)}x: ${verdict(all.ratio <= CLIENT_GUARD)}.`;
+}
+
+/** On Azurite: everything on within the controls' noise, the larger upper quartile of the two plain-SDK controls (a second client, and one given an abort signal). */
 function noiseLine(c: Comparison): string {
   const all = c.variants.find((v) => v.id === "all");
-  const control = c.variants.find((v) => v.id === "sdk-signal");
-  if (all === undefined || control === undefined) return "";
+  const controls = c.variants.filter((v) => v.id === "sdk-again" || v.id === "sdk-signal");
+  if (all === undefined || controls.length === 0) return "";
+  const noise = Math.max(...controls.map((v) => v.ratioP75));
   return (
-    `Rule: everything on within the noise of the SDK client given an abort signal (its ratio's upper quartile, ${fixed(control.ratioP75, 2)}x). ` +
-    `Measured ${fixed(all.ratio, 3)}x: ${verdict(all.ratio <= control.ratioP75)}.`
+    `Rule: everything on within the controls' noise (the larger upper quartile of the two plain-SDK controls, ${fixed(noise, 3)}x). ` +
+    `Measured ${fixed(all.ratio, 3)}x: ${verdict(all.ratio <= noise)}.`
   );
 }
 
@@ -144,14 +152,14 @@ function overheadSection(o: OverheadResult): string {
     "",
     comparisonTable(o.mockPipeline, "ns"),
     "",
-    budgetLine(o.mockPipeline),
+    reportedLine(o.mockPipeline),
     "",
     `### ${o.mockPipelineUrlRead.name}`,
     "",
     "The same comparison on a mock transport that also answers at once, after reading each character of the request URL once " +
       "(the least any real transport does; the SDK's Node client parses it with `new URL()`). On the transport above nothing but our " +
       "address reader (the metrics' operation label) reads the URL, so it pays for bringing it into the cache; here the transport does, as in a real pipeline. " +
-      "No budget is set for this table; the one above is the one STYLE.md names.",
+      "Reported, not targeted, as the table above.",
     "",
     comparisonTable(o.mockPipelineUrlRead, "ns"),
     "",
@@ -160,6 +168,8 @@ function overheadSection(o: OverheadResult): string {
     `${o.mockTableClient.rounds} interleaved rounds of ${o.mockTableClient.requestsPerRound.toLocaleString("en")} calls per variant.`,
     "",
     comparisonTable(o.mockTableClient, "ns"),
+    "",
+    guardLine(o.mockTableClient),
   ];
   if (o.azurite) {
     parts.push(
@@ -516,7 +526,7 @@ const COLORS: Record<ConfigurationId, string> = {
   "sdk-default": "#d62728",
   cockatiel: "#ff7f0e",
   package: "#1f77b4",
-  "package-wait": "#9467bd",
+  "package-declared": "#9467bd",
   "package-fail": "#17becf",
   "package-per-operation": "#8c564b",
   "package-shared": "#2ca02c",

@@ -11,8 +11,8 @@ import { createCockatielWiring } from "./cockatielWiring.js";
  * (issue 18, item 3): each with a breaker of its own, which never learns, or all sharing one.
  */
 export const CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package", "package-fail", "package-per-operation", "package-shared"] as const;
-/** The closed loop's: the defaults next to the two caller declarations that replaced the breaker's modes. */
-export const CLOSED_LOOP_CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package", "package-wait", "package-fail"] as const;
+/** The closed loop's: the defaults (an open-loop caller) next to the pool declared as what it is, and failFast. */
+export const CLOSED_LOOP_CONFIGURATION_IDS = ["no-retry", "sdk-default", "cockatiel", "package", "package-declared", "package-fail"] as const;
 export type ConfigurationId = (typeof CONFIGURATION_IDS)[number] | (typeof CLOSED_LOOP_CONFIGURATION_IDS)[number];
 
 export const CONFIGURATION_LABELS: Readonly<Record<ConfigurationId, string>> = {
@@ -20,7 +20,7 @@ export const CONFIGURATION_LABELS: Readonly<Record<ConfigurationId, string>> = {
   "sdk-default": "SDK default retry",
   cockatiel: "cockatiel retry + per-partition breaker",
   package: "this package (defaults: an open-loop caller)",
-  "package-wait": 'this package, the open-loop caller declared (was breaker mode "wait")',
+  "package-declared": "this package, caller: { concurrency: workers }",
   "package-fail": "this package, caller: { failFast: true }",
   "package-per-operation": "this package, a new client per operation (each its own breaker)",
   "package-shared": "this package, a new client per operation sharing one breaker",
@@ -44,7 +44,8 @@ export function tableClient(endpoint: string, table: string, retryOptions?: { ma
 }
 
 /** Builds configuration `id` on a client talking to `endpoint`. */
-export function createConfiguration(id: ConfigurationId, endpoint: string, table: string): TableConfiguration {
+/** `workers`: the pool's size, which `package-declared` declares (`caller: { concurrency }`). */
+export function createConfiguration(id: ConfigurationId, endpoint: string, table: string, workers?: number): TableConfiguration {
   const label = CONFIGURATION_LABELS[id];
   switch (id) {
     case "no-retry": {
@@ -67,11 +68,12 @@ export function createConfiguration(id: ConfigurationId, endpoint: string, table
       const handle = installResilience(client, { metrics: { registry: new Registry() } });
       return { id, label, client, run: (_pk, fn, signal) => fn(client, signal), dispose: () => handle.dispose() };
     }
-    case "package-wait":
+    case "package-declared":
     case "package-fail": {
-      // The defaults with the caller declared: an open loop always waits for the probe or the paced slot, failFast never does.
+      // The defaults with the caller declared: a pool of `workers` (its waiters use only spare slots), or failFast (never waits).
       const client = tableClient(endpoint, table);
-      const caller = id === "package-wait" ? {} : { failFast: true };
+      if (id === "package-declared" && workers === undefined) throw new TypeError("package-declared needs the pool's size (workers).");
+      const caller = id === "package-declared" ? { concurrency: workers as number } : { failFast: true };
       const handle = installResilience(client, { caller, metrics: { registry: new Registry() } });
       return { id, label, client, run: (_pk, fn, signal) => fn(client, signal), dispose: () => handle.dispose() };
     }
