@@ -384,6 +384,45 @@ function settle(promise: Promise<unknown>, op: PlannedOperation, t0: number): Pr
   );
 }
 
+/** What a run of side-by-side streams works with: their simulator, its attempt counts, the streams by key, the abort of stragglers. */
+interface StreamRun {
+  simulator: Awaited<ReturnType<typeof startCountingSimulator>>;
+  counts: AttemptCounts;
+  streams: ReadonlyMap<string, Stream>;
+  drain: AbortController;
+}
+
+/**
+ * Opens one warmed-up stream per key (on the key's table, installed as given) behind a
+ * counting simulator of its own, runs `body`, and then aborts stragglers, disposes of the
+ * streams and stops the simulator, whatever `body` did.
+ */
+async function withStreams<T>(
+  accountUrl: string,
+  tables: ReadonlyMap<string, string>,
+  seed: number,
+  installs: ReadonlyArray<readonly [string, InstallResilienceOptions | "sdk-default" | "no-retry"]>,
+  body: (run: StreamRun) => Promise<T>,
+): Promise<T> {
+  const counts = new AttemptCounts();
+  const simulator = await startCountingSimulator(accountUrl, seed, counts);
+  const endpoint = `${simulator.url}/${DEVSTORE_ACCOUNT_NAME}`;
+  const drain = new AbortController();
+  const streams = new Map<string, Stream>();
+  try {
+    for (const [key, install] of installs) {
+      const stream = openStream(endpoint, tables.get(key) as string, install);
+      streams.set(key, stream);
+      await warmUp({ client: stream.client });
+    }
+    return await body({ simulator, counts, streams, drain });
+  } finally {
+    drain.abort();
+    for (const stream of streams.values()) stream.dispose();
+    await simulator.stop();
+  }
+}
+
 /** Runs every configuration of the open loop, steady and bursty, side by side through one fault. */
 async function openLoopRun(
   accountUrl: string,
@@ -393,20 +432,10 @@ async function openLoopRun(
   seed: number,
 ): Promise<Map<string, OpenLoopSeedFigures>> {
   const s = settings.openLoop;
-  const counts = new AttemptCounts();
-  const simulator = await startCountingSimulator(accountUrl, seed, counts);
-  const endpoint = `${simulator.url}/${DEVSTORE_ACCOUNT_NAME}`;
-  const drain = new AbortController();
-  const streams = new Map<string, Stream>();
-  try {
-    for (const traffic of TRAFFIC_SHAPES) {
-      for (const configuration of OPEN_LOOP_CONFIGURATIONS) {
-        const key = `${traffic}/${configuration}`;
-        const stream = openStream(endpoint, tables.get(key) as string, openLoopInstall(configuration));
-        streams.set(key, stream);
-        await warmUp({ client: stream.client });
-      }
-    }
+  const installs = TRAFFIC_SHAPES.flatMap((traffic) =>
+    OPEN_LOOP_CONFIGURATIONS.map((configuration) => [`${traffic}/${configuration}`, openLoopInstall(configuration)] as const),
+  );
+  return withStreams(accountUrl, tables, seed, installs, async ({ simulator, counts, streams, drain }) => {
     const { rules, endInMs } = scenarioRules(scenario, s);
     const rate = s.opsPerSecondByScenario[scenario] ?? s.opsPerSecond;
     const count = Math.floor(((endInMs + s.tailInMs) / 1000) * rate);
@@ -452,11 +481,7 @@ async function openLoopRun(
       });
     });
     return figures;
-  } finally {
-    drain.abort();
-    for (const stream of streams.values()) stream.dispose();
-    await simulator.stop();
-  }
+  });
 }
 
 /**
@@ -509,20 +534,10 @@ async function poolRun(
   seed: number,
 ): Promise<Map<string, PoolSeedFigures>> {
   const p = settings.pools;
-  const counts = new AttemptCounts();
-  const simulator = await startCountingSimulator(accountUrl, seed, counts);
-  const endpoint = `${simulator.url}/${DEVSTORE_ACCOUNT_NAME}`;
-  const drain = new AbortController();
-  const streams = new Map<string, Stream>();
-  try {
-    for (const workers of p.sizes) {
-      for (const configuration of POOL_CONFIGURATIONS) {
-        const key = `${workers}/${configuration}`;
-        const stream = openStream(endpoint, tables.get(key) as string, poolInstall(configuration, workers));
-        streams.set(key, stream);
-        await warmUp({ client: stream.client });
-      }
-    }
+  const installs = p.sizes.flatMap((workers) =>
+    POOL_CONFIGURATIONS.map((configuration) => [`${workers}/${configuration}`, poolInstall(configuration, workers)] as const),
+  );
+  return withStreams(accountUrl, tables, seed, installs, async ({ simulator, counts, streams, drain }) => {
     counts.recording = true;
     const t0 = performance.now();
     for (const rule of rebalancingRules(p)) simulator.addFault(rule);
@@ -553,11 +568,7 @@ async function poolRun(
       });
     });
     return figures;
-  } finally {
-    drain.abort();
-    for (const stream of streams.values()) stream.dispose();
-    await simulator.stop();
-  }
+  });
 }
 
 /** Runs the benchmark against Azurite's Tables endpoint `accountUrl`. */
