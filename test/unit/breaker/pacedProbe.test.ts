@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type SendRequest } from "@azure/core-rest-pipeline";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
 import { readRequestAddress } from "../../../src/address/requestAddress.js";
+import { throttleAccountAsAWhole } from "../../support/throttleAccount.js";
 import { getRetryInfo, resilientRetryPolicy } from "../../../src/index.js";
 import type { Admission, SendAdmission } from "../../../src/breaker/attemptGate.js";
 
@@ -27,14 +28,7 @@ afterEach(() => {
 function throttledAccountWithHalfOpenP(healthyAsks = 3): PartitionBreaker {
   const breaker = createPartitionBreaker({ service: "table" });
   const parts = ["a", "b", "c", "p"].map(addr);
-  const throttled = { outcomeClass: "throttled" as const, status: 503, errorCode: "ServerBusy" };
-  for (let i = 0; i < 40; i++) {
-    for (const a of parts) {
-      const admission = breaker.admit(a, 30_000);
-      if (admission.decision === "send") breaker.record(a, admission, throttled);
-    }
-    vi.advanceTimersByTime(25);
-  }
+  throttleAccountAsAWhole(breaker, parts);
   expect(breaker.stateOf(P)).toBe("open");
   expect(breaker.pacedScopes().some((s) => s.level === "account")).toBe(true);
   vi.advanceTimersByTime(3_000);

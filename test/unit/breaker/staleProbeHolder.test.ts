@@ -11,13 +11,13 @@ import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type Pi
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
 import { Circuit } from "../../../src/breaker/circuit.js";
 import { readRequestAddress } from "../../../src/address/requestAddress.js";
+import { throttleAccountAsAWhole } from "../../support/throttleAccount.js";
 import { resilientRetryPolicy } from "../../../src/index.js";
 import type { Admission, SendAdmission } from "../../../src/breaker/attemptGate.js";
 
 const urlOf = (pk: string) => `https://acct.table.core.windows.net/orders(PartitionKey='${pk}',RowKey='r')`;
 const addr = (pk: string) => readRequestAddress(createPipelineRequest({ url: urlOf(pk), method: "GET" }), "table");
 const P = "table|acct|orders|p";
-const throttled = { outcomeClass: "throttled" as const, status: 503, errorCode: "ServerBusy" };
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -39,13 +39,7 @@ function sent(admission: Admission): SendAdmission {
 function halfOpenPBehindALongAccountQueue(): PartitionBreaker {
   const breaker = createPartitionBreaker({ service: "table" });
   const parts = ["a", "b", "c", "p"].map(addr);
-  for (let i = 0; i < 40; i++) {
-    for (const a of parts) {
-      const admission = breaker.admit(a, 30_000);
-      if (admission.decision === "send") breaker.record(a, admission, throttled);
-    }
-    vi.advanceTimersByTime(25);
-  }
+  throttleAccountAsAWhole(breaker, parts);
   expect(breaker.stateOf(P)).toBe("open");
   vi.advanceTimersByTime(3_000);
   expect(breaker.stateOf(P)).toBe("half_open");

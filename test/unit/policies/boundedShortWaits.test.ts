@@ -1,30 +1,12 @@
 // A wait of at most SHORT_WAIT_IN_MS (50 ms) is taken whatever the caller policy says
 // (decideNext): a bounded caller with no spare slot is not let go of it (operationWaits.ts letGoOf).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
+import { createPipelineRequest } from "@azure/core-rest-pipeline";
 import { fixedBackoff, getRetryInfo, resilientRetryPolicy } from "../../../src/index.js";
-import { SEND_NOW, type Admission, type AttemptGate, type SendAdmission } from "../../../src/breaker/attemptGate.js";
-import { asGateOption } from "../../support/scriptedGate.js";
+import { asGateOption, gateOf, scripted } from "../../support/scriptedGate.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 const request = () => createPipelineRequest({ url, method: "GET" });
-const reply = (req: PipelineRequest, status: number, headers: Record<string, string> = {}): PipelineResponse => ({ request: req, status, headers: createHttpHeaders(headers) });
-
-function scripted(...statuses: number[]) {
-  return vi.fn<SendRequest>(async (req) => {
-    const status = statuses.shift();
-    if (status === undefined) throw new Error("unexpected extra attempt");
-    return reply(req, status, status === 503 ? { "x-ms-error-code": "ServerBusy" } : {});
-  });
-}
-
-/** A gate that answers each first ask from a list (a confirmation gets its reservation back). */
-function gateOf(...admissions: Admission[]): AttemptGate {
-  return {
-    admit: (_address, _remaining, reserved?: SendAdmission) => reserved ?? admissions.shift() ?? SEND_NOW,
-    record: () => undefined,
-  };
-}
 
 beforeEach(() => {
   vi.useFakeTimers();

@@ -1,26 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { decideNext, type DecisionFacts, type Step } from "../../../src/policies/decideNext.js";
+import { decideNext, newDecisionFacts, type DecisionFacts, type Step } from "../../../src/policies/decideNext.js";
 
 /** A retriable failure with retries and time left, nothing refused, an open-loop caller. */
 const afterFailure: DecisionFacts = {
+  ...newDecisionFacts(),
   point: "attempt",
   attemptClass: "throttled",
-  retriesDone: 0,
   maxRetries: 3,
   remainingInMs: 10_000,
   backoffInMs: 800,
-  retryAfterInMs: undefined,
-  bodyReplayable: true,
-  answerMayBeOurs: false,
-  gate: "send",
-  gateDelayInMs: 0,
   budget: "available",
-  budgetRetryAfterInMs: 0,
-  callerMayWait: true,
-  callerMayBackOff: true,
-  secondaryOpen: false,
-  jitter: 0,
-  waitReason: undefined,
 };
 
 /** Before an attempt: the gate lets it go now, no budget needed. */

@@ -3,32 +3,13 @@
 // then is obeyed (an open loop defers, a caller that may not wait stops), and an admission not
 // sent on is given back to the gate.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
+import { createPipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
 import { createRetryBudget, fixedBackoff, getRetryInfo, resilientRetryPolicy, type RetryBudget } from "../../../src/index.js";
-import { SEND_NOW, type Admission, type AttemptGate, type SendAdmission } from "../../../src/breaker/attemptGate.js";
-import type { RequestAddress } from "../../../src/address/requestAddress.js";
-import { asGateOption } from "../../support/scriptedGate.js";
+import { SEND_NOW, type SendAdmission } from "../../../src/breaker/attemptGate.js";
+import { asGateOption, gateOf, scripted } from "../../support/scriptedGate.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 const request = () => createPipelineRequest({ url, method: "GET" });
-const reply = (req: PipelineRequest, status: number, headers: Record<string, string> = {}): PipelineResponse => ({ request: req, status, headers: createHttpHeaders(headers) });
-
-function scripted(...statuses: number[]) {
-  return vi.fn<SendRequest>(async (req) => {
-    const status = statuses.shift();
-    if (status === undefined) throw new Error("unexpected extra attempt");
-    return reply(req, status, status === 503 ? { "x-ms-error-code": "ServerBusy" } : {});
-  });
-}
-
-/** A gate that answers each first ask from a list (a confirmation gets its reservation back), and records what is given back. */
-function gateOf(...admissions: Admission[]) {
-  return {
-    admit: (_address: RequestAddress, _remaining: number, reserved?: SendAdmission): Admission => reserved ?? admissions.shift() ?? SEND_NOW,
-    record: () => undefined,
-    abandon: vi.fn<NonNullable<AttemptGate["abandon"]>>(),
-  };
-}
 
 /** A budget that is always empty, whose calls are counted. */
 function emptyBudget(): RetryBudget & { tryRetry: ReturnType<typeof vi.fn> } {
