@@ -209,6 +209,8 @@ export interface PoolSeedFigures {
   /** Of the no-retry client's in the same run and pool size (1 = as much). */
   healthyShareOfNoRetry: number;
   outageAttempts: number;
+  /** Failed operations by reason (a local stop reason, or the failure). */
+  failures: Record<string, number>;
 }
 
 export interface PoolRow {
@@ -384,6 +386,12 @@ function settle(promise: Promise<unknown>, op: PlannedOperation, t0: number): Pr
   );
 }
 
+function failuresOf(done: readonly Outcome[]): Record<string, number> {
+  const failures: Record<string, number> = {};
+  for (const o of done) if (!o.ok) failures[o.reason ?? "error"] = (failures[o.reason ?? "error"] ?? 0) + 1;
+  return failures;
+}
+
 /** What a run of side-by-side streams works with: their simulator, its attempt counts, the streams by key, the abort of stragglers. */
 interface StreamRun {
   simulator: Awaited<ReturnType<typeof startCountingSimulator>>;
@@ -467,8 +475,6 @@ async function openLoopRun(
       const done = outcomes[i] as Outcome[];
       const attempts = counts.of(tables.get(key) as string);
       const refused = (streams.get(key) as Stream).refused.count;
-      const failures: Record<string, number> = {};
-      for (const o of done) if (!o.ok) failures[o.reason ?? "error"] = (failures[o.reason ?? "error"] ?? 0) + 1;
       figures.set(key, {
         seed,
         operations: done.length,
@@ -477,7 +483,7 @@ async function openLoopRun(
         failedOther: done.filter((o) => !o.ok && !o.local).length,
         attempts: attempts.all + refused,
         attemptsIntoFault: scenario === "refused" ? refused : attempts.fault,
-        failures,
+        failures: failuresOf(done),
       });
     });
     return figures;
@@ -565,6 +571,7 @@ async function poolRun(
         healthyDoneDuring: healthyDone(done),
         healthyShareOfNoRetry: Math.round((healthyDone(done) / Math.max(1, healthyDone(baseline))) * 1000) / 1000,
         outageAttempts: counts.of(tables.get(key) as string).fault,
+        failures: failuresOf(done),
       });
     });
     return figures;
