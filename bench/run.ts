@@ -22,6 +22,15 @@ process.on("uncaughtExceptionMonitor", (error, origin) => {
   console.error(`bench: ${origin}: ${error?.name} ${(error as { code?: string }).code ?? ""} ${request ? `${request.method} ${request.url?.split("?")[0]}` : ""}`);
 });
 
+// A SIGTERM or SIGINT the program does not handle ends Node without its `exit` event, and so
+// without startAzurite's exit hook, which kills the Azurite it started: exit through it instead.
+for (const [name, number] of [["SIGINT", 2], ["SIGTERM", 15]] as const) {
+  process.once(name, () => {
+    console.error(`bench: ${name}, stopping`);
+    process.exit(128 + number);
+  });
+}
+
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
 const onlyArg = args.find((a) => a.startsWith("--only="))?.slice("--only=".length);
