@@ -29,10 +29,17 @@ const MIN_HALF_OPEN_POLL_IN_MS = 10;
 
 /** What the breaker remembers about a scope that had trouble. */
 interface ScopeState extends QueriedScope, AccountHeldScope {
-  /** Made at the scope's first throttled answer (pacing on). */
+  /** Made at the scope's second throttled answer within `forgetAfterInMs` (pacing on). */
   pacer: Pacer | undefined;
   lastFailureAt: number;
   lastThrottleAt: number;
+  /**
+   * From a first throttle until the pacer comes (undefined otherwise): when it came, and the attempts
+   * admitted and answers served since. The pacer starts from them, as if it had been made at the first.
+   */
+  unpacedSince: number | undefined;
+  unpacedSent: number;
+  unpacedServed: number;
 }
 
 /**
@@ -142,6 +149,7 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       circuit.returnProbe(at);
       return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
     }
+    if (state.unpacedSince !== undefined) state.unpacedSent += 1;
     if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer !== undefined);
     // A probe never queues behind a paced account: reserved far out at the account's throttled rate, it would
     // hold its circuit half-open (every other attempt refused) for that long after the account serves again.
@@ -209,7 +217,8 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     // Back from serving nothing (a move): what the pacer learnt about it then says nothing about now.
     if (change?.from === "half_open" && change.to === "closed") state.pacer = undefined;
     // The served rate is the pacer's floor, and its successes drive the slow start.
-    if (served) state.pacer?.rate.served(at);
+    if (served && state.pacer !== undefined) state.pacer.rate.served(at);
+    else if (served && state.unpacedSince !== undefined) state.unpacedServed += 1;
     if (!failed) return;
     state.lastFailureAt = at;
     // Throttles while the circuit is not closed (probes into an outage) teach the pacer nothing.
@@ -217,9 +226,20 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const throttledLately = at - state.lastThrottleAt < o.pacing.forgetAfterInMs;
     state.lastThrottleAt = at;
     // A partition's first throttle is no evidence (a growing table's new ranges are each hot once): its pacer
-    // comes with the second. Split-once partitions then cost no pacer (docs/benchmarks.md, "A table being split").
-    if (state.pacer === undefined && !throttledLately) return;
-    state.pacer ??= new Pacer(at, o.pacing);
+    // comes with the second. Split-once partitions then cost no pacer (docs/benchmarks.md, "A table being split"),
+    // only three counts. The pacer starts from what they measured, so that its first cut need not wait for a
+    // new half second of sends (a partition timing out has meanwhile been sent its circuit's worth of attempts).
+    if (state.pacer === undefined && !throttledLately) {
+      state.unpacedSince = at;
+      state.unpacedSent = 0;
+      state.unpacedServed = 0;
+      return;
+    }
+    if (state.pacer === undefined) {
+      const since = state.unpacedSince;
+      state.pacer = new Pacer(at, o.pacing, since === undefined ? undefined : { since, sent: state.unpacedSent, served: state.unpacedServed });
+      state.unpacedSince = undefined;
+    }
     // An attempt admitted before the scope had a pacer counts as reserved before any cut.
     if (state.pacer.rate.throttled(reservedAt, at)) {
       logger.info(`Partition scope "${state.key}" is throttled: pacing it at ${state.pacer.rate.rateAt(at).toFixed(1)} attempts/s.`);
@@ -240,6 +260,9 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       heldBy: undefined,
       lastFailureAt: at,
       lastThrottleAt: -Infinity,
+      unpacedSince: undefined,
+      unpacedSent: 0,
+      unpacedServed: 0,
     };
     registry.add(key, state);
     return state;

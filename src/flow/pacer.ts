@@ -1,4 +1,4 @@
-import { SendRate, type SendRateSettings } from "./sendRate.js";
+import { SendRate, type RateHistory, type SendRateSettings } from "./sendRate.js";
 
 /**
  * Spaces one scope's attempts (first attempts and retries alike) at its learnt send rate:
@@ -14,8 +14,9 @@ export class Pacer {
   /** The next free send slot (ms, the gate's clock). */
   #nextSlotAt = -Infinity;
 
-  constructor(now: number, settings: SendRateSettings) {
-    this.rate = new SendRate(now, settings);
+  /** `history`: what the scope sent and served before it was paced (see {@link RateHistory}). */
+  constructor(now: number, settings: SendRateSettings, history?: RateHistory) {
+    this.rate = new SendRate(now, settings, history);
   }
 
   /**

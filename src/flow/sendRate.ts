@@ -41,10 +41,11 @@ export class SendRate {
   readonly #successes: RateMeter;
   readonly #settings: SendRateSettings;
 
-  constructor(now: number, settings: SendRateSettings) {
+  /** `history`: what the scope sent and served before this controller was made (see {@link RateHistory}). */
+  constructor(now: number, settings: SendRateSettings, history?: RateHistory) {
     this.#settings = settings;
-    this.#sends = new RateMeter(now);
-    this.#successes = new RateMeter(now);
+    this.#sends = new RateMeter(now, history?.since, history?.sent);
+    this.#successes = new RateMeter(now, history?.since, history?.served);
   }
 
   /** True once a throttle has cut the rate (before that, attempts go out unpaced while the send rate is measured). */
@@ -152,6 +153,18 @@ export class SendRate {
   }
 }
 
+/**
+ * What a scope sent and served from `since` until its controller was made: a partition gets
+ * its pacer only at its second throttle, and without this its first cut would wait for a
+ * new half second of sends, by which time a partition serving nothing has been sent as much
+ * again. The counts read as the meters' previous bucket (they go out of the rate in half a second).
+ */
+export interface RateHistory {
+  readonly since: number;
+  readonly sent: number;
+  readonly served: number;
+}
+
 /** The rate controller's settings (see `PacingOptions`). */
 export interface SendRateSettings {
   decreaseFactor: number;
@@ -206,9 +219,14 @@ class RateMeter {
   #previous = 0;
   readonly #since: number;
 
-  constructor(now: number) {
+  /**
+   * `earlier` events counted from `since` (at or before `now`) to `now`: read as the previous bucket,
+   * their share of it when they spread over more than a bucket.
+   */
+  constructor(now: number, since = now, earlier = 0) {
     this.#bucketStart = now;
-    this.#since = now;
+    this.#since = Math.min(since, now);
+    this.#previous = now - this.#since > METER_BUCKET_IN_MS ? (earlier * METER_BUCKET_IN_MS) / (now - this.#since) : earlier;
   }
 
   /** Events over the last one to two buckets. */

@@ -815,5 +815,33 @@ describe("createPartitionBreaker: a partition's first throttle", () => {
     // The pacer is there now: admissions carry its ticket (paced), though it has not cut yet.
     expect(attempt(breaker, "split", "success")).toMatchObject({ decision: "send", paced: true });
   });
+
+  it("is where the pacer's rate starts from: a partition serving nothing is cut at its second throttle, on what it was sent since the first", () => {
+    // A partition timing out (answers come 1.5 s late): attempts keep going out before its answers come back.
+    const breaker = make();
+    const target = readRequestAddress(entityRequest("slow"));
+    const admitNow = (): Admission => breaker.admit(target, Infinity);
+    const first = admitNow();
+    for (let i = 0; i < 6; i++) {
+      vi.advanceTimersByTime(100);
+      expect(admitNow()).toEqual(SEND_NOW);
+    }
+    // The first attempt's timeout comes back: the partition's first throttle, no pacer yet.
+    if (first.decision !== "send") throw new Error("the first attempt was refused");
+    breaker.record(target, first, result("timeout"));
+    for (let i = 0; i < 6; i++) {
+      vi.advanceTimersByTime(100);
+      expect(admitNow()).toEqual(SEND_NOW);
+    }
+    // The second timeout makes the pacer, which cuts at once: 6 sent in the 600 ms since the first, none served.
+    breaker.record(target, SEND_NOW, result("timeout"));
+    expect(breaker.pacedScopes()).toEqual([expect.objectContaining({ scope: key("slow") })]);
+    const rate = breaker.pacedScopes()[0]?.ratePerSecond ?? 0;
+    expect(rate).toBeGreaterThan(0);
+    expect(rate).toBeLessThan(10);
+    const next = [admitNow(), admitNow()];
+    expect(next[1]).toMatchObject({ decision: "send", paced: true });
+    expect(next[1]?.decision === "send" ? next[1].delayInMs : 0).toBeGreaterThanOrEqual(Math.floor(1000 / rate));
+  });
 });
 

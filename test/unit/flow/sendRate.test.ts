@@ -36,6 +36,26 @@ describe("SendRate: before the first cut", () => {
   });
 });
 
+describe("SendRate: made with a history (a partition's pacer, made at its second throttle)", () => {
+  it.each<[string, { since: number; sent: number; served: number }, number | undefined]>([
+    // [name, history, rate after the cut at the controller's making (undefined: no cut)]
+    ["10 sent in the 1000 ms before, none served: cut at once to 0.7 x the 10/s sent (read over the last half second)", { since: -1000, sent: 10, served: 0 }, 7],
+    ["10 sent in the 400 ms before: enough sends (25/s)", { since: -400, sent: 10, served: 0 }, 17.5],
+    ["3 sent in the 400 ms before: too little to measure", { since: -400, sent: 3, served: 0 }, undefined],
+    ["20 sent, 10 served in the 1000 ms before: at capacity, cut to the 10/s served", { since: -1000, sent: 20, served: 10 }, 10],
+  ])("%s", (_name, history, after) => {
+    const rate = new SendRate(0, DEFAULTS, history);
+    expect(rate.throttled(-Infinity, 0)).toBe(after !== undefined);
+    expect(rate.rateAt(0)).toBeCloseTo(after ?? Infinity, 6);
+  });
+
+  it("forgets the history after a bucket, like any count", () => {
+    const rate = new SendRate(0, DEFAULTS, { since: -400, sent: 3, served: 0 });
+    // At 1000 ms the history has left both buckets: nothing sent since, so nothing to measure.
+    expect(rate.throttled(-Infinity, 1000)).toBe(false);
+  });
+});
+
 describe("SendRate: the cut", () => {
   it.each<[string, number, number, SendRateSettings, number]>([
     // [name, sends, in ms, settings, rate right after the cut]
