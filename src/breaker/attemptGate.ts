@@ -12,8 +12,11 @@ export interface AttemptGate {
   /**
    * May an attempt for `address` go out? `remainingInMs` is the caller's time left: a gate
    * that would make the attempt wait longer refuses instead. Asked again with `reserved`
-   * when a paced slot has come: the slot is the caller's, but the partition may have
-   * stopped serving meanwhile (a refusal), which the gate answers without a new slot.
+   * when a paced wait has ended. A send admission confirms the slot (send now), except a new
+   * one with `reserved`'s own `ticket` and a `delayInMs` above 0, which is the rest of the
+   * wait: a gate may hand a long wait out in slices and move the slot earlier meanwhile. A
+   * refusal says the partition stopped serving meanwhile, or the slot is further off than the
+   * caller may now wait.
    */
   admit(address: RequestAddress, remainingInMs: number, reserved?: SendAdmission): Admission;
   /** The attempt admitted by `admission` came back with `result`. */

@@ -5,7 +5,7 @@
 import type { RequestAddress } from "../address/requestAddress.js";
 import { logger } from "../logging/logger.js";
 import type { AccountPacing } from "../flow/accountPacing.js";
-import { Pacer } from "../flow/pacer.js";
+import { PACED_RECHECK_IN_MS, Pacer, type PacedSlot } from "../flow/pacer.js";
 import type { Admission, SendAdmission } from "./attemptGate.js";
 import { SEND_NOW } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
@@ -48,6 +48,12 @@ interface ScopeState extends QueriedScope, AccountHeldScope {
  */
 interface PacedTicket {
   reservedAt: number;
+  /** The scope's slot, when the scope's pacer delayed it: it may come sooner (see {@link Pacer.delayOf}). */
+  slot?: PacedSlot;
+  /** The pacer that gave `slot`: one made since (the scope forgotten, or back from an outage) says nothing of it. */
+  pacer?: Pacer;
+  /** When the account's slot comes, when the account is paced too (the later of the two is the attempt's). */
+  accountSlotAt?: number;
   /**
    * When this admission took a half-open circuit's probe: confirming it must not ask the circuit
    * again (the probe out would refuse its own holder), and abandoning it gives the probe back.
@@ -138,7 +144,7 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at), probeOut: before === "half_open" };
     }
     // Confirmed: the slot is the caller's. Admitted half-open, it now holds the circuit's new probe.
-    if (reserved !== undefined) return before === "closed" ? reserved : { ...reserved, ticket: { ...(reserved.ticket as PacedTicket), probeAt: at } };
+    if (reserved !== undefined) return before === "closed" ? recheck(reserved, state, at, remainingInMs) : { ...reserved, delayInMs: 0, ticket: { ...(reserved.ticket as PacedTicket), probeAt: at } };
     // Admitted half-open: this attempt is the probe.
     const probeAt = before === "closed" ? undefined : at;
     // Calm for forgetAfterInMs: what the pacer learnt is stale (statusOf and pacedScopes already say
@@ -150,10 +156,10 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
     }
     if (state.unpacedSince !== undefined) state.unpacedSent += 1;
-    if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer !== undefined);
+    if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer);
     // A probe never queues behind a paced account: reserved far out at the account's throttled rate, it would
     // hold its circuit half-open (every other attempt refused) for that long after the account serves again.
-    const admission = admitToAccount(address, at, Math.min(remainingInMs, halfOpenPollInMs), slot, state.key, state.pacer !== undefined, probeAt);
+    const admission = admitToAccount(address, at, Math.min(remainingInMs, halfOpenPollInMs), slot, state.key, state.pacer, probeAt);
     if (admission.decision === "send") return admission;
     circuit.returnProbe(at, probeAt);
     return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: Math.min(admission.retryAfterInMs, halfOpenPollInMs) };
@@ -166,19 +172,38 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     remainingInMs: number,
     scopeDelayInMs: number,
     scope: string | undefined,
-    paced = false,
+    pacer?: Pacer,
     probeAt?: number,
   ): Admission => {
     const accountSlot = accountGate.reserve(address, at, remainingInMs);
     if (typeof accountSlot === "object") {
       return { decision: "refuse", reason: "paced", scope: scope ?? "account", retryAfterInMs: accountSlot.refusedFor };
     }
-    if (!paced && accountSlot === undefined) {
+    if (pacer === undefined && accountSlot === undefined) {
       // An unpaced probe still carries its ticket, so that abandoning it gives the probe back.
       return probeAt === undefined ? SEND_NOW : { decision: "send", delayInMs: 0, ticket: { reservedAt: -Infinity, probeAt } satisfies PacedTicket };
     }
-    const ticket: PacedTicket = { reservedAt: at, probeAt };
-    return { decision: "send", delayInMs: Math.max(scopeDelayInMs, accountSlot ?? 0), ticket, paced: true };
+    const delayInMs = Math.max(scopeDelayInMs, accountSlot ?? 0);
+    // A probe's slot is not asked about again (it holds its circuit half-open): only other attempts' slots may come sooner.
+    if (scopeDelayInMs === 0 || probeAt !== undefined) return { decision: "send", delayInMs, ticket: { reservedAt: at, probeAt } satisfies PacedTicket, paced: true };
+    const ticket: PacedTicket = { reservedAt: at, slot: pacer?.lastSlot, pacer, accountSlotAt: at + (accountSlot ?? 0) };
+    return { decision: "send", delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS), ticket, paced: true };
+  };
+
+  /**
+   * A paced slot asked about again: come (`reserved`, confirmed), or still ahead (the rest of the
+   * wait, asked again within PACED_RECHECK_IN_MS: the slot moves earlier when the scope's rate
+   * grows), or further off than the caller may now wait.
+   */
+  const recheck = (reserved: SendAdmission, state: ScopeState, at: number, remainingInMs: number): Admission => {
+    const ticket = reserved.ticket as PacedTicket | undefined;
+    const slot = ticket?.slot;
+    // Calm for forgetAfterInMs: the pacer is stale (and goes at the next admission), its queue with it.
+    if (slot === undefined || state.pacer === undefined || state.pacer !== ticket?.pacer || forgotten(state, at)) return reserved;
+    const delayInMs = Math.max(state.pacer.delayOf(slot, at), (ticket.accountSlotAt ?? at) - at);
+    if (delayInMs <= 0) return reserved;
+    if (delayInMs > remainingInMs) return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: delayInMs };
+    return { ...reserved, delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS) };
   };
 
   const abandon = (address: RequestAddress, admission: SendAdmission): void => {

@@ -48,14 +48,13 @@ export abstract class AdmittedOperation {
   protected admitNext(f: DecisionFacts, retry: boolean): Refusal | undefined {
     f.budget = "free";
     f.budgetRetryAfterInMs = 0;
-    const confirming = this.#reserved !== undefined;
+    const reserved = this.#reserved;
     const admission = this.#admit(f.remainingInMs, f.callerMayWait);
     this.#admission = admission;
     if (admission.decision === "send") {
       this.#refusal = undefined;
       f.gate = "send";
-      // A paced slot waited for is confirmed, not waited for again.
-      f.gateDelayInMs = confirming ? 0 : admission.delayInMs;
+      f.gateDelayInMs = reserved === undefined || isRestOfWait(admission, reserved) ? admission.delayInMs : 0;
       // Spent when the retry goes, i.e. now unless it first waits for its slot (then at the confirmation).
       if (f.gateDelayInMs === 0 && retry && this.s.budget !== undefined && admission.paced !== true) this.#takeRetry(f, admission);
       return undefined;
@@ -100,7 +99,8 @@ export abstract class AdmittedOperation {
   /** Waiting for a paced slot: it is kept for the gate to confirm at the next ask. */
   protected reserveSlot(delayInMs: number): void {
     this.#reserved = this.#admission as SendAdmission;
-    this.#pacedDelayInMs = delayInMs;
+    // A slot waited for in slices: its attempt's paced delay is their sum.
+    this.#pacedDelayInMs += delayInMs;
   }
 
   /** A paced slot waited for but not to be sent on: the gate takes back what it holds (a probe). */
@@ -150,4 +150,13 @@ export abstract class AdmittedOperation {
   protected spendSecondaryRetry(retry: boolean): void {
     if (retry) this.s.budget?.tryRetry();
   }
+}
+
+/**
+ * Whether the gate's answer to a paced slot asked about again is the rest of its wait (the same
+ * ticket, a new admission, a delay): a gate may hand a long wait out in slices. Anything else
+ * confirms the slot: its delay was spent.
+ */
+function isRestOfWait(admission: SendAdmission, reserved: SendAdmission): boolean {
+  return admission !== reserved && admission.delayInMs > 0 && admission.ticket !== undefined && admission.ticket === reserved.ticket;
 }

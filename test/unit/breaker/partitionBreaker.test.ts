@@ -7,7 +7,7 @@ import { createPartitionBreaker, type PartitionBreaker } from "../../../src/brea
 import { DEFAULT_PARTITION_BREAKER_OPTIONS, type PartitionBreakerOptions } from "../../../src/breaker/partitionBreakerOptions.js";
 import type { OutcomeClass } from "../../../src/classification/outcomeClass.js";
 import { logger } from "../../../src/logging/logger.js";
-import { SEND_NOW, type Admission } from "../../../src/breaker/attemptGate.js";
+import { SEND_NOW, type Admission, type SendAdmission } from "../../../src/breaker/attemptGate.js";
 import type { AttemptResult } from "../../../src/classification/attemptResult.js";
 
 const HOST = "https://acct.table.core.windows.net";
@@ -56,6 +56,23 @@ function attempts(breaker: PartitionBreaker, pk: string, outcome: OutcomeClass, 
 }
 
 /** Opens `pk`'s circuit: 5 rebalancing failures, 100 ms apart. */
+/**
+ * Follows the gate contract as the retry loop does: waits `admission.delayInMs`, asks again with
+ * it, and waits the rest (a new admission with the same ticket) until the slot is confirmed.
+ */
+function whenSlotComes(breaker: PartitionBreaker, address: RequestAddress, admission: SendAdmission, send: (sent: SendAdmission) => void): void {
+  if (admission.delayInMs === 0) {
+    send(admission);
+    return;
+  }
+  setTimeout(() => {
+    const again = breaker.admit(address, Infinity, admission);
+    if (again.decision !== "send") throw new Error(`refused at its slot: ${JSON.stringify(again)}`);
+    if (again !== admission && again.delayInMs > 0 && again.ticket === admission.ticket) whenSlotComes(breaker, address, again, send);
+    else send(again);
+  }, admission.delayInMs);
+}
+
 function open(breaker: PartitionBreaker, pk: string): void {
   attempts(breaker, pk, "throttled", 5);
   expect(breaker.stateOf(key(pk))).toBe("open");
@@ -168,7 +185,7 @@ describe("createPartitionBreaker: a hot partition", () => {
       const admission = breaker.admit(address, Infinity);
       if (admission.decision !== "send") throw new Error(`refused: ${JSON.stringify(admission)}`);
       delays.push(admission.delayInMs);
-      setTimeout(() => breaker.record(address, admission, result(answered++ % 2 === 0 ? "success" : "throttled")), admission.delayInMs);
+      whenSlotComes(breaker, address, admission, (sent) => breaker.record(address, sent, result(answered++ % 2 === 0 ? "success" : "throttled")));
     }
     // Cut after cut to the rate it served (half its answers are throttled, whatever the rate; at most one cut per
     // half second), so fewer than the 500 offered went out.
@@ -305,6 +322,58 @@ describe("createPartitionBreaker: state only where trouble is", () => {
     expect(breaker.size).toBe(0);
     expect(breaker.pacedScopes()).toEqual([]);
     expect(attempt(breaker, "hot", "success")).toEqual(SEND_NOW);
+  });
+
+  it("a queue reserved while the scope served little is let out at the rate it regains (slow start), not the rate it was reserved at", () => {
+    // Every answer throttled for a second (the account's whole partition at once; a circuit here needs 1,000 in a row):
+    // it served nothing, so the cut is to 0.7 x what was sent, held until a success starts a doubling every 125 ms.
+    const breaker = make({ consecutiveFailures: 1_000 });
+    for (let i = 0; i < 100; i++) {
+      attempt(breaker, "hot", "throttled");
+      vi.advanceTimersByTime(10);
+    }
+    const address = readRequestAddress(entityRequest("hot"));
+    const start = Date.now();
+    const sentAt: number[] = [];
+    let firstDelay = -1;
+    for (let i = 0; i < 200; i++) {
+      const admission = breaker.admit(address, Infinity);
+      if (admission.decision !== "send") throw new Error(`refused: ${JSON.stringify(admission)}`);
+      if (i === 199) firstDelay = admission.delayInMs;
+      whenSlotComes(breaker, address, admission, (sent) => {
+        sentAt.push(Date.now() - start);
+        breaker.record(address, sent, result("success"));
+      });
+    }
+    const queuedInMs = breaker.statusOf(key("hot")).retryAfterInMs;
+    expect(queuedInMs).toBeGreaterThan(2_000); // 200 slots at the cut rate
+    expect(firstDelay).toBe(500); // a long wait is handed out in slices of PACED_RECHECK_IN_MS
+    vi.advanceTimersByTime(queuedInMs + 1_000);
+    expect(sentAt).toHaveLength(200);
+    // Sent in order, and the last of them long before the slot it was given.
+    expect(sentAt).toEqual([...sentAt].sort((a, b) => a - b));
+    expect(Math.max(...sentAt)).toBeLessThan(queuedInMs / 2);
+  });
+
+  it("a queued slot of a scope calm for pacing.forgetAfterInMs comes at once", () => {
+    const breaker = make({ idleTtlInMs: 100_000, rollingWindowInMs: 1_000, pacing: { forgetAfterInMs: 2_000 } });
+    for (let i = 0; i < 200; i++) {
+      attempt(breaker, "hot", i % 2 ? "throttled" : "success");
+      vi.advanceTimersByTime(10);
+    }
+    const address = readRequestAddress(entityRequest("hot"));
+    let last: Admission = SEND_NOW;
+    for (let i = 0; i < 400; i++) last = breaker.admit(address, Infinity);
+    if (last.decision !== "send") throw new Error("refused");
+    // The last slot is seconds off (400 at the rate served), asked about every half second.
+    expect(breaker.statusOf(key("hot")).retryAfterInMs).toBeGreaterThan(3_000);
+    vi.advanceTimersByTime(1_000);
+    const rest = breaker.admit(address, Infinity, last);
+    expect(rest).not.toBe(last);
+    expect(rest).toMatchObject({ decision: "send", delayInMs: 500, ticket: last.ticket });
+    // Calm for forgetAfterInMs since the last throttle: the slot has come.
+    vi.advanceTimersByTime(1_000);
+    expect(breaker.admit(address, Infinity, rest as SendAdmission)).toBe(rest);
   });
 
   it("a scope calm for pacing.forgetAfterInMs is no longer paced, even before the sweep retires it", () => {

@@ -53,4 +53,42 @@ describe("Pacer", () => {
     expect(pacer.reserve(CUT_AT, 0)).toBe(0);
     expect(pacer.reserve(CUT_AT, 0)).toEqual({ refusedFor: expect.closeTo(20, 6) as number });
   });
+
+  it("a queue made at one rate is squeezed as the rate grows: every slot comes earlier, in order, and the tail with them", () => {
+    const pacer = pacedAt50PerSecond();
+    const slots = Array.from({ length: 100 }, () => {
+      pacer.reserve(CUT_AT, Infinity);
+      return pacer.lastSlot;
+    });
+    // The first slot is free now (no place kept); the last is 99 slots of 20 ms away.
+    expect(slots[0]).toBeUndefined();
+    const last = slots[99];
+    if (last === undefined) throw new Error("the last slot has no place");
+    expect(pacer.delayOf(last, CUT_AT)).toBeCloseTo(1980, 6);
+    // Nothing has changed the rate: the slots stay where they were.
+    expect(pacer.delayOf(last, CUT_AT + 100)).toBeCloseTo(1880, 6);
+    // A success starts the slow start: 50/s doubles every 125 ms, so the queue left goes out far sooner.
+    pacer.rate.served(CUT_AT + 100);
+    const now = CUT_AT + 350; // two doublings: 200/s
+    expect(pacer.rate.rateAt(now)).toBeCloseTo(200, 6);
+    const delays = slots.slice(1).map((slot) => pacer.delayOf(slot as NonNullable<typeof slot>, now));
+    expect(delays[98]).toBeCloseTo((1980 - 350) / 4, 6);
+    for (let i = 1; i < delays.length; i++) expect(delays[i]).toBeGreaterThanOrEqual(delays[i - 1] as number);
+    // A newcomer queues behind the squeezed tail, not behind the old one.
+    expect(pacer.queueInMs(now)).toBeCloseTo((2000 - 350) / 4, 6);
+  });
+
+  it("a slot of a queue that has since emptied has come, whatever its place on the old line", () => {
+    const pacer = pacedAt50PerSecond();
+    for (let i = 0; i < 100; i++) pacer.reserve(CUT_AT, Infinity);
+    pacer.rate.served(CUT_AT + 100);
+    // Squeezed (4x), then one more slot: its place is on the squeezed line, far from its time.
+    expect(pacer.reserve(CUT_AT + 350, Infinity)).toBeCloseTo((2000 - 350) / 4, 6);
+    const slot = pacer.lastSlot;
+    if (slot === undefined) throw new Error("no place kept");
+    expect(slot.position).toBeGreaterThan(CUT_AT + 1500); // read as a time on a new line, it would still be ahead
+    // Long after the queue emptied, a reservation begins a new line; the old slot reads as come, not as its place.
+    expect(pacer.reserve(CUT_AT + 1500, Infinity)).toBe(0);
+    expect(pacer.delayOf(slot, CUT_AT + 1500)).toBe(0);
+  });
 });

@@ -520,6 +520,31 @@ describe("resilientRetryPolicy with a pacing gate", () => {
     expect((await pending).status).toBe(200);
   });
 
+  it("waits a slot handed out in slices (the same ticket, the rest of the wait) and sends when the gate confirms it", async () => {
+    const ticket = { slot: 1 };
+    const asks: number[] = [];
+    const g: AttemptGate = {
+      admit: (_address, _remainingInMs, reserved) => {
+        asks.push(Date.now());
+        if (reserved === undefined) return { decision: "send", delayInMs: 500, ticket, paced: true };
+        // Asked again: 300 ms more the first time, then confirmed as it was.
+        return asks.length === 2 ? { ...reserved, delayInMs: 300 } : reserved;
+      },
+      record: () => {},
+    };
+    const next = scripted(ok);
+    const paced: number[] = [];
+    const start = Date.now();
+    const pending = resilientRetryPolicy({ gate: asGateOption(g), observers: [{ onAttempt: (e) => paced.push(e.pacedDelayInMs ?? 0) }] }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(799);
+    expect(next).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await pending).status).toBe(200);
+    expect(asks.map((t) => t - start)).toEqual([0, 500, 800]);
+    // The attempt's paced delay is the whole wait, both slices.
+    expect(paced).toEqual([800]);
+  });
+
   it("fails at once with PartitionBusyError, carrying retryAfterInMs, when the paced queue outlasts the deadline", async () => {
     let asked = -1;
     const g: AttemptGate = {
