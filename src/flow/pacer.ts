@@ -55,7 +55,7 @@ export class Pacer {
   reserve(now: number, remainingInMs: number): number | { refusedFor: number } {
     this.#squeeze(now);
     const slot = Math.max(now, this.#nextSlotAt);
-    const rate = this.rate.rateAt(now, slot);
+    const rate = this.rate.rateAt(now, slot, slot > now);
     if (rate === Infinity) {
       this.rate.sent(now);
       return 0;
@@ -97,7 +97,7 @@ export class Pacer {
       }
       return;
     }
-    const rate = this.rate.rateAt(now);
+    const rate = this.rate.rateAt(now, now, true);
     if (!(rate > SQUEEZE_AT_GROWTH * this.#spacedAt)) return;
     if (rate === Infinity) {
       // Not paced any more: every slot has come.

@@ -65,15 +65,20 @@ export class SendRate {
 
   /**
    * The allowed rate, attempts/s (`Infinity` before the first cut): at `at` (default `now`; a
-   * pacer asks for a later slot's time), from what was measured up to `now`.
+   * pacer asks for a later slot's time), from what was measured up to `now`. `backlogged`: the
+   * scope's pacer has a queue, so it sends all it is allowed, which is evidence enough to probe
+   * past the plateau when it sends too few attempts for the meter to read a rate.
    */
-  rateAt(now: number, at = now): number {
+  rateAt(now: number, at = now, backlogged = false): number {
     if (!this.#paced) return Infinity;
     const served = this.#successes.ratePerSecond(now) ?? 0;
     let curve = this.#curveAt(Math.max(at, now));
     // A later slot gets the slow start's projection, never a probe past the plateau (that waits for evidence).
     if (at > now && curve > this.#plateau) curve = Math.max(this.#plateau, this.#curveAt(now));
-    if (curve > this.#plateau) curve = Math.min(curve, Math.max(this.#plateau, MAX_AHEAD_OF_SENT * (this.#sends.ratePerSecond(now) ?? 0)));
+    if (curve > this.#plateau) {
+      const sent = this.#sends.ratePerSecond(now) ?? (backlogged ? Infinity : 0);
+      curve = Math.min(curve, Math.max(this.#plateau, MAX_AHEAD_OF_SENT * sent));
+    }
     return Math.max(this.#settings.minRatePerSecond, served, curve);
   }
 

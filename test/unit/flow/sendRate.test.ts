@@ -171,6 +171,17 @@ describe("SendRate: a scope at capacity (it serves part of what it is sent)", ()
     expect(rate).toBeGreaterThan(55);
     expect(rate).toBeLessThan(65);
   });
+
+  it("backlogged (its pacer has a queue) but sending too few for the meter, it probes along the curve instead of staying at the plateau", () => {
+    const rate = hotAt50();
+    // Nothing measured since the cut: a queue let out at a few per second reads like this.
+    expect(rate.rateAt(cutAt + 5000)).toBeCloseTo(50, 6);
+    expect(rate.rateAt(cutAt + 5000, cutAt + 5000, true)).toBeCloseTo(112.5, 6);
+    // Measured, the 2x-sent clamp holds, backlogged or not.
+    const light = hotAt50();
+    every(30, cutAt + 4000, cutAt + 5000, (at) => light.sent(at));
+    expect(light.rateAt(cutAt + 5000, cutAt + 5000, true)).toBeLessThan(65);
+  });
 });
 
 describe("SendRate: slow start after a scope served (almost) nothing", () => {
