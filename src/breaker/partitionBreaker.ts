@@ -150,11 +150,11 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     // Calm for forgetAfterInMs: what the pacer learnt is stale (statusOf and pacedScopes already say
     // healthy), so it goes now rather than when the sweep retires the scope.
     if (state.pacer !== undefined && forgotten(state, at)) state.pacer = undefined;
-    const slot = state.pacer === undefined ? 0 : state.pacer.reserve(at, remainingInMs);
-    if (typeof slot !== "number") {
-      circuit.returnProbe(at);
-      return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
-    }
+    // A probe never queues behind its partition's paced queue: the queue was made before the circuit opened, its
+    // waiters are refused by the circuit until the probe answers, and behind them the probe would hold the circuit
+    // half-open (every other attempt refused) for the queue's length.
+    const slot = state.pacer === undefined || probeAt !== undefined ? 0 : state.pacer.reserve(at, remainingInMs);
+    if (typeof slot !== "number") return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
     if (state.unpacedSince !== undefined) state.unpacedSent += 1;
     if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer);
     // A probe never queues behind a paced account: reserved far out at the account's throttled rate, it would

@@ -355,6 +355,25 @@ describe("createPartitionBreaker: state only where trouble is", () => {
     expect(Math.max(...sentAt)).toBeLessThan(queuedInMs / 2);
   });
 
+  it("a half-open circuit's probe goes at once, not behind its partition's paced queue", () => {
+    const breaker = make();
+    for (let i = 0; i < 100; i++) {
+      attempt(breaker, "hot", i % 2 ? "throttled" : "success");
+      vi.advanceTimersByTime(10);
+    }
+    const address = readRequestAddress(entityRequest("hot"));
+    for (let i = 0; i < 300; i++) breaker.admit(address, Infinity);
+    const queuedInMs = breaker.statusOf(key("hot")).retryAfterInMs;
+    expect(queuedInMs).toBeGreaterThan(DEFAULT_PARTITION_BREAKER_OPTIONS.resetTimeoutInMs + 1_000);
+    // Then the partition stops serving: five throttles in a row open its circuit, with seconds of slots still queued.
+    attempts(breaker, "hot", "throttled", 5);
+    expect(breaker.stateOf(key("hot"))).toBe("open");
+    vi.advanceTimersByTime(DEFAULT_PARTITION_BREAKER_OPTIONS.resetTimeoutInMs);
+    const probe = breaker.admit(address, Infinity);
+    expect(probe).toMatchObject({ decision: "send", delayInMs: 0 });
+    expect(breaker.stateOf(key("hot"))).toBe("half_open");
+  });
+
   it("a queued slot of a scope calm for pacing.forgetAfterInMs comes at once", () => {
     const breaker = make({ idleTtlInMs: 100_000, rollingWindowInMs: 1_000, pacing: { forgetAfterInMs: 2_000 } });
     for (let i = 0; i < 200; i++) {
