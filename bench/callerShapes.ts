@@ -260,8 +260,6 @@ function openStream(endpoint: string, table: string, install: InstallResilienceO
   client.pipeline.addPolicy(refusedCounter(refused), { afterPhase: "Retry" });
   if (typeof install === "string") return { client, refused, work: (unit) => unit(), dispose: () => undefined };
   const handle = installResilience(client, { metrics: { registry: new Registry() }, ...install });
-  (globalThis as any).__handles ??= [];
-  (globalThis as any).__handles.push(handle);
   return { client, refused, work: (unit) => handle.work(unit), dispose: () => handle.dispose() };
 }
 
@@ -384,7 +382,7 @@ interface Outcome {
 function settle(promise: Promise<unknown>, op: PlannedOperation, t0: number): Promise<Outcome> {
   return promise.then(
     () => ({ op, endedAt: performance.now() - t0, ok: true, local: false }),
-    (error: unknown) => { if (process.env.CS_ONLY) console.error(`FAIL t=${Math.round(performance.now() - t0)} op ${op.index} ${op.partition} ${describeFailure(error)} info ${JSON.stringify(getRetryInfo(error))} paced ${JSON.stringify(((globalThis as any).__handles ?? []).map((h: any) => h.circuitBreaker?.pacedScopes()).filter((x: any) => x && x.length))}`); return ({ op, endedAt: performance.now() - t0, ok: false, local: isLocalFailure(error), reason: describeFailure(error) }); },
+    (error: unknown) => ({ op, endedAt: performance.now() - t0, ok: false, local: isLocalFailure(error), reason: describeFailure(error) }),
   );
 }
 
@@ -626,20 +624,18 @@ export async function runCallerShapes(accountUrl: string, settings: CallerShapes
   try {
     for (let seed = settings.firstSeed; seed < settings.firstSeed + settings.seeds; seed++) {
       const run = (scenario: OpenLoopScenario) => openLoopRun(accountUrl, openTables.get(scenario) as Map<string, string>, settings, scenario, seed);
-      const together = OPEN_LOOP_SCENARIOS.filter((scenario) => !RUN_ALONE.has(scenario) && (!process.env.CS_ONLY || scenario === process.env.CS_ONLY));
+      const together = OPEN_LOOP_SCENARIOS.filter((scenario) => !RUN_ALONE.has(scenario));
       const byScenario = new Map<OpenLoopScenario, Map<string, OpenLoopSeedFigures>>();
       const results = await Promise.all(together.map(run));
       together.forEach((scenario, i) => byScenario.set(scenario, results[i] as Map<string, OpenLoopSeedFigures>));
-      for (const scenario of RUN_ALONE) if (!process.env.CS_ONLY || scenario === process.env.CS_ONLY) byScenario.set(scenario, await run(scenario));
+      for (const scenario of RUN_ALONE) byScenario.set(scenario, await run(scenario));
       for (const scenario of OPEN_LOOP_SCENARIOS) {
-        if (!byScenario.has(scenario)) continue;
         const figures = byScenario.get(scenario) as Map<string, OpenLoopSeedFigures>;
         for (const row of openLoop.filter((r) => r.scenario === scenario)) row.seeds.push(figures.get(`${row.traffic}/${row.configuration}`) as OpenLoopSeedFigures);
         const line = [...figures.entries()].map(([key, f]) => `${key} ${f.succeeded}/${f.operations} (local ${f.failedLocal}, into fault ${f.attemptsIntoFault})`).join("; ");
         log(`caller shapes, seed ${seed}, open loop ${scenario}: ${line}`);
       }
       for (const feed of POOL_FEEDS) {
-        if (process.env.CS_ONLY) continue;
         const figures = await poolRun(accountUrl, poolTables, settings, feed, seed);
         for (const row of pools.filter((r) => r.feed === feed)) row.seeds.push(figures.get(`${row.workers}/${row.configuration}`) as PoolSeedFigures);
         const line = [...figures.entries()].map(([key, f]) => `${key} ${f.succeeded}/${f.operations}, healthy ${f.healthyDoneDuring} (${Math.round(f.healthyShareOfNoRetry * 100)} %)`).join("; ");
