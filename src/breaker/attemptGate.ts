@@ -13,7 +13,7 @@ export interface AttemptGate {
    * May an attempt for `address` go out? `remainingInMs` is the caller's time left: a gate
    * that would make the attempt wait longer refuses instead. Asked again with `reserved`
    * when a paced wait has ended. A send admission confirms the slot (send now), except a new
-   * one with `reserved`'s own `ticket` and a `delayInMs` above 0, which is the rest of the
+   * one with `reserved`'s own `ticket` (the same object) and a `delayInMs` above 0, which is the rest of the
    * wait: a gate may hand a long wait out in slices and move the slot earlier meanwhile. A
    * refusal says the partition stopped serving meanwhile, or the slot is further off than the
    * caller may now wait.

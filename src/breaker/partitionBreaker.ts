@@ -198,9 +198,11 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
   const recheck = (reserved: SendAdmission, state: ScopeState, at: number, remainingInMs: number): Admission => {
     const ticket = reserved.ticket as PacedTicket | undefined;
     const slot = ticket?.slot;
-    // Calm for forgetAfterInMs: the pacer is stale (and goes at the next admission), its queue with it.
-    if (slot === undefined || state.pacer === undefined || state.pacer !== ticket?.pacer || forgotten(state, at)) return reserved;
-    const delayInMs = Math.max(state.pacer.delayOf(slot, at), (ticket.accountSlotAt ?? at) - at);
+    if (ticket === undefined || slot === undefined) return reserved;
+    // The scope's slot has come, or says nothing any more: its pacer was replaced, or the scope has been calm
+    // for forgetAfterInMs (the pacer is stale and goes at the next admission, its queue with it). The account's slot still holds.
+    const current = state.pacer !== undefined && state.pacer === ticket.pacer && !forgotten(state, at) ? state.pacer : undefined;
+    const delayInMs = Math.max(current === undefined ? 0 : current.delayOf(slot, at), (ticket.accountSlotAt ?? at) - at);
     if (delayInMs <= 0) return reserved;
     if (delayInMs > remainingInMs) return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: delayInMs };
     return { ...reserved, delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS) };

@@ -67,7 +67,8 @@ export class AccountPacing {
       if (this.#repeatScopes.size < SPREAD_SCOPES) this.#repeatScopes.add(scope);
     }
     if (this.#pacer === undefined && this.#repeatScopes.size >= SPREAD_SCOPES && this.#repeats > this.#successes) {
-      this.#pacer = new Pacer(now, this.#settings);
+      // Its waiters keep the delay they were given (an account slot is not asked about again), so its queue is never squeezed.
+      this.#pacer = new Pacer(now, this.#settings, undefined, false);
     }
     this.#pacer?.rate.throttled(reservedAt, now);
   }

@@ -43,9 +43,17 @@ export class Pacer {
   #generation = 0;
   #lastSlot: PacedSlot | undefined;
 
-  /** `history`: what the scope sent and served before it was paced (see {@link RateHistory}). */
-  constructor(now: number, settings: SendRateSettings, history?: RateHistory) {
+  /** Whether the queue may be squeezed: only where every waiter reads its slot again ({@link delayOf}). */
+  readonly #squeezes: boolean;
+
+  /**
+   * `history`: what the scope sent and served before it was paced (see {@link RateHistory}).
+   * `squeezes`: false for a pacer whose waiters keep the delay they were given (a squeezed
+   * queue would then book newcomers over them).
+   */
+  constructor(now: number, settings: SendRateSettings, history?: RateHistory, squeezes = true) {
     this.rate = new SendRate(now, settings, history);
+    this.#squeezes = squeezes;
   }
 
   /**
@@ -87,6 +95,7 @@ export class Pacer {
   }
 
   #squeeze(now: number): void {
+    if (!this.#squeezes) return;
     const ahead = this.#nextSlotAt - now;
     if (ahead <= 0) {
       // The queue is empty: a new line, so that squeezes never pile up into a scale too small to read.

@@ -154,9 +154,11 @@ export abstract class AdmittedOperation {
 
 /**
  * Whether the gate's answer to a paced slot asked about again is the rest of its wait (the same
- * ticket, a new admission, a delay): a gate may hand a long wait out in slices. Anything else
- * confirms the slot: its delay was spent.
+ * ticket object, a new admission, a delay): a gate may hand a long wait out in slices. Anything
+ * else confirms the slot: its delay was spent. A ticket that is not an object (a string, a
+ * number) is not one slot's own, and confirms.
  */
 function isRestOfWait(admission: SendAdmission, reserved: SendAdmission): boolean {
-  return admission !== reserved && admission.delayInMs > 0 && admission.ticket !== undefined && admission.ticket === reserved.ticket;
+  const ticket = admission.ticket;
+  return admission !== reserved && admission.delayInMs > 0 && typeof ticket === "object" && ticket !== null && ticket === reserved.ticket;
 }

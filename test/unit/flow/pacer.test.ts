@@ -91,4 +91,16 @@ describe("Pacer", () => {
     expect(pacer.reserve(CUT_AT + 1500, Infinity)).toBe(0);
     expect(pacer.delayOf(slot, CUT_AT + 1500)).toBe(0);
   });
+
+  it("a pacer made not to squeeze (the account's: its waiters keep their delays) keeps its queue's tail where it was", () => {
+    const pacer = new Pacer(0, SETTINGS, undefined, false);
+    for (let i = 0; i < 100; i++) pacer.reserve(i * 10, Infinity);
+    expect(pacer.rate.throttled(CUT_AT, CUT_AT)).toBe(true);
+    for (let i = 0; i < 100; i++) pacer.reserve(CUT_AT, Infinity);
+    pacer.rate.served(CUT_AT + 100);
+    // The rate has grown 4x, as in the squeeze above; a newcomer still queues behind every slot given.
+    expect(pacer.queueInMs(CUT_AT + 350)).toBeCloseTo(2000 - 350, 6);
+    expect(pacer.reserve(CUT_AT + 350, Infinity)).toBeCloseTo(2000 - 350, 6);
+  });
 });
+

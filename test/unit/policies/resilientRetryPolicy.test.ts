@@ -545,6 +545,22 @@ describe("resilientRetryPolicy with a pacing gate", () => {
     expect(paced).toEqual([800]);
   });
 
+  it("a re-ask answered with a ticket that is not an object (a string shared by every slot) confirms the slot: no second wait", async () => {
+    let asks = 0;
+    const g: AttemptGate = {
+      admit: () => {
+        asks += 1;
+        return { decision: "send", delayInMs: 250, ticket: "slot", paced: true };
+      },
+      record: () => {},
+    };
+    const next = scripted(ok);
+    const pending = resilientRetryPolicy({ gate: asGateOption(g) }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(250);
+    expect((await pending).status).toBe(200);
+    expect(asks).toBe(2);
+  });
+
   it("fails at once with PartitionBusyError, carrying retryAfterInMs, when the paced queue outlasts the deadline", async () => {
     let asked = -1;
     const g: AttemptGate = {
