@@ -134,6 +134,9 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const state = key === undefined ? undefined : registry.touch(key);
     if (state === undefined) return reserved ?? admitToAccount(address, at, remainingInMs, 0, key);
     const { circuit } = state;
+    // Calm for forgetAfterInMs: what the pacer learnt is stale (statusOf and pacedScopes already say
+    // healthy), so it goes now rather than when the sweep retires the scope, its queue with it.
+    if (state.pacer !== undefined && forgotten(state, at)) state.pacer = undefined;
     const before = observe(state, at);
     // A paced slot confirmed by the probe's own holder, while the circuit still holds that probe: the
     // probe out is its own. A probe the circuit took for lost (or a circuit that has moved on) is asked anew.
@@ -147,9 +150,6 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     if (reserved !== undefined) return before === "closed" ? recheck(reserved, state, at, remainingInMs) : { ...reserved, delayInMs: 0, ticket: { ...(reserved.ticket as PacedTicket), probeAt: at } };
     // Admitted half-open: this attempt is the probe.
     const probeAt = before === "closed" ? undefined : at;
-    // Calm for forgetAfterInMs: what the pacer learnt is stale (statusOf and pacedScopes already say
-    // healthy), so it goes now rather than when the sweep retires the scope.
-    if (state.pacer !== undefined && forgotten(state, at)) state.pacer = undefined;
     // A probe never queues behind its partition's paced queue: the queue was made before the circuit opened, its
     // waiters are refused by the circuit until the probe answers, and behind them the probe would hold the circuit
     // half-open (every other attempt refused) for the queue's length.
@@ -199,10 +199,10 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const ticket = reserved.ticket as PacedTicket | undefined;
     const slot = ticket?.slot;
     if (ticket === undefined || slot === undefined) return reserved;
-    // The scope's slot has come, or says nothing any more: its pacer was replaced, or the scope has been calm
-    // for forgetAfterInMs (the pacer is stale and goes at the next admission, its queue with it). The account's slot still holds.
-    const current = state.pacer !== undefined && state.pacer === ticket.pacer && !forgotten(state, at) ? state.pacer : undefined;
-    const delayInMs = Math.max(current === undefined ? 0 : current.delayOf(slot, at), (ticket.accountSlotAt ?? at) - at);
+    // The scope's slot says nothing any more when its pacer was replaced or forgotten (admit drops a stale one
+    // first); the account's slot still holds.
+    const pacer = state.pacer === ticket.pacer ? state.pacer : undefined;
+    const delayInMs = Math.max(pacer === undefined ? 0 : pacer.delayOf(slot, at), (ticket.accountSlotAt ?? at) - at);
     if (delayInMs <= 0) return reserved;
     if (delayInMs > remainingInMs) return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: delayInMs };
     return { ...reserved, delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS) };

@@ -73,11 +73,11 @@ export class Pacer {
     this.#nextSlotAt = slot + 1000 / rate;
     this.#spacedAt = rate;
     this.rate.sent(now);
-    if (delayInMs > 0) this.#lastSlot = { position: (slot - this.#shift) / this.#scale, generation: this.#generation };
+    if (delayInMs > 0 && this.#squeezes) this.#lastSlot = { position: (slot - this.#shift) / this.#scale, generation: this.#generation };
     return delayInMs;
   }
 
-  /** The place of the slot the last delayed {@link reserve} gave. */
+  /** The place of the slot the last delayed {@link reserve} gave (kept only where the queue squeezes). */
   get lastSlot(): PacedSlot | undefined {
     return this.#lastSlot;
   }
