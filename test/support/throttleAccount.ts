@@ -1,6 +1,23 @@
 import { vi } from "vitest";
-import type { RequestAddress } from "../../src/address/requestAddress.js";
+import { createPipelineRequest } from "@azure/core-rest-pipeline";
+import { readRequestAddress, type RequestAddress } from "../../src/address/requestAddress.js";
+import type { Admission, SendAdmission } from "../../src/breaker/attemptGate.js";
 import type { PartitionBreaker } from "../../src/breaker/partitionBreaker.js";
+
+/** A Tables entity URL in account `acct`, table `orders`, partition `pk`. */
+export const entityUrlOf = (pk: string): string => `https://acct.table.core.windows.net/orders(PartitionKey='${pk}',RowKey='r')`;
+
+/** The address of a GET of {@link entityUrlOf}(pk). */
+export const entityAddressOf = (pk: string): RequestAddress => readRequestAddress(createPipelineRequest({ url: entityUrlOf(pk), method: "GET" }), "table");
+
+/** The scope key of partition `p` of {@link entityUrlOf}. */
+export const SCOPE_P = "table|acct|orders|p";
+
+/** `admission` as a send; throws (failing the test) on a refusal. */
+export function sent(admission: Admission): SendAdmission {
+  if (admission.decision !== "send") throw new Error(`expected a send, got ${JSON.stringify(admission)}`);
+  return admission;
+}
 
 /**
  * Throttles an account as a whole through `breaker`, under fake timers: for a second, every

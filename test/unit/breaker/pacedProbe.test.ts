@@ -4,14 +4,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type SendRequest } from "@azure/core-rest-pipeline";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
-import { readRequestAddress } from "../../../src/address/requestAddress.js";
-import { throttleAccountAsAWhole } from "../../support/throttleAccount.js";
+import { entityAddressOf as addr, entityUrlOf as urlOf, SCOPE_P as P, sent, throttleAccountAsAWhole } from "../../support/throttleAccount.js";
 import { getRetryInfo, resilientRetryPolicy } from "../../../src/index.js";
-import type { Admission, SendAdmission } from "../../../src/breaker/attemptGate.js";
-
-const urlOf = (pk: string) => `https://acct.table.core.windows.net/orders(PartitionKey='${pk}',RowKey='r')`;
-const addr = (pk: string) => readRequestAddress(createPipelineRequest({ url: urlOf(pk), method: "GET" }), "table");
-const P = "table|acct|orders|p";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -38,11 +32,6 @@ function throttledAccountWithHalfOpenP(healthyAsks = 3): PartitionBreaker {
 }
 
 const ok: SendRequest = async (req: PipelineRequest) => ({ request: req, status: 200, headers: createHttpHeaders({}) });
-
-function sent(admission: Admission): SendAdmission {
-  if (admission.decision !== "send") throw new Error(`expected a send, got ${JSON.stringify(admission)}`);
-  return admission;
-}
 
 describe("a paced probe in the retry loop", () => {
   it("open loop: the operation that took the probe is not refused by its own probe when its paced slot comes", async () => {

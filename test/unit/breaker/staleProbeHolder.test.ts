@@ -10,14 +10,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
 import { Circuit } from "../../../src/breaker/circuit.js";
-import { readRequestAddress } from "../../../src/address/requestAddress.js";
-import { throttleAccountAsAWhole } from "../../support/throttleAccount.js";
+import { entityAddressOf as addr, entityUrlOf as urlOf, SCOPE_P as P, sent, throttleAccountAsAWhole } from "../../support/throttleAccount.js";
 import { resilientRetryPolicy } from "../../../src/index.js";
-import type { Admission, SendAdmission } from "../../../src/breaker/attemptGate.js";
-
-const urlOf = (pk: string) => `https://acct.table.core.windows.net/orders(PartitionKey='${pk}',RowKey='r')`;
-const addr = (pk: string) => readRequestAddress(createPipelineRequest({ url: urlOf(pk), method: "GET" }), "table");
-const P = "table|acct|orders|p";
 
 beforeEach(() => {
   vi.useFakeTimers();
@@ -25,11 +19,6 @@ beforeEach(() => {
 afterEach(() => {
   vi.useRealTimers();
 });
-
-function sent(admission: Admission): SendAdmission {
-  if (admission.decision !== "send") throw new Error(`expected a send, got ${JSON.stringify(admission)}`);
-  return admission;
-}
 
 /**
  * The account throttled as a whole for a second (p's circuit opens, the account is paced at
