@@ -3,6 +3,7 @@
 // the circuits an account's throttle opened once that account serves again.
 import type { RequestAddress } from "../address/requestAddress.js";
 import { AccountPacing } from "../flow/accountPacing.js";
+import type { Pacer } from "../flow/pacer.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import type { ResolvedPacingOptions } from "../flow/pacingOptions.js";
 
@@ -45,11 +46,12 @@ export class AccountGate<S extends AccountHeldScope> {
   }
 
   /**
-   * The account's slot, when the account is paced: its delay, or its refusal (the slot is beyond
-   * `remainingInMs`); undefined when the account is not paced.
+   * `address`'s account while its pacing is engaged (it has a pacer, paced or still measuring):
+   * every attempt to it takes a slot of that pacer too. Undefined otherwise.
    */
-  reserve(address: RequestAddress, at: number, remainingInMs: number): number | { refusedFor: number } | undefined {
-    return this.#accountOf(address, false, at)?.pacer?.reserve(at, remainingInMs);
+  engaged(address: RequestAddress, at: number): (AccountPacing & { readonly pacer: Pacer }) | undefined {
+    const account = this.#accountOf(address, false, at);
+    return account?.pacer === undefined ? undefined : (account as AccountPacing & { readonly pacer: Pacer });
   }
 
   /**

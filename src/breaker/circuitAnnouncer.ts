@@ -31,7 +31,10 @@ export class CircuitAnnouncer {
     const from = state.announced;
     if (from === to) return;
     state.announced = to;
-    logger.warning(describeTransition(state.key, from, to, this.#resetTimeoutInMs));
+    // An outage probed every few hundred milliseconds goes open → half-open → open again and again: its
+    // first opening and its closing are the news (warning), each probe's round is detail (info).
+    const routine = to === "half_open" || (to === "open" && from === "half_open");
+    (routine ? logger.info : logger.warning)(describeTransition(state.key, from, to, this.#resetTimeoutInMs));
     const event: CircuitTransition = { service: state.service, scope: state.key, from, to };
     for (const listener of this.#listeners) {
       try {

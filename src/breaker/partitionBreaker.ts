@@ -20,12 +20,16 @@ import { resolvePartitionBreakerOptions, type PartitionBreakerOptions } from "./
 import { HEALTHY_PARTITION } from "./partitionStatus.js";
 import type { PartitionBreaker } from "./partitionBreakerInterface.js";
 import { createScopeRegistry } from "./scopeRegistry.js";
+import { eitherWake, WakeList } from "../timing/wake.js";
 
 export type { PartitionBreaker } from "./partitionBreakerInterface.js";
 
-/** While a probe is in flight, waiters ask again after this fraction of the reset period: gently, but soon after it closes. */
-const HALF_OPEN_POLL_DIVISOR = 10;
-const MIN_HALF_OPEN_POLL_IN_MS = 10;
+/**
+ * A probe unreported for this long (or the reset period, if longer) was admitted but never sent
+ * (its operation ended first) or is lost: another may go. Longer than a probe period, since a
+ * probe into a partition that times out takes the service's timeout to answer.
+ */
+const PROBE_LOST_AFTER_IN_MS = 3_000;
 
 /** What the breaker remembers about a scope that had trouble. */
 interface ScopeState extends QueriedScope, AccountHeldScope {
@@ -40,6 +44,8 @@ interface ScopeState extends QueriedScope, AccountHeldScope {
   unpacedSince: number | undefined;
   unpacedSent: number;
   unpacedServed: number;
+  /** The attempts waiting on this scope (its circuit, its paced slots), woken at once when the wait ends early. */
+  waiters: WakeList | undefined;
 }
 
 /**
@@ -52,8 +58,9 @@ interface PacedTicket {
   slot?: PacedSlot;
   /** The pacer that gave `slot`: one made since (the scope forgotten, or back from an outage) says nothing of it. */
   pacer?: Pacer;
-  /** When the account's slot comes, when the account is paced too (the later of the two is the attempt's). */
-  accountSlotAt?: number;
+  /** The account's slot and pacer, when the account's pacer delayed it too (the later of the two is the attempt's). */
+  accountSlot?: PacedSlot;
+  accountPacer?: Pacer;
   /**
    * When this admission took a half-open circuit's probe: confirming it must not ask the circuit
    * again (the probe out would refuse its own holder), and abandoning it gives the probe back.
@@ -84,8 +91,14 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
 /** {@link createPartitionBreaker} for options found at `path` (`circuitBreaker`): errors name their full path. */
 export function createPartitionBreakerAt(path: string, options: PartitionBreakerOptions): PartitionBreaker {
   const o = resolvePartitionBreakerOptions(options, path);
-  const halfOpenPollInMs = Math.max(MIN_HALF_OPEN_POLL_IN_MS, Math.round(o.resetTimeoutInMs / HALF_OPEN_POLL_DIVISOR));
-  const circuitConfig = { resetTimeoutInMs: o.resetTimeoutInMs, consecutiveFailures: o.consecutiveFailures, halfOpenPollInMs };
+  // While a probe is out its waiters are woken when it closes the circuit: the poll is only for a probe that fails.
+  const halfOpenPollInMs = o.resetTimeoutInMs;
+  const circuitConfig = {
+    resetTimeoutInMs: o.resetTimeoutInMs,
+    consecutiveFailures: o.consecutiveFailures,
+    halfOpenPollInMs,
+    probeLostAfterInMs: Math.max(o.resetTimeoutInMs, PROBE_LOST_AFTER_IN_MS),
+  };
   const now = (): number => Date.now();
   const announcer = new CircuitAnnouncer(o.resetTimeoutInMs);
   const registry = createScopeRegistry<ScopeState>({
@@ -114,6 +127,7 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       if (change !== undefined) announce(state, change.to);
       // What the partition's pacer learnt while its account was throttled says nothing about it now.
       state.pacer = undefined;
+      state.waiters?.wakeAll();
     },
   );
   const { accounts } = accountGate;
@@ -132,22 +146,23 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const at = now();
     const key = scopeKeyOf(address);
     const state = key === undefined ? undefined : registry.touch(key);
-    if (state === undefined) return reserved ?? admitToAccount(address, at, remainingInMs, 0, key);
+    if (state === undefined) return reserved === undefined ? admitToAccount(address, at, remainingInMs, 0, key) : recheck(reserved, undefined, address, at, remainingInMs);
     const { circuit } = state;
     // Calm for forgetAfterInMs: what the pacer learnt is stale (statusOf and pacedScopes already say
     // healthy), so it goes now rather than when the sweep retires the scope, its queue with it.
-    if (state.pacer !== undefined && forgotten(state, at)) state.pacer = undefined;
+    if (state.pacer !== undefined && forgotten(state, at)) dropPacer(state);
     const before = observe(state, at);
     // A paced slot confirmed by the probe's own holder, while the circuit still holds that probe: the
     // probe out is its own. A probe the circuit took for lost (or a circuit that has moved on) is asked anew.
     const heldProbe = reserved === undefined ? undefined : probeOf(reserved);
     if (heldProbe !== undefined && circuit.holdsProbe(heldProbe)) return reserved as SendAdmission;
     if (!circuit.admit(at)) {
-      // Half-open: retryAfterInMs is a poll while the probe is out, and the circuit may admit sooner.
-      return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at), probeOut: before === "half_open" };
+      // Half-open: retryAfterInMs is a poll while the probe is out, and the circuit may admit sooner (its waiters are woken then).
+      const retryAfterInMs = circuit.retryAfterInMs(at);
+      return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs, probeOut: before === "half_open", wake: waitersOf(state) };
     }
     // Confirmed: the slot is the caller's. Admitted half-open, it now holds the circuit's new probe.
-    if (reserved !== undefined) return before === "closed" ? recheck(reserved, state, at, remainingInMs) : { ...reserved, delayInMs: 0, ticket: { ...(reserved.ticket as PacedTicket), probeAt: at } };
+    if (reserved !== undefined) return before === "closed" ? recheck(reserved, state, address, at, remainingInMs) : { ...reserved, delayInMs: 0, ticket: { ...(reserved.ticket as PacedTicket), probeAt: at } };
     // Admitted half-open: this attempt is the probe.
     const probeAt = before === "closed" ? undefined : at;
     // A probe never queues behind its partition's paced queue: the queue was made before the circuit opened, its
@@ -156,13 +171,13 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const slot = state.pacer === undefined || probeAt !== undefined ? 0 : state.pacer.reserve(at, remainingInMs);
     if (typeof slot !== "number") return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
     if (state.unpacedSince !== undefined) state.unpacedSent += 1;
-    if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer);
+    if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, state.key, state);
     // A probe never queues behind a paced account: reserved far out at the account's throttled rate, it would
     // hold its circuit half-open (every other attempt refused) for that long after the account serves again.
-    const admission = admitToAccount(address, at, Math.min(remainingInMs, halfOpenPollInMs), slot, state.key, state.pacer, probeAt);
+    const admission = admitToAccount(address, at, Math.min(remainingInMs, halfOpenPollInMs), slot, state.key, state, probeAt);
     if (admission.decision === "send") return admission;
     circuit.returnProbe(at, probeAt);
-    return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: Math.min(admission.retryAfterInMs, halfOpenPollInMs) };
+    return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: Math.min(admission.retryAfterInMs, halfOpenPollInMs), wake: waitersOf(state) };
   };
 
   /** The account's slot too, when the account is paced; the attempt waits for the later of the two. */
@@ -172,40 +187,62 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     remainingInMs: number,
     scopeDelayInMs: number,
     scope: string | undefined,
-    pacer?: Pacer,
+    state?: ScopeState,
     probeAt?: number,
   ): Admission => {
-    const accountSlot = accountGate.reserve(address, at, remainingInMs);
-    if (typeof accountSlot === "object") {
-      return { decision: "refuse", reason: "paced", scope: scope ?? "account", retryAfterInMs: accountSlot.refusedFor };
+    const account = accountGate.engaged(address, at);
+    const accountDelay = account?.pacer.reserve(at, remainingInMs);
+    if (typeof accountDelay === "object") {
+      return { decision: "refuse", reason: "paced", scope: scope ?? "account", retryAfterInMs: accountDelay.refusedFor };
     }
-    if (pacer === undefined && accountSlot === undefined) {
+    const pacer = state?.pacer;
+    if (pacer === undefined && account === undefined) {
       // An unpaced probe still carries its ticket, so that abandoning it gives the probe back.
       return probeAt === undefined ? SEND_NOW : { decision: "send", delayInMs: 0, ticket: { reservedAt: -Infinity, probeAt } satisfies PacedTicket };
     }
-    const delayInMs = Math.max(scopeDelayInMs, accountSlot ?? 0);
+    const accountDelayInMs = accountDelay ?? 0;
+    const delayInMs = Math.max(scopeDelayInMs, accountDelayInMs);
     // A probe's slot is not asked about again (it holds its circuit half-open): only other attempts' slots may come sooner.
-    if (scopeDelayInMs === 0 || probeAt !== undefined) return { decision: "send", delayInMs, ticket: { reservedAt: at, probeAt } satisfies PacedTicket, paced: true };
-    const ticket: PacedTicket = { reservedAt: at, slot: pacer?.lastSlot, pacer, accountSlotAt: at + (accountSlot ?? 0) };
-    return { decision: "send", delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS), ticket, paced: true };
+    if (delayInMs === 0 || probeAt !== undefined) return { decision: "send", delayInMs, ticket: { reservedAt: at, probeAt } satisfies PacedTicket, paced: true };
+    const scopeWaits = scopeDelayInMs > 0 && state !== undefined;
+    const accountWaits = accountDelayInMs > 0 && account !== undefined;
+    const ticket: PacedTicket = {
+      reservedAt: at,
+      slot: scopeWaits ? pacer?.lastSlot : undefined,
+      pacer: scopeWaits ? pacer : undefined,
+      accountSlot: accountWaits ? account.pacer.lastSlot : undefined,
+      accountPacer: accountWaits ? account.pacer : undefined,
+    };
+    const wake = eitherWake(scopeWaits ? waitersOf(state) : undefined, accountWaits ? account.waiters : undefined);
+    return { decision: "send", delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS), ticket, paced: true, wake };
   };
 
   /**
    * A paced slot asked about again: come (`reserved`, confirmed), or still ahead (the rest of the
-   * wait, asked again within PACED_RECHECK_IN_MS: the slot moves earlier when the scope's rate
-   * grows), or further off than the caller may now wait.
+   * wait, asked again within PACED_RECHECK_IN_MS: the slot moves earlier when the scope's or the
+   * account's rate grows), or further off than the caller may now wait. A slot says nothing any
+   * more when the pacer that gave it was let go, replaced or forgotten.
    */
-  const recheck = (reserved: SendAdmission, state: ScopeState, at: number, remainingInMs: number): Admission => {
+  const recheck = (reserved: SendAdmission, state: ScopeState | undefined, address: RequestAddress, at: number, remainingInMs: number): Admission => {
     const ticket = reserved.ticket as PacedTicket | undefined;
-    const slot = ticket?.slot;
-    if (ticket === undefined || slot === undefined) return reserved;
-    // The scope's slot says nothing any more when its pacer was replaced or forgotten (admit drops a stale one
-    // first); the account's slot still holds.
-    const pacer = state.pacer === ticket.pacer ? state.pacer : undefined;
-    const delayInMs = Math.max(pacer === undefined ? 0 : pacer.delayOf(slot, at), (ticket.accountSlotAt ?? at) - at);
+    if (ticket === undefined || (ticket.slot === undefined && ticket.accountSlot === undefined)) return reserved;
+    const { slot, pacer, accountSlot, accountPacer } = ticket;
+    const scopeInMs = slot !== undefined && pacer !== undefined && state?.pacer === pacer ? pacer.delayOf(slot, at) : 0;
+    const accountStill = accountSlot !== undefined && accountPacer !== undefined && accountGate.engaged(address, at)?.pacer === accountPacer;
+    const accountInMs = accountStill ? accountPacer.delayOf(accountSlot, at) : 0;
+    const delayInMs = Math.max(scopeInMs, accountInMs);
     if (delayInMs <= 0) return reserved;
-    if (delayInMs > remainingInMs) return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: delayInMs };
+    if (delayInMs > remainingInMs) return { decision: "refuse", reason: "paced", scope: state?.key ?? "account", retryAfterInMs: delayInMs };
     return { ...reserved, delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS) };
+  };
+
+  /** The scope's waiters, made when the first one waits. */
+  const waitersOf = (state: ScopeState): WakeList => (state.waiters ??= new WakeList());
+
+  /** The scope's pacer goes (forgotten): its waiters' slots say nothing any more, so they ask again now. */
+  const dropPacer = (state: ScopeState): void => {
+    state.pacer = undefined;
+    state.waiters?.wakeAll();
   };
 
   const abandon = (address: RequestAddress, admission: SendAdmission): void => {
@@ -243,9 +280,13 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     else if (change?.to === "closed") state.heldBy = undefined;
     // Back from serving nothing (a move): what the pacer learnt about it then says nothing about now.
     if (change?.from === "half_open" && change.to === "closed") state.pacer = undefined;
-    // The served rate is the pacer's floor, and its successes drive the slow start.
-    if (served && state.pacer !== undefined) state.pacer.rate.served(at);
-    else if (served && state.unpacedSince !== undefined) state.unpacedServed += 1;
+    // The served rate is the pacer's floor, and its successes drive the slow start; the first after an outage lets the queue go.
+    const letOut = served && state.pacer !== undefined && state.pacer.rate.served(at);
+    if (served && state.pacer === undefined && state.unpacedSince !== undefined) state.unpacedServed += 1;
+    // The circuit closed, or the queue was let out: every waiter asks again now, not at its poll. Opened: every
+    // waiter (a backoff, a paced slot) asks again too, and waits for the probe instead: the circuit now says when
+    // the partition is tried again, so that operations all backing off still probe it in time.
+    if (change !== undefined || letOut) state.waiters?.wakeAll();
     if (!failed) return;
     state.lastFailureAt = at;
     // Throttles while the circuit is not closed (probes into an outage) teach the pacer nothing.
@@ -290,6 +331,7 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       unpacedSince: undefined,
       unpacedSent: 0,
       unpacedServed: 0,
+      waiters: undefined,
     };
     registry.add(key, state);
     return state;
@@ -317,6 +359,12 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       const key = scopeKeyOf(address);
       const circuit = key === undefined ? undefined : registry.peek(key)?.circuit;
       return circuit !== undefined && circuit.refuses(now());
+    },
+    wakeOf(address) {
+      if (disposed || registry.size() === 0) return undefined;
+      const key = scopeKeyOf(address);
+      const state = key === undefined ? undefined : registry.peek(key);
+      return state === undefined ? undefined : waitersOf(state);
     },
     statusOf(scope) {
       if (disposed) return HEALTHY_PARTITION;

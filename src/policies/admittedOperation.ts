@@ -9,6 +9,7 @@ import { SEND_NOW, type Admission, type Refusal, type SendAdmission } from "../b
 import type { RetryBudget } from "../flow/retryBudget.js";
 import { SHORT_WAIT_IN_MS, type DecisionFacts } from "./decideNext.js";
 import type { RetryPolicySettings } from "./retryPolicyOptions.js";
+import type { WakeSource } from "../timing/wake.js";
 
 /** How soon an operation deferring on an empty budget asks it again, at the least. */
 const MIN_BUDGET_POLL_IN_MS = 10;
@@ -33,6 +34,15 @@ export abstract class AdmittedOperation {
   /** The gate's last refusal, for the error a refused operation surfaces. */
   get refusal(): Refusal | undefined {
     return this.#refusal;
+  }
+
+  /**
+   * What may end a wait early, if anything: for a circuit or a paced slot, the gate's last answer
+   * (its circuit closing, its queue let out); for a backoff, the partition the attempt failed on
+   * (the same, for a retry the gate would now let go at once).
+   */
+  wakeFor(on: "circuit" | "pacing" | "backoff"): WakeSource | undefined {
+    return on === "backoff" ? this.s.gate?.wakeOf?.(this.address) : this.#admission.wake;
   }
 
   /** The wait for the paced slot the next attempt goes on (0 when none). */

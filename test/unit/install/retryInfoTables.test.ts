@@ -82,7 +82,8 @@ describe("getRetryInfo with TableClient", () => {
     const client = tableClient(http);
     const handle = installResilience(client, {
       retry: fixedBackoff({ maxRetries: 12, delayInMs: 100 }),
-      circuitBreaker: { consecutiveFailures: 5 },
+      // A probe period longer than the second the test waits: the circuit is still open when asked.
+      circuitBreaker: { consecutiveFailures: 5, resetTimeoutInMs: 3_000 },
       caller: { failFast: true },
       metrics: false,
     });
