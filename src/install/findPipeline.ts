@@ -33,7 +33,8 @@ export function findPipeline(target: unknown): Pipeline {
   if (isPipeline(pipeline)) return pipeline;
   if (isStoragePipeline(pipeline)) {
     throw new TypeError(
-      "target looks like a Blob or Queue client, but its core pipeline was not found at storageClientContext.pipeline; " +
+      "target looks like a Blob or Queue client, but its core pipeline was not found at storageClientContext.pipeline " +
+        "or storageClientContext.queuesClient.pipeline; " +
         "this @azure/storage-blob or @azure/storage-queue version is not supported.",
     );
   }

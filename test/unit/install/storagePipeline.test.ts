@@ -14,6 +14,7 @@ import { QueueClient, QueueServiceClient, StorageSharedKeyCredential as QueueSha
 import type { Pipeline } from "@azure/core-rest-pipeline";
 import { getRetryInfo, installResilience, type AttemptEvent } from "../../../src/index.js";
 import { resilientRetryPolicyName } from "../../../src/policies/resilientRetryPolicy.js";
+import { storageClientContextPipeline } from "../../../src/install/storagePipeline.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // Blob and Queue clients against a local server that answers every request with one
@@ -53,8 +54,8 @@ const queueCredential = () => new QueueSharedKeyCredential(DEVSTORE_ACCOUNT_NAME
 // The SDK's retry made fast but left on, so a nested retry would show as extra requests.
 const sdkRetry = { retryOptions: { maxTries: 3, retryDelayInMs: 1, maxRetryDelayInMs: 1 } };
 
-/** The core pipeline behind a storage client, read the way the package reads it. */
-const corePipeline = (client: object): Pipeline => (client as unknown as { storageClientContext: { pipeline: Pipeline } }).storageClientContext.pipeline;
+/** The core pipeline behind a storage client, read the way the package reads it (the place moves between releases). */
+const corePipeline = (client: object): Pipeline => storageClientContextPipeline(client) as Pipeline;
 const names = (client: object): string[] => corePipeline(client).getOrderedPolicies().map((p) => p.name);
 
 interface ClientCase {
@@ -205,6 +206,22 @@ describe("finding the pipeline of a storage client", () => {
 
   it("refuses a bare storage Pipeline and says what to pass instead", () => {
     expect(() => installResilience(newPipeline(blobCredential()))).toThrow(/storage Pipeline .*pass the BlobServiceClient/);
+  });
+
+  // Queue 12.32 keeps the core pipeline one level down, at storageClientContext.queuesClient.pipeline;
+  // Blob (and Queue up to 12.31) at storageClientContext.pipeline. Each shape is rebuilt here around a
+  // real client's core pipeline, so both places are tested whichever release is installed.
+  it.each([
+    ["storageClientContext.pipeline (Blob, Queue up to 12.31)", (core: Pipeline) => ({ pipeline: core })],
+    ["storageClientContext.queuesClient.pipeline (Queue from 12.32)", (core: Pipeline) => ({ queuesClient: { pipeline: core } })],
+  ])("finds the core pipeline at %s and installs on it", (_place, context) => {
+    const client = new QueueClient(`${account}/orders`, queueCredential());
+    const core = corePipeline(client);
+    const reshaped = Object.create(client, { storageClientContext: { value: context(core) } }) as object;
+    const handle = installResilience(reshaped, { circuitBreaker: false });
+    expect(core.getOrderedPolicies().map((p) => p.name)).toContain(resilientRetryPolicyName);
+    expect(core.getOrderedPolicies().map((p) => p.name)).not.toContain("storageRetryPolicy");
+    handle.dispose();
   });
 
   it("refuses a storage client whose core pipeline moved, instead of installing nothing", () => {
