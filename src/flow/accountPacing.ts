@@ -24,8 +24,6 @@ export class AccountPacing {
   #successes = 0;
   #pacer: Pacer | undefined;
   #lastThrottleAt = -Infinity;
-  /** Partition circuits opened by this account's throttle may be open: its next success closes them (see AccountGate). */
-  holdsCircuits = false;
   /** The attempts waiting for this account's slots: woken at once when its queue is let out (the outage ended, or it was forgotten). */
   readonly waiters = new WakeList();
   readonly #settings: SendRateSettings & { forgetAfterInMs: number };

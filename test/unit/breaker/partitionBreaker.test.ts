@@ -435,13 +435,17 @@ describe("createPartitionBreaker: half-open", () => {
     expect(attempt(breaker, "p1", "success")).toMatchObject({ decision: "refuse", retryAfterInMs: 1 });
     vi.advanceTimersByTime(1);
     expect(breaker.stateCounts()).toEqual({ closed: 0, open: 0, half_open: 1 });
-    expect(transitions.map((t) => `${t.from}>${t.to}`)).toEqual(["closed>open", "open>half_open"]);
     expect(breaker.halfOpenScopes()).toEqual([key("p1")]);
     expect(breaker.openScopes()).toEqual([]);
     expect(breaker.stateOf(key("p1"))).toBe("half_open");
+    expect(breaker.statusOf(key("p1"))).toMatchObject({ state: "half_open", available: true });
+    // Queries change nothing and tell nobody: the half-open is announced when an attempt meets it.
+    expect(transitions.map((t) => `${t.from}>${t.to}`)).toEqual(["closed>open"]);
+    attempt(breaker, "p1", "throttled");
+    expect(transitions.map((t) => `${t.from}>${t.to}`)).toEqual(["closed>open", "open>half_open", "half_open>open"]);
   });
 
-  it("announces open → half-open once, whichever looks first, and admitting the probe announces nothing more", () => {
+  it("announces open → half-open once, when the probe is admitted (the queries before it announce nothing), and nothing more", () => {
     const { breaker, transitions } = opened();
     vi.advanceTimersByTime(3000);
     expect(breaker.stateOf(key("p1"))).toBe("half_open");
