@@ -174,3 +174,10 @@ export const QUIET_IN_MS = 250;
  * about a second of the throttle's end (the retry loop waits up to twice a refusal's hint).
  */
 export const ACCOUNT_THROTTLE_RESET_IN_MS = 500;
+
+/**
+ * A probe unreported for this long (or the reset period, if longer) was admitted but never sent
+ * (its operation ended first) or is lost: another may go. Longer than a probe period, since a
+ * probe into a partition that times out takes the service's timeout to answer.
+ */
+export const PROBE_LOST_AFTER_IN_MS = 3_000;

@@ -9,7 +9,7 @@ import type { Admission, SendAdmission } from "./attemptGate.js";
 import { SEND_NOW } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { AccountGate } from "./accountGate.js";
-import { ACCOUNT_THROTTLE_RESET_IN_MS } from "./circuit.js";
+import { ACCOUNT_THROTTLE_RESET_IN_MS, PROBE_LOST_AFTER_IN_MS } from "./circuit.js";
 import type { CircuitState } from "./circuitStateSource.js";
 import { CircuitAnnouncer } from "./circuitAnnouncer.js";
 import { createScopeKeyReader } from "./scopeKeys.js";
@@ -23,13 +23,6 @@ import type { PacedScope } from "../flow/pacedScope.js";
 import { TroubledScope, type Evidence } from "./troubledScope.js";
 
 export type { PartitionBreaker } from "./partitionBreakerInterface.js";
-
-/**
- * A probe unreported for this long (or the reset period, if longer) was admitted but never sent
- * (its operation ended first) or is lost: another may go. Longer than a probe period, since a
- * probe into a partition that times out takes the service's timeout to answer.
- */
-const PROBE_LOST_AFTER_IN_MS = 3_000;
 
 /**
  * When an attempt's slot was reserved, handed back to `record`. A slot reserved before the
