@@ -3,6 +3,7 @@
 // `<!-- bench:NAME:end -->` is replaced; the prose around it is written by hand.
 import type { CallerShapesResult, OpenLoopRow, PoolRow } from "./callerShapes.js";
 import type { ClosedLoopResult } from "./closedLoop.js";
+import type { ComeBackResult } from "./comeBack.js";
 import type { MachineInfo } from "./machine.js";
 import type { HotPartitionResult } from "./hotPartition.js";
 import type { ManyPartitionsResult } from "./manyPartitions.js";
@@ -30,6 +31,7 @@ export interface BenchResults {
   queueConsumer?: QueueConsumerResult;
   pacing?: PacingResult;
   callerShapes?: CallerShapesResult;
+  comeBack?: ComeBackResult;
   /** Promises rejected with no handler during the run, with the phase they surfaced in. */
   unhandledRejections?: string[];
 }
