@@ -10,7 +10,8 @@
 //                                         the come-back benchmark, narrowed: --seeds=N, --first-seed=N,
 //                                         --faults= (throttle, frozen, refused, rebalancing),
 //                                         --configs= (package, sdk-default, no-retry), --parts= (faults,
-//                                         pool, busy), --apart (configurations one after another),
+//                                         pool, busy), --together (configurations side by side: faster,
+//                                         but three times the load; see bench/comeBack.ts),
 //                                         --records (every operation's record in the JSON)
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -53,7 +54,7 @@ function comeBackOverrides(): ComeBackOverrides {
   if (list("faults") !== undefined) overrides.faults = list("faults") as ComeBackFault[];
   if (list("configs") !== undefined) overrides.configurations = list("configs") as ComeBackConfiguration[];
   if (list("parts") !== undefined) overrides.parts = list("parts") as ComeBackPart[];
-  if (flag("apart")) overrides.together = false;
+  if (flag("together")) overrides.together = true;
   if (flag("records")) overrides.keepRecords = true;
   return overrides;
 }
