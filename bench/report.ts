@@ -623,8 +623,7 @@ function comeBackFaultLine(c: ComeBackResult): string {
 function comeBackSection(c: ComeBackResult): string {
   const s = c.settings;
   const w = s.workload;
-  const seedsRun = [...new Set([...c.runs, ...c.pool, ...c.busy].map((r) => r.seed))].sort((a, b) => a - b);
-  const seedText = seedsRun.length === 0 ? "no seeds" : `seeds ${seedsRun[0]}-${seedsRun[seedsRun.length - 1]} (${seedsRun.length})`;
+  const seedText = `Seeds ${s.firstSeed}-${s.firstSeed + s.seeds - 1} (${s.seeds})`;
   const sec = (values: number[]) => span(values.map((v) => v / 1000), 2);
   const rows: string[] = [];
   for (const fault of s.faults) {
@@ -643,8 +642,8 @@ function comeBackSection(c: ComeBackResult): string {
     "",
     `**Open loop**: a real \`TableClient\` → the package's fault proxy (\`startRebalancingSimulator\`) → Azurite. ${w.opsPerSecond} operations/s for ${seconds(w.durationInMs)} ` +
       `(${Math.floor((w.opsPerSecond * w.durationInMs) / 1000)} operations, each arriving at a time the seed draws within its slot, each its own caller), uniform over ${w.partitions} partitions, ` +
-      `half \`createEntity\` (unique row keys), half \`upsertEntity\`, a ${w.payloadBytes}-byte payload; connections reset before forwarding ${w.resetBeforeProbability * 100} % and after ` +
-      `${w.resetAfterProbability * 100} % of the time outside the faults. ${comeBackFaultLine(c)} A fresh table and proxy for every configuration, fault and seed.`,
+      `half \`createEntity\` (unique row keys), half \`upsertEntity\`, a ${w.payloadBytes}-byte payload; of the requests no fault answers, ${w.resetBeforeProbability * 100} % have their connection reset before they are forwarded ` +
+      `and ${w.resetAfterProbability * 100} % after the store applied them. ${comeBackFaultLine(c)} A fresh table and proxy for every configuration, fault and seed.`,
     "",
     "- **Past the fault's end**: for each operation that arrived during the fault and in its scope (every partition; for the rebalancing, the partition's own window), " +
       "how long after the fault's end it ended, succeeded or not, **clamped at 0** (an operation that ended inside the fault counts 0). The physical limit is about 0.",
