@@ -719,13 +719,15 @@ export async function runComeBack(accountUrl: string, s: ComeBackSettings, log: 
       result.pool.push(...runs);
       log(`comeback pool of ${s.pool.workers}, seed ${seed}: ${runs.map((r) => `${r.configuration} ${r.succeeded}/${r.operations} (local ${r.failedLocal}, healthy ${Math.round(r.healthyShareOfNoRetry * 100)} %)`).join("; ")}`);
     }
+    // The table so far, so that a long run can be read (or stopped) as it goes.
+    if (seed < seeds[seeds.length - 1]!) for (const line of summaryTable(result, `after seed ${seed}`)) log(line);
   }
   if (s.parts.includes("busy")) {
     result.busy = await busyRuns(accountUrl, s, seeds);
     for (const r of result.busy) log(`comeback busy partition, seed ${r.seed}, ${r.configuration}: ${(r.elapsedInMs / 1000).toFixed(1)} s (${r.ratioToSdk}x), ${r.busyAnswers} busy answers${r.failure ? `, failed: ${r.failure}` : ""}`);
   }
   result.elapsedInMs = Math.round(performance.now() - started);
-  for (const line of summaryTable(result)) log(line);
+  for (const line of summaryTable(result, `seeds ${s.firstSeed}-${s.firstSeed + s.seeds - 1}, min–max`)) log(line);
   return result;
 }
 
@@ -737,9 +739,9 @@ function runLine(r: ComeBackRun): string {
   );
 }
 
-/** Fault x configuration, min–max over the seeds run. */
-export function summaryTable(result: ComeBackResult): string[] {
-  const lines: string[] = [];
+/** Fault x configuration, min–max over the seeds run, under a title line. */
+export function summaryTable(result: ComeBackResult, title: string): string[] {
+  const lines: string[] = [`comeback, ${title}:`];
   const rows: string[][] = [];
   for (const fault of result.settings.faults) {
     for (const configuration of result.settings.configurations) {

@@ -7,7 +7,15 @@ import {
   POOL_FEEDS,
   TRAFFIC_SHAPES,
 } from "../../bench/callerShapes.js";
-import { COMEBACK_BUSY_CONFIGURATIONS, COMEBACK_CONFIGURATIONS, COMEBACK_FAULTS, COMEBACK_POOL_CONFIGURATIONS } from "../../bench/comeBack.js";
+import {
+  COMEBACK_BUSY_CONFIGURATIONS,
+  COMEBACK_CONFIGURATIONS,
+  COMEBACK_FAULTS,
+  COMEBACK_POOL_CONFIGURATIONS,
+  comeBackSettings,
+  FULL_COMEBACK_SETTINGS,
+  type ComeBackFault,
+} from "../../bench/comeBack.js";
 import { HOT_PARTITION_CONFIGURATION_IDS } from "../../bench/hotPartition.js";
 import { CLOSED_LOOP_CONFIGURATION_IDS, CONFIGURATION_IDS, CONFIGURATION_LABELS } from "../../bench/tableConfigurations.js";
 import { applySections, renderCharts, renderSections, type BenchResults } from "../../bench/report.js";
@@ -22,6 +30,16 @@ const finite = (value: unknown) => typeof value === "number" && Number.isFinite(
 function expectFigures(object: object, keys: readonly string[]): void {
   for (const key of keys) expect(finite((object as Record<string, unknown>)[key]), `${key} = ${String((object as Record<string, unknown>)[key])}`).toBe(true);
 }
+
+describe("come back: the command line's choices", () => {
+  it("narrow the full settings, and a name or count it does not know is a RangeError naming it", () => {
+    const narrowed = comeBackSettings(FULL_COMEBACK_SETTINGS, { seeds: 3, faults: ["throttle"], configurations: ["package", "sdk-default"], parts: ["faults"] });
+    expect([narrowed.seeds, narrowed.faults, narrowed.configurations, narrowed.parts]).toEqual([3, ["throttle"], ["package", "sdk-default"], ["faults"]]);
+    expect(narrowed.workload).toEqual(FULL_COMEBACK_SETTINGS.workload);
+    expect(() => comeBackSettings(FULL_COMEBACK_SETTINGS, { faults: ["throttled" as ComeBackFault] })).toThrow(/faults takes throttle, frozen, refused, rebalancing; got "throttled"/);
+    expect(() => comeBackSettings(FULL_COMEBACK_SETTINGS, { seeds: 0 })).toThrow(RangeError);
+  });
+});
 
 describe("benchmarks (smoke configuration)", () => {
   let results: BenchResults;
