@@ -24,6 +24,8 @@ export abstract class AdmittedOperation {
   #reserved: SendAdmission | undefined;
   #pacedDelayInMs = 0;
   #lastPaced = false;
+  /** The attempt in flight spent a retry of the budget (given back if it succeeds). */
+  #spentRetry = false;
   #refusal: Refusal | undefined;
 
   constructor(s: RetryPolicySettings, address: RequestAddress) {
@@ -93,6 +95,7 @@ export abstract class AdmittedOperation {
     const budget = this.s.budget as RetryBudget;
     if (budget.tryRetry()) {
       f.budget = "available";
+      this.#spentRetry = true;
       return;
     }
     this.s.gate?.abandon?.(this.address, admission);
@@ -121,10 +124,12 @@ export abstract class AdmittedOperation {
     this.s.gate?.abandon?.(this.address, reserved);
   }
 
-  /** A primary attempt came back: the gate learns from it. Returns the paced wait it went after. */
+  /** A primary attempt came back: the gate learns from it, and a successful retry gives its budget back. Returns the paced wait it went after. */
   protected recordAdmitted(result: AttemptResult): number {
     const admission = this.#admission as SendAdmission;
     this.s.gate?.record(this.address, admission, result);
+    if (this.#spentRetry && result.outcomeClass === "success") this.s.budget?.refund?.();
+    this.#spentRetry = false;
     this.#lastPaced = admission.paced === true;
     const pacedDelayInMs = this.#pacedDelayInMs;
     this.#pacedDelayInMs = 0;
