@@ -1,0 +1,36 @@
+// The retry loop's hook for blob downloads: a Get Blob answer's streamed body is read after the
+// policy has returned, so a body cut mid-way is no attempt the loop saw. This hands the caller a
+// body that, when cut, asks the same operation for the rest of the range (`Operation.resume`):
+// one more attempt through the same classification, backoff, gate, budget and records.
+import type { PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
+import { classify } from "../classification/classify.js";
+import { logger } from "../logging/logger.js";
+import type { Operation } from "../policies/resilientRetryPolicy.js";
+import { aimAtRest, readBlobDownload, type BlobDownload } from "./blobDownload.js";
+import { ResumingBody } from "./resumingBody.js";
+
+/**
+ * `response`, its body replaced by one that resumes when cut, when it is a blob download's that
+ * can be resumed byte for byte (blobDownload.ts says which); otherwise `response` as it is. Cheap
+ * for every other answer: one property read.
+ */
+export function resumableDownload(op: Operation, next: SendRequest, response: PipelineResponse): PipelineResponse {
+  const body = response.readableStreamBody;
+  if (body === undefined || op.address.operation !== "download_blob") return response;
+  const download = readBlobDownload(op.request, response);
+  if (download === undefined) return response;
+  const callerAborted = (): boolean => op.request.abortSignal?.aborted === true;
+  response.readableStreamBody = new ResumingBody(body, download, (position, cut) => resume(op, next, download, position, cut), callerAborted);
+  return response;
+}
+
+/** The rest of `download` from `position`, asked for after `cut` as the operation's next attempt. */
+function resume(op: Operation, next: SendRequest, download: BlobDownload, position: number, cut: unknown): Promise<PipelineResponse> {
+  aimAtRest(op.request, download, position);
+  const outcomeClass = classify({ error: cut }, op.s.rules);
+  logger.info(
+    `A blob download's body was cut after ${position - download.start} of ${download.end - download.start + 1} bytes (${outcomeClass}); ` +
+      `asking for bytes ${position}-${download.end} of the same version.`,
+  );
+  return op.resume(next, { error: cut, outcomeClass });
+}
