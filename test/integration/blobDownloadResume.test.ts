@@ -2,7 +2,6 @@ import { createHash, randomBytes } from "node:crypto";
 import { beforeEach, describe, expect, it } from "vitest";
 import { BlobServiceClient, StorageSharedKeyCredential, type BlobClient, type BlobDownloadResponseParsed } from "@azure/storage-blob";
 import { getRetryInfo, installResilience, type RetryObserver } from "../../src/index.js";
-import { isBlobChangedError } from "../../src/errors/blobChangedError.js";
 import { uniqueStorageName, withStorageSimulator } from "../support/withStorageSimulator.js";
 
 // Blob downloads whose body the simulator cuts after half (issue 30, item 2): real BlobClients on
