@@ -9,6 +9,7 @@ import type { ManyPartitionsResult } from "./manyPartitions.js";
 import { CLIENT_GUARD, type Comparison, type OverheadResult } from "./overhead.js";
 import { span, type PacingResult } from "./pacing.js";
 import type { QueueConsumerResult } from "./queueConsumer.js";
+import type { BlobDownloadsResult } from "./blobDownloads.js";
 import type { RebalancingFigures, RebalancingResult } from "./rebalancing.js";
 import { panelChart, type Band } from "../tools/report/panelChart.js";
 import { CONFIGURATION_LABELS, type ConfigurationId } from "./tableConfigurations.js";
@@ -30,6 +31,8 @@ export interface BenchResults {
   queueConsumer?: QueueConsumerResult;
   pacing?: PacingResult;
   callerShapes?: CallerShapesResult;
+  /** Printed as JSON by `npm run bench -- --only=blob-downloads`; not rendered into docs/benchmarks.md yet. */
+  blobDownloads?: BlobDownloadsResult;
   /** Promises rejected with no handler during the run, with the phase they surfaced in. */
   unhandledRejections?: string[];
 }

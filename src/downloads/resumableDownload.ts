@@ -5,6 +5,9 @@
 import type { PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import { classify } from "../classification/classify.js";
 import { logger } from "../logging/logger.js";
+import { safeErrorCode } from "../logging/safeErrorCode.js";
+import { attachRetryInfo } from "../address/requestMarks.js";
+import { isResilienceError } from "../errors/resilienceError.js";
 import type { Operation } from "../policies/resilientRetryPolicy.js";
 import { aimAtRest, readBlobDownload, type BlobDownload } from "./blobDownload.js";
 import { ResumingBody } from "./resumingBody.js";
@@ -19,9 +22,19 @@ export function resumableDownload(op: Operation, next: SendRequest, response: Pi
   if (body === undefined || op.address.operation !== "download_blob") return response;
   const download = readBlobDownload(op.request, response);
   if (download === undefined) return response;
-  const callerAborted = (): boolean => op.request.abortSignal?.aborted === true;
-  response.readableStreamBody = new ResumingBody(body, download, (position, cut) => resume(op, next, download, position, cut), callerAborted);
+  response.readableStreamBody = new ResumingBody(body, download, {
+    resume: (position, cut) => resume(op, next, download, position, cut),
+    callerAborted: () => op.request.abortSignal?.aborted === true,
+    failed: (error) => failed(op, error),
+  });
   return response;
+}
+
+/** The body ends with `error`: it carries the operation's record (getRetryInfo), and the log says why, in the package's words only. */
+function failed(op: Operation, error: Error): void {
+  if (!("request" in error) && Object.isExtensible(error)) attachRetryInfo(error, op.info);
+  const code = isResilienceError(error) ? error.code : safeErrorCode((error as { code?: unknown }).code);
+  logger.warning(`A blob download stopped after ${op.info.attempts} attempt(s) and ${op.info.resumes ?? 0} resume(s): ${code ?? safeErrorCode(error.name)}.`);
 }
 
 /** The rest of `download` from `position`, asked for after `cut` as the operation's next attempt. */

@@ -7,12 +7,19 @@ import type { PipelineResponse } from "@azure/core-rest-pipeline";
 import { AbortError } from "@azure/abort-controller";
 import { overrunError, resumedAnswerProblem, type BlobDownload } from "./blobDownload.js";
 
-/**
- * Asks for the rest of the download from blob offset `position`, after `cut` (the source's
- * error, or undefined when it ended early); resolves with the answer, or rejects with what ends
- * the caller's stream.
- */
-export type ResumeDownload = (position: number, cut: unknown) => Promise<PipelineResponse>;
+/** What a {@link ResumingBody} asks of the operation it belongs to. */
+export interface ResumeHooks {
+  /**
+   * Asks for the rest of the download from blob offset `position`, after `cut` (the source's
+   * error, or one saying it ended early); resolves with the answer, or rejects with what ends
+   * the caller's stream.
+   */
+  resume(position: number, cut: unknown): Promise<PipelineResponse>;
+  /** Whether the caller has aborted: a source's failure is then the abort, not a cut. */
+  callerAborted(): boolean;
+  /** The body ends with `error`, not the caller's abort: the last word on it (marked, logged). */
+  failed(error: Error): void;
+}
 
 /** What a body that ended early fails with: the code classification reads as transient. */
 const PREMATURE_END = "ERR_STREAM_PREMATURE_CLOSE";
@@ -28,18 +35,16 @@ const ignore = (): void => undefined;
  */
 export class ResumingBody extends Readable {
   readonly #download: BlobDownload;
-  readonly #resume: ResumeDownload;
-  readonly #callerAborted: () => boolean;
+  readonly #hooks: ResumeHooks;
   #source: NodeJS.ReadableStream;
   /** The blob offset of the next byte to pass on. */
   #position: number;
   #resuming = false;
 
-  constructor(source: NodeJS.ReadableStream, download: BlobDownload, resume: ResumeDownload, callerAborted: () => boolean) {
+  constructor(source: NodeJS.ReadableStream, download: BlobDownload, hooks: ResumeHooks) {
     super();
     this.#download = download;
-    this.#resume = resume;
-    this.#callerAborted = callerAborted;
+    this.#hooks = hooks;
     this.#position = download.start;
     this.#source = source;
     this.#attach(source);
@@ -77,7 +82,7 @@ export class ResumingBody extends Readable {
 
   readonly #onData = (chunk: Buffer): void => {
     if (this.#position + chunk.length > this.#download.end + 1) {
-      this.destroy(overrunError(this.#download));
+      this.#fail(overrunError(this.#download));
       return;
     }
     this.#position += chunk.length;
@@ -99,7 +104,7 @@ export class ResumingBody extends Readable {
   readonly #onError = (error: unknown): void => {
     this.#detach();
     // The caller's abort reaches the body as a reset, like a cut: only the caller's signal tells them apart.
-    if (this.#callerAborted()) this.destroy(new AbortError("The operation was aborted."));
+    if (this.#hooks.callerAborted()) this.destroy(new AbortError("The operation was aborted."));
     else this.#cut(error);
   };
 
@@ -107,11 +112,13 @@ export class ResumingBody extends Readable {
     (this.#source as { destroy?: () => void }).destroy?.();
     this.#resuming = true;
     const position = this.#position;
-    this.#resume(position, error).then(
+    this.#hooks.resume(position, error).then(
       (answer) => this.#continueWith(answer, position),
       (failure: unknown) => {
         this.#resuming = false;
-        this.destroy(failure instanceof Error ? failure : new Error("Resuming a blob download failed.", { cause: failure }));
+        if (this.destroyed) return;
+        if ((failure as { name?: unknown } | undefined)?.name === "AbortError") this.destroy(failure as Error);
+        else this.#fail(failure instanceof Error ? failure : new Error("Resuming a blob download failed.", { cause: failure }));
       },
     );
   }
@@ -122,9 +129,14 @@ export class ResumingBody extends Readable {
     const problem = this.destroyed ? undefined : resumedAnswerProblem(this.#download, position, this.receivedBytes, answer);
     if (this.destroyed || problem !== undefined || body === undefined) {
       (body as { destroy?: () => void } | undefined)?.destroy?.();
-      if (problem !== undefined) this.destroy(problem);
+      if (problem !== undefined) this.#fail(problem);
       return;
     }
     this.#attach(body);
+  }
+
+  #fail(error: Error): void {
+    this.#hooks.failed(error);
+    this.destroy(error);
   }
 }

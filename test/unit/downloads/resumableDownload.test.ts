@@ -156,6 +156,21 @@ describe("a blob download whose body is cut", () => {
     expect(getRetryInfo(response)).toMatchObject({ attempts: 3, classes: ["success", "transient", "success"], resumes: 1 });
   });
 
+  it("counts the deadline again from the cut: a body read for longer than maxElapsedInMs is still resumed", async () => {
+    const slowCut = new Readable({ read() {} });
+    slowCut.push(BLOB.subarray(0, 400));
+    setTimeout(() => slowCut.destroy(reset()), 150);
+    const { next } = scripted(
+      (req) => firstAnswer(req, slowCut),
+      (req) => rangeAnswer(req, 400, 999),
+    );
+    const shortDeadline = resilientRetryPolicy({ service: "blob", retry: fixedBackoff({ maxRetries: 3, delayInMs: 1 }), maxElapsedInMs: 100 });
+    const response = await shortDeadline.sendRequest(download(), next);
+    const { bytes, error } = await readAll(response.readableStreamBody);
+    expect(error).toBeUndefined();
+    expect(bytes.equals(BLOB)).toBe(true);
+  });
+
   it("stops when the retries are spent, with the last failure, the bytes before the cut delivered and nothing else", async () => {
     const hangUp = () => new RestError("socket hang up", { code: "ECONNRESET" });
     const { next } = scripted((req) => firstAnswer(req, cutBody(BLOB.subarray(0, 300))), hangUp, hangUp, hangUp);
@@ -181,6 +196,7 @@ describe("a blob changed between the cut and the resume", () => {
     expect(((error as Error).cause as RestError).statusCode).toBe(412);
     expect(sent[1]?.ifMatch).toBe(ETAG);
     expect(getRetryInfo(response)).toMatchObject({ attempts: 2, classes: ["success", "permanent"], stopReason: "permanent" });
+    expect(getRetryInfo(error)).toBe(getRetryInfo(response));
   });
 
   it("fails with BlobChangedError when an answer carries another ETag, and reads none of its body", async () => {
