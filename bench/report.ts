@@ -21,6 +21,7 @@ import type { ManyPartitionsResult } from "./manyPartitions.js";
 import { CLIENT_GUARD, type Comparison, type OverheadResult } from "./overhead.js";
 import { span, type PacingResult } from "./pacing.js";
 import type { QueueConsumerResult } from "./queueConsumer.js";
+import type { BlobDownloadsResult } from "./blobDownloads.js";
 import type { RebalancingFigures, RebalancingResult } from "./rebalancing.js";
 import { panelChart, type Band } from "../tools/report/panelChart.js";
 import { CONFIGURATION_LABELS, type ConfigurationId } from "./tableConfigurations.js";
@@ -43,6 +44,8 @@ export interface BenchResults {
   pacing?: PacingResult;
   callerShapes?: CallerShapesResult;
   comeBack?: ComeBackResult;
+  /** Printed as JSON by `npm run bench -- --only=blob-downloads`; not rendered into docs/benchmarks.md yet. */
+  blobDownloads?: BlobDownloadsResult;
   /** Promises rejected with no handler during the run, with the phase they surfaced in. */
   unhandledRejections?: string[];
 }

@@ -10,12 +10,13 @@ import { FULL_PACING_SETTINGS, runPacing, SMOKE_PACING_SETTINGS } from "./pacing
 import { FULL_OVERHEAD_SETTINGS, runOverhead, SMOKE_OVERHEAD_SETTINGS } from "./overhead.js";
 import { FULL_REBALANCING_SETTINGS, runRebalancing, SMOKE_REBALANCING_SETTINGS } from "./rebalancing.js";
 import { FULL_QUEUE_CONSUMER_SETTINGS, runQueueConsumer, SMOKE_QUEUE_CONSUMER_SETTINGS } from "./queueConsumer.js";
+import { FULL_BLOB_DOWNLOADS_SETTINGS, runBlobDownloads, SMOKE_BLOB_DOWNLOADS_SETTINGS } from "./blobDownloads.js";
 import type { BenchResults } from "./report.js";
 import { tableClient } from "./tableConfigurations.js";
 import { benchTableName } from "./workload.js";
 
 /** The benchmarks by name, in the order they run. */
-export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes", "comeback", "many-partitions"] as const;
+export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes", "comeback", "blob-downloads", "many-partitions"] as const;
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 export interface RunOptions {
@@ -73,7 +74,8 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
   };
   process.on("unhandledRejection", onUnhandled);
   const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop") || only.has("hot-partition") || only.has("queue-consumer") || only.has("pacing") || only.has("caller-shapes") || only.has("comeback");
-  const azurite = needsAzurite ? await startAzurite({ services: only.has("queue-consumer") ? ["table", "queue"] : ["table"] }) : undefined;
+  const services = [...(needsAzurite ? ["table" as const] : []), ...(only.has("queue-consumer") ? ["queue" as const] : []), ...(only.has("blob-downloads") ? ["blob" as const] : [])];
+  const azurite = services.length > 0 ? await startAzurite({ services }) : undefined;
   const progress = (line: string) => {
     phase = line;
     log(line);
@@ -117,6 +119,10 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     if (only.has("comeback") && azurite !== undefined) {
       progress("come back: the open loop through four faults, a declared pool, a sequential caller on a busy partition");
       results.comeBack = await runComeBack(azurite.tableUrl, comeBackSettings(smoke ? SMOKE_COMEBACK_SETTINGS : FULL_COMEBACK_SETTINGS, options.comeBack), progress);
+    }
+    if (only.has("blob-downloads") && azurite !== undefined) {
+      progress("blob downloads whose body is cut");
+      results.blobDownloads = await runBlobDownloads(azurite.blobUrl, smoke ? SMOKE_BLOB_DOWNLOADS_SETTINGS : FULL_BLOB_DOWNLOADS_SETTINGS, progress);
     }
     // Last: its million-request loops hold the event loop for seconds at a time, long enough for
     // Azurite to close idle keep-alive sockets under any client that comes after.

@@ -10,7 +10,7 @@ export type ResilienceErrorCode = ResilienceError["code"];
  */
 export class ResilienceError extends Error {
   /** Stable machine-readable code. Part of the public API. */
-  readonly code: "CIRCUIT_OPEN" | "PARTITION_BUSY" | "BODY_NOT_REPLAYABLE" | "RETRY_BUDGET_EXHAUSTED";
+  readonly code: "CIRCUIT_OPEN" | "PARTITION_BUSY" | "BODY_NOT_REPLAYABLE" | "RETRY_BUDGET_EXHAUSTED" | "BLOB_CHANGED" | "DOWNLOAD_RANGE_MISMATCH";
   /** Marker that survives two copies of the package (ESM + CJS), where `instanceof` fails. */
   readonly [marker] = true;
 

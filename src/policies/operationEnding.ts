@@ -60,7 +60,8 @@ export function endOperation(op: Operation, ending: Ending): PipelineResponse {
         `${reason} (last: ${finalClass}).`,
     );
   }
-  if (op.hooks.listens("onOperationEnd")) {
+  // A resumed download's operation was reported when its first answer came; its resumes' attempts and retries are told as they happen.
+  if (op.hooks.listens("onOperationEnd") && !op.resuming) {
     op.hooks.notify("onOperationEnd", {
       request,
       address: op.address,

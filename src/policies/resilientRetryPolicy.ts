@@ -24,6 +24,7 @@ import { endOperation, settleAmbiguousWrite, type Ending } from "./operationEndi
 import type { TableWrite } from "../address/tableWrite.js";
 import { callerMay, leaveWait, sleepFor } from "./operationWaits.js";
 import { AdmittedOperation } from "./admittedOperation.js";
+import { resumableDownload } from "../downloads/resumableDownload.js";
 
 /** The policy's name; unique in a pipeline, so users can find and remove it. */
 export const resilientRetryPolicyName = "resilientRetryPolicy";
@@ -58,7 +59,8 @@ export class Operation extends AdmittedOperation {
   readonly hooks: ObserverHooks;
   readonly caller: CallerPolicy;
   readonly started = performance.now();
-  readonly deadline: number;
+  /** When the operation gives up; a download's resume moves it (see {@link Operation.resume}). */
+  deadline: number;
   readonly info: RetryInfo;
   readonly write: boolean;
   /** The way to the secondary region, for a read of a client with `secondaryReads` on. */
@@ -79,6 +81,8 @@ export class Operation extends AdmittedOperation {
   #backoff: OperationBackoff | undefined;
   /** Its place among the caller policy's waiters while it waits without sending. */
   waiter: Waiter | undefined;
+  /** True once the operation resumes a download whose body was cut: its end was reported with its first answer. */
+  resuming = false;
 
   constructor(request: PipelineRequest, s: RetryPolicySettings, hooks: ObserverHooks, caller: CallerPolicy) {
     super(s, readRequestAddress(request, s.service));
@@ -93,12 +97,15 @@ export class Operation extends AdmittedOperation {
     s.budget?.recordRequest(this.started);
   }
 
-  /** gate → send → record → decide → act, until a step ends the operation. */
-  async run(next: SendRequest): Promise<PipelineResponse> {
+  /**
+   * gate → send → record → decide → act, until a step ends the operation. `resumed`: the loop
+   * starts from the failure in `last` (a download's cut body, {@link Operation.resume}).
+   */
+  async run(next: SendRequest, resumed = false): Promise<PipelineResponse> {
     this.caller.started();
     try {
       if (this.request.abortSignal?.aborted) return this.aborted(undefined);
-      let step = decideNext(this.askGate());
+      let step = decideNext(resumed ? this.attemptFacts(true) : this.askGate());
       for (;;) {
         switch (step.action) {
           case "send": {
@@ -127,8 +134,11 @@ export class Operation extends AdmittedOperation {
           }
           case "read-back":
             return this.end(await settleAmbiguousWrite(this, this.tableWrite() as TableWrite));
-          case "stop":
-            return this.end(step);
+          case "stop": {
+            const response = this.end(step);
+            // A blob download's body is read after we return: if it is cut, the rest is asked for (downloads/).
+            return this.resuming ? response : resumableDownload(this, next, response);
+          }
         }
       }
     } finally {
@@ -137,6 +147,22 @@ export class Operation extends AdmittedOperation {
       leaveWait(this);
       this.caller.ended();
     }
+  }
+
+  /**
+   * Resumes a blob download whose body was cut (`cut`: that failure, classified as an attempt's
+   * would be), once downloads/resumableDownload.ts has pointed the request at the rest of the
+   * range: the loop goes on from the failure, through the same backoff, gate, budget and retry
+   * count, and resolves with the answer or rejects as the operation would have. The deadline
+   * bounds the wait for answers, not the reading of bodies: it counts again from the cut.
+   */
+  resume(next: SendRequest, cut: AttemptResult): Promise<PipelineResponse> {
+    this.resuming = true;
+    this.info.resumes = (this.info.resumes ?? 0) + 1;
+    this.clock = performance.now();
+    this.deadline = this.clock + this.s.maxElapsedInMs;
+    this.last = cut;
+    return this.run(next, true);
   }
 
   /** Gate: the gate's and the budget's answers for the next attempt; a circuit refusal counts as an attempt. */

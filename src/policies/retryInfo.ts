@@ -29,6 +29,12 @@ export interface RetryInfo {
   retryAfterInMs?: number;
   /** How an ambiguous write was settled, when it needed settling (see docs/data-safety.md). */
   ambiguousWrite?: AmbiguousWriteResult;
+  /**
+   * Times the body of a blob download was cut while being read and the rest of its range
+   * requested again (docs/retry.md, "Downloads cut mid-body"); each resume's attempts count in
+   * `attempts` too. Undefined when none.
+   */
+  resumes?: number;
   /** Attempts sent to the secondary region (`secondaryReads`, counted in `attempts` too); undefined when none. */
   secondaryAttempts?: number;
   /**

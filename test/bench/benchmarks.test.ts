@@ -139,6 +139,15 @@ describe("benchmarks (smoke configuration)", () => {
     expect(runs[0]!.sentBack).toBe(0);
   });
 
+  it("blob downloads: both configurations per seed and size; with the package no download fails or mismatches", () => {
+    const { runs, settings, totals } = results.blobDownloads!;
+    expect(runs.length).toBe(settings.seeds.length * settings.sizes.length * 2);
+    for (const r of runs) expectFigures(r, ["downloads", "failed", "mismatched", "cutAnswers", "getRequests", "elapsedInMs"]);
+    expect(totals.resilient.failed).toBe(0);
+    expect(totals.resilient.mismatched).toBe(0);
+    expect(totals["sdk-default"].mismatched).toBe(0);
+  });
+
   it("pacing: the account-throttle, split and many-clients rows, every figure", () => {
     const p = results.pacing!;
     expect(p.account.map((r) => r.id)).toEqual(["sdk-default", "package"]);
