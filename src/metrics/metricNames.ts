@@ -27,6 +27,9 @@ export interface MetricSpec {
   readonly only?: "partitionLabel" | "secondaryReads";
 }
 
+/** One series' label values by label name (`status` is a number, or absent without a response). */
+export type Labels = Readonly<Record<string, string | number | undefined>>;
+
 const OPERATION = ["service", "operation"] as const;
 
 /**
@@ -148,7 +151,7 @@ const SAFETY_METRICS = {
 /** The secondary-read counter, documented beside `METRIC_NAMES`. */
 const SECONDARY_READ_METRICS = {
   secondaryReads: {
-    // The answer's class, as on attempts.
+    // Its `outcome` is the answer's class, so OpenTelemetry names it as on attempts.
     name: "secondary_reads_total", kind: "counter", labels: [...OPERATION, "outcome"],
     otel: "azure.storage.client.secondary_reads", unit: "{attempt}", attributes: { outcome: "azure.storage.attempt.class" }, only: "secondaryReads",
     help: "Reads sent to the secondary region (secondaryReads) while the primary's partition could not serve them, by the class of the answer.",

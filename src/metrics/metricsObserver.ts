@@ -5,10 +5,9 @@ import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import { describeValue } from "../validation/describeValue.js";
 import { Family, registerFamily } from "./metricFamily.js";
-import { METRICS, THROTTLE_STATUSES, type MetricKey } from "./metricNames.js";
+import { METRICS, THROTTLE_STATUSES, type Labels, type MetricKey } from "./metricNames.js";
 import { MetricsRecorder, NO_SERIES, type MetricSink } from "./metricsRecorder.js";
 import { resolveMetricsOptions, type MetricsOptions } from "./metricsOptions.js";
-import type { Labels } from "./pacingMetrics.js";
 import type { TopScopeLabels } from "./topScopeLabels.js";
 
 /** A {@link RetryObserver} that records the package's metrics for one service, on Prometheus or OpenTelemetry. */

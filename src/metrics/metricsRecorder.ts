@@ -10,9 +10,9 @@ import { OUTCOME_CLASSES, RETRIABLE_CLASSES, type OutcomeClass } from "../classi
 import { LOCAL_REFUSALS } from "../observers/retryEvents.js";
 import type { AmbiguousWriteEvent, AttemptClass, AttemptEvent, LocalWaitEvent, OperationEvent, RetryEvent, StopReason } from "../observers/retryEvents.js";
 import { LOCAL_WAIT_REASONS } from "../policies/callerPolicy.js";
-import { OPERATION_OUTCOMES, THROTTLE_ERROR_CODES, type MetricKey, type OperationOutcome } from "./metricNames.js";
+import { OPERATION_OUTCOMES, THROTTLE_ERROR_CODES, type Labels, type MetricKey, type OperationOutcome } from "./metricNames.js";
 import type { MetricsObserver } from "./metricsObserver.js";
-import { breakerGauges, CIRCUIT_STATES, type BreakerGauge, type GaugeReader, type Labels, type PacedScopeSource } from "./pacingMetrics.js";
+import { breakerGauges, CIRCUIT_STATES, type BreakerGauge, type GaugeReader, type PacedScopeSource } from "./pacingMetrics.js";
 import { OTHER_PARTITION_LABEL, TopScopeLabels } from "./topScopeLabels.js";
 
 /** One series: a counter's increment, a histogram's observation, an up-down counter's change. */

@@ -3,12 +3,12 @@ import type { Attributes, Counter, Histogram, Meter, ObservableResult, UpDownCou
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import { validateChoiceOption } from "../validation/validateChoiceOption.js";
 import { assertSameBuckets } from "./metricFamily.js";
-import type { MetricKey } from "./metricNames.js";
+import type { Labels, MetricKey } from "./metricNames.js";
 import { MetricsRecorder, NO_SERIES, type MetricSink, type Series } from "./metricsRecorder.js";
 import type { MetricsObserver } from "./metricsObserver.js";
 import { OPEN_TELEMETRY_METRICS, type OpenTelemetryMetricKey, type OpenTelemetryMetricSpec } from "./openTelemetryNames.js";
 import { resolveOpenTelemetryMetricsOptions, type OpenTelemetryMetricsOptions } from "./openTelemetryOptions.js";
-import { readGauge, type GaugeReader, type Labels } from "./pacingMetrics.js";
+import { readGauge, type GaugeReader } from "./pacingMetrics.js";
 
 /**
  * Creates the observer that records the package's metrics on an OpenTelemetry Meter for

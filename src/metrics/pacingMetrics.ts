@@ -5,6 +5,7 @@ import type { PacedScope } from "../flow/pacedScope.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
 import type { StorageService } from "../address/partitionScope.js";
+import type { Labels } from "./metricNames.js";
 import { OTHER_PARTITION_LABEL, type TopScopeLabels } from "./topScopeLabels.js";
 
 export type { PacedScope };
@@ -14,9 +15,6 @@ export interface PacedScopeSource {
   /** Scopes whose attempts are paced now, with their current send rates. */
   pacedScopes(): readonly PacedScope[];
 }
-
-/** One series' label values by label name (`status` is a number, or absent without a response). */
-export type Labels = Readonly<Record<string, string | number | undefined>>;
 
 /** Reports one gauge's series when it is read; values emitted for one label set are summed. */
 export type GaugeReader = (emit: (labels: Labels, value: number) => void) => void;
