@@ -2,89 +2,188 @@
 export const DEFAULT_METRICS_PREFIX = "azure_storage_";
 
 /**
+ * How a metric is recorded, in OpenTelemetry's words. Prometheus has counters, histograms and
+ * gauges: the up-down counter and the two observables are gauges there (the observables read
+ * from the breaker at scrape time).
+ */
+export type MetricKind = "counter" | "histogram" | "upDownCounter" | "observableUpDownCounter" | "observableGauge";
+
+/** One metric, described once for both sinks. */
+export interface MetricSpec {
+  /** The Prometheus name after the prefix. */
+  readonly name: string;
+  readonly kind: MetricKind;
+  /** The Prometheus label names, in their documented order; OpenTelemetry's attributes stand for them. */
+  readonly labels: readonly string[];
+  /** The HELP text, which is also the OpenTelemetry instrument's description. */
+  readonly help: string;
+  /** The OpenTelemetry instrument name; none for a metric OpenTelemetry reads elsewhere. */
+  readonly otel?: string;
+  /** The OpenTelemetry unit (UCUM): `s`, or an annotation such as `{attempt}`. */
+  readonly unit?: string;
+  /** The attribute keys of labels that do not take `OPEN_TELEMETRY_ATTRIBUTES`' key. */
+  readonly attributes?: Readonly<Record<string, string>>;
+  /** Registered on Prometheus only with this option on. */
+  readonly only?: "partitionLabel" | "secondaryReads";
+}
+
+/** One series' label values by label name (`status` is a number, or absent without a response). */
+export type Labels = Readonly<Record<string, string | number | undefined>>;
+
+const OPERATION = ["service", "operation"] as const;
+
+/**
+ * The metrics of `METRIC_NAMES` (public API: dashboards and alerts depend on the names and
+ * label sets, so changing one is a breaking change), in the order of docs/metrics.md.
+ */
+const CORE_METRICS = {
+  // OpenTelemetry counts operations as the count of `operationDuration`, as `http.client.request.duration` counts requests.
+  operations: {
+    name: "operations_total", kind: "counter", labels: [...OPERATION, "outcome"],
+    help: "Logical Azure Storage operations by final outcome (success, failure, circuit_open, aborted).",
+  },
+  attempts: {
+    name: "attempts_total", kind: "counter", labels: [...OPERATION, "class"],
+    otel: "azure.storage.client.attempts", unit: "{attempt}",
+    help: "Azure Storage attempts by classification, including attempts refused by an open circuit.",
+  },
+  retries: {
+    name: "retries_total", kind: "counter", labels: [...OPERATION, "reason"],
+    otel: "azure.storage.client.retries", unit: "{retry}",
+    help: "Retries (waits before another attempt) by the class of the attempt that caused them.",
+  },
+  throttles: {
+    name: "throttles_total", kind: "counter", labels: [...OPERATION, "status", "error_code"],
+    otel: "azure.storage.client.throttles", unit: "{attempt}",
+    help: "Throttled Azure Storage attempts (429, 503 ServerBusy) by status and allow-listed error code.",
+  },
+  retryDelay: {
+    name: "retry_delay_seconds", kind: "histogram", labels: ["service", "reason"],
+    otel: "azure.storage.client.retry.delay", unit: "s",
+    help: "Wait before each retry, in seconds.",
+  },
+  operationDuration: {
+    name: "operation_duration_seconds", kind: "histogram", labels: [...OPERATION, "outcome"],
+    otel: "azure.storage.client.operation.duration", unit: "s",
+    help: "Duration of logical operations, retries and waits included, in seconds.",
+  },
+  retriesExhausted: {
+    name: "retries_exhausted_total", kind: "counter", labels: [...OPERATION, "class"],
+    otel: "azure.storage.client.operation.exhausted", unit: "{operation}",
+    help: "Operations that gave up on a retriable failure because retries, the deadline or the retry budget ran out.",
+  },
+  circuitBreakers: {
+    name: "circuit_breakers", kind: "observableUpDownCounter", labels: ["service", "state"],
+    otel: "azure.storage.client.circuit.count", unit: "{circuit}",
+    help: "Live per-partition circuits by state.",
+  },
+  circuitTransitions: {
+    name: "circuit_transitions_total", kind: "counter", labels: ["service", "to"],
+    otel: "azure.storage.client.circuit.transitions", unit: "{transition}",
+    help: "Per-partition circuit state changes, by the state entered.",
+  },
+  circuitRejections: {
+    name: "circuit_rejections_total", kind: "counter", labels: OPERATION,
+    otel: "azure.storage.client.circuit.rejections", unit: "{attempt}",
+    help: "Attempts refused without a request because the partition's circuit was open.",
+  },
+  partitionThrottles: {
+    name: "partition_throttles_total", kind: "counter", labels: ["service", "partition"],
+    otel: "azure.storage.client.partition.throttles", unit: "{attempt}", only: "partitionLabel",
+    help: "Throttled attempts by partition scope; only the top N scopes get their own label, the rest count as other.",
+  },
+  pacingDelay: {
+    name: "pacing_delay_seconds", kind: "histogram", labels: OPERATION,
+    otel: "azure.storage.client.pacing.delay", unit: "s",
+    help: "Wait of each attempt that waited for its paced send slot (its partition answered throttled lately), in seconds.",
+  },
+  pacedPartitions: {
+    name: "paced_partitions", kind: "observableUpDownCounter", labels: ["service"],
+    otel: "azure.storage.client.paced_partition.count", unit: "{partition}",
+    help: "Partition scopes whose attempts are paced because they answered throttled lately (hot partitions).",
+  },
+  partitionSendRate: {
+    name: "partition_send_rate", kind: "observableGauge", labels: ["service", "partition"],
+    otel: "azure.storage.client.partition.send_rate", unit: "{attempt}/s", only: "partitionLabel",
+    help: "Send rate (attempts per second) each paced partition is held to; only scopes with their own partition label, the rest summed as other.",
+  },
+  pacedAccounts: {
+    name: "paced_accounts", kind: "observableUpDownCounter", labels: ["service"],
+    otel: "azure.storage.client.paced_account.count", unit: "{account}",
+    help: "Accounts paced as a whole because they answer throttled as a whole (repeated throttles across partitions outnumbering successes).",
+  },
+  accountSendRate: {
+    name: "account_send_rate", kind: "observableGauge", labels: ["service"],
+    otel: "azure.storage.client.account.send_rate", unit: "{attempt}/s",
+    help: "Send rate (attempts per second) the paced accounts are held to, summed; every attempt to such an account also keeps it.",
+  },
+  batchChangesetFailures: {
+    name: "batch_changeset_failures_total", kind: "counter", labels: ["service", "class"],
+    otel: "azure.storage.client.batch.changeset_failures", unit: "{attempt}",
+    help: "Tables $batch attempts answered 202 Accepted whose changeset failed, by the class of the changeset's status and error code (throttled, transient and timeout ones are retried whole).",
+  },
+  localWaits: {
+    name: "local_waits", kind: "upDownCounter", labels: ["service", "reason"],
+    otel: "azure.storage.client.local_wait.count", unit: "{operation}",
+    help: "Operations waiting now without sending, by reason: an open circuit, a paced slot, the retry budget, or a backoff. Many waiting while few run is a starving pool (declare caller: { concurrency }).",
+  },
+  localRefusals: {
+    name: "local_refusals_total", kind: "counter", labels: ["service", "reason"],
+    otel: "azure.storage.client.local_refusals", unit: "{operation}",
+    help: "Operations that failed at once, or were let go while waiting, for a local reason (their caller may not wait, or waiting would outlast the deadline), by reason.",
+  },
+} as const satisfies Record<string, MetricSpec>;
+
+/** The data-safety counters, documented beside `METRIC_NAMES`. */
+const SAFETY_METRICS = {
+  ambiguousWritesResolved: {
+    name: "ambiguous_writes_resolved_total", kind: "counter", labels: [...OPERATION, "result"],
+    otel: "azure.storage.client.ambiguous_writes", unit: "{write}",
+    help: "Writes that ended after an attempt with an unknown outcome (reset, timeout), by how they were settled: applied, differs, unresolved, not_resolvable.",
+  },
+  retryBudgetExhausted: {
+    name: "retry_budget_exhausted_total", kind: "counter", labels: ["service"],
+    otel: "azure.storage.client.retry_budget.exhausted", unit: "{operation}",
+    help: "Operations that surfaced their error without a retry because the client's retry budget was exhausted.",
+  },
+} as const satisfies Record<string, MetricSpec>;
+
+/** The secondary-read counter, documented beside `METRIC_NAMES`. */
+const SECONDARY_READ_METRICS = {
+  secondaryReads: {
+    // Its `outcome` is the answer's class, so OpenTelemetry names it as on attempts.
+    name: "secondary_reads_total", kind: "counter", labels: [...OPERATION, "outcome"],
+    otel: "azure.storage.client.secondary_reads", unit: "{attempt}", attributes: { outcome: "azure.storage.attempt.class" }, only: "secondaryReads",
+    help: "Reads sent to the secondary region (secondaryReads) while the primary's partition could not serve them, by the class of the answer.",
+  },
+} as const satisfies Record<string, MetricSpec>;
+
+/** Every metric the package records: the one list both sinks adapt. */
+export const METRICS: Readonly<Record<MetricKey, MetricSpec>> = Object.freeze({ ...CORE_METRICS, ...SAFETY_METRICS, ...SECONDARY_READ_METRICS });
+
+/** A key of {@link METRICS}. */
+export type MetricKey = keyof typeof CORE_METRICS | keyof typeof SAFETY_METRICS | keyof typeof SECONDARY_READ_METRICS;
+
+function namesOf<T extends Record<string, MetricSpec>>(metrics: T): Readonly<{ [K in keyof T]: T[K]["name"] }> {
+  return Object.freeze(Object.fromEntries(Object.entries(metrics).map(([key, metric]) => [key, metric.name]))) as { [K in keyof T]: T[K]["name"] };
+}
+
+/**
  * Metric names after the prefix. Names and label sets are public API: dashboards and
  * alerts depend on them, so changing one is a breaking change.
  */
-export const METRIC_NAMES = Object.freeze({
-  /** Counter: logical operations by final outcome. */
-  operations: "operations_total",
-  /** Counter: every attempt by class, including attempts refused by an open circuit. */
-  attempts: "attempts_total",
-  /** Counter: retries (waits before another attempt) by the class that caused them. */
-  retries: "retries_total",
-  /** Counter: throttled attempts (429, 503 ServerBusy) by status and allow-listed error code. */
-  throttles: "throttles_total",
-  /** Histogram: each retry's wait, in seconds. */
-  retryDelay: "retry_delay_seconds",
-  /** Histogram: each operation's duration, retries and waits included, in seconds. */
-  operationDuration: "operation_duration_seconds",
-  /** Counter: operations that gave up on a retriable failure (retries or deadline spent). */
-  retriesExhausted: "retries_exhausted_total",
-  /** Gauge: live circuits per state. */
-  circuitBreakers: "circuit_breakers",
-  /** Counter: circuit state changes by target state. */
-  circuitTransitions: "circuit_transitions_total",
-  /** Counter: attempts refused by an open circuit. */
-  circuitRejections: "circuit_rejections_total",
-  /** Counter (opt-in): throttled attempts by bounded partition label. */
-  partitionThrottles: "partition_throttles_total",
-  /** Histogram: how long each attempt that waited for its paced send slot waited, in seconds. */
-  pacingDelay: "pacing_delay_seconds",
-  /** Gauge: partition scopes whose attempts are paced (hot partitions), read from the breaker at scrape time. */
-  pacedPartitions: "paced_partitions",
-  /** Gauge (opt-in): the send rate (attempts/s) each paced partition is held to, by bounded partition label. */
-  partitionSendRate: "partition_send_rate",
-  /** Gauge: accounts paced as a whole because they throttle as a whole, read from the breaker at scrape time. */
-  pacedAccounts: "paced_accounts",
-  /** Gauge: the send rate (attempts/s) paced accounts are held to, summed (no account label). */
-  accountSendRate: "account_send_rate",
-  /** Counter: Tables `$batch` attempts answered 202 whose changeset failed, by the class of its status and code. */
-  batchChangesetFailures: "batch_changeset_failures_total",
-  /** Gauge: operations waiting now without sending, by reason (circuit, pacing, budget, backoff). */
-  localWaits: "local_waits",
-  /** Counter: operations that failed at once (or were let go while waiting) for a local reason, by reason. */
-  localRefusals: "local_refusals_total",
-} as const);
+export const METRIC_NAMES = namesOf(CORE_METRICS);
 
-/** A key of {@link METRIC_NAMES}. */
-export type MetricKey = keyof typeof METRIC_NAMES;
+/** Metric names (after the prefix) of the data-safety counters. */
+export const SAFETY_METRIC_NAMES = namesOf(SAFETY_METRICS);
 
-/** The label names of each metric, in the order documented in docs/metrics.md. Public API. */
-export const METRIC_LABELS: Readonly<Record<MetricKey, readonly string[]>> = Object.freeze({
-  operations: ["service", "operation", "outcome"],
-  attempts: ["service", "operation", "class"],
-  retries: ["service", "operation", "reason"],
-  throttles: ["service", "operation", "status", "error_code"],
-  retryDelay: ["service", "reason"],
-  operationDuration: ["service", "operation", "outcome"],
-  retriesExhausted: ["service", "operation", "class"],
-  circuitBreakers: ["service", "state"],
-  circuitTransitions: ["service", "to"],
-  circuitRejections: ["service", "operation"],
-  partitionThrottles: ["service", "partition"],
-  pacingDelay: ["service", "operation"],
-  pacedPartitions: ["service"],
-  partitionSendRate: ["service", "partition"],
-  pacedAccounts: ["service"],
-  accountSendRate: ["service"],
-  batchChangesetFailures: ["service", "class"],
-  localWaits: ["service", "reason"],
-  localRefusals: ["service", "reason"],
-});
+/** Metric name (after the prefix) of the secondary-read counter. */
+export const SECONDARY_READ_METRIC_NAMES = namesOf(SECONDARY_READ_METRICS);
 
-/** Metric names (after the prefix) of the data-safety counters, documented beside `METRIC_NAMES`. */
-export const SAFETY_METRIC_NAMES = Object.freeze({
-  /** Counter `{service,operation,result}`: writes that ended after an attempt with an unknown outcome, by how they were settled. */
-  ambiguousWritesResolved: "ambiguous_writes_resolved_total",
-  /** Counter `{service}`: operations that stopped retrying because the client's retry budget was empty. */
-  retryBudgetExhausted: "retry_budget_exhausted_total",
-} as const);
-
-/** Metric name (after the prefix) of the secondary-read counter, documented beside `METRIC_NAMES`. */
-export const SECONDARY_READ_METRIC_NAMES = Object.freeze({
-  /** Counter `{service,operation,outcome}`: reads sent to the secondary region, by the class of their answer. */
-  secondaryReads: "secondary_reads_total",
-} as const);
+/** The label names of each metric, in the order documented in docs/metrics.md. */
+export const METRIC_LABELS: Readonly<Record<MetricKey, readonly string[]>> = Object.freeze(
+  Object.fromEntries(Object.entries(METRICS).map(([key, metric]) => [key, metric.labels])) as Record<MetricKey, readonly string[]>,
+);
 
 /**
  * The `outcome` label of operations: how a logical operation ended. `partition_busy`: refused
@@ -100,12 +199,7 @@ export const OPERATION_OUTCOMES: readonly OperationOutcome[] = ["success", "fail
  * `x-ms-error-code` values that keep their own `error_code` label on throttles; any other
  * code becomes `other` and a missing one `none`, so the label stays small whatever a server sends.
  */
-export const THROTTLE_ERROR_CODES: readonly string[] = [
-  "ServerBusy",
-  "TooManyRequests",
-  "OperationTimedOut",
-  "InternalError",
-];
+export const THROTTLE_ERROR_CODES: readonly string[] = ["ServerBusy", "TooManyRequests", "OperationTimedOut", "InternalError"];
 
 /** Statuses that keep their own `status` label on throttles; others become `other`, none `none`. */
 export const THROTTLE_STATUSES: readonly number[] = [429, 503, 500];
@@ -114,6 +208,4 @@ export const THROTTLE_STATUSES: readonly number[] = [429, 503, 500];
  * Histogram buckets (seconds) for operation durations, retry delays and pacing delays: 5 ms to 60 s,
  * wider than prom-client's default 10 s, because a throttled operation can wait that long.
  */
-export const DEFAULT_SECONDS_BUCKETS: readonly number[] = [
-  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
-];
+export const DEFAULT_SECONDS_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

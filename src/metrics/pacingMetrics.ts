@@ -1,9 +1,11 @@
+// The gauges read from a breaker at scrape (or collection) time, its circuits and its pacing,
+// and how every sink sums them: nothing is recorded on the request path.
+import type { CircuitState, CircuitStateSource } from "../breaker/circuitStateSource.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
 import type { StorageService } from "../address/partitionScope.js";
-import type { GaugeCollector } from "./metricFamily.js";
-import type { StorageMetricFamilies } from "./storageMetricFamilies.js";
+import type { Labels } from "./metricNames.js";
 import { OTHER_PARTITION_LABEL, type TopScopeLabels } from "./topScopeLabels.js";
 
 export type { PacedScope };
@@ -14,98 +16,80 @@ export interface PacedScopeSource {
   pacedScopes(): readonly PacedScope[];
 }
 
-/** Reports breakers' paced scopes on one service's metric families. */
-export interface PacingMetrics {
-  /**
-   * `paced_partitions{service}`, `paced_accounts{service}` and `account_send_rate{service}`
-   * read `source.pacedScopes()` at every scrape, and with the partition label on, so does
-   * `partition_send_rate{service,partition}`. Returns a function that stops them all (also
-   * done by `dispose()`).
-   */
-  observe(source: PacedScopeSource): () => void;
-  /** Stops reporting every source observed. Idempotent. */
-  dispose(): void;
-}
+/** Reports one gauge's series when it is read; values emitted for one label set are summed. */
+export type GaugeReader = (emit: (labels: Labels, value: number) => void) => void;
 
-/** True when `source` can report paced scopes (a breaker built with pacing; a test double may not). */
-export function isPacedScopeSource(source: unknown): source is PacedScopeSource {
-  return typeof (source as Partial<PacedScopeSource> | undefined)?.pacedScopes === "function";
+/** The gauges a breaker feeds. */
+export type BreakerGauge = "circuitBreakers" | "pacedPartitions" | "pacedAccounts" | "accountSendRate" | "partitionSendRate";
+
+export const CIRCUIT_STATES: readonly CircuitState[] = ["closed", "open", "half_open"];
+
+/**
+ * The readers of `source`'s gauges under `service`. Pacing only when the source can report it
+ * (a breaker built with pacing; a test double may not). `partitionLabels` is the service's
+ * bounded partition label (undefined without the opt-in): a paced scope's rate gets its own
+ * series only if the scope earned a label by its throttles, the rest are summed under `other`.
+ */
+export function breakerGauges(
+  service: StorageService,
+  source: CircuitStateSource & Partial<PacedScopeSource>,
+  partitionLabels: TopScopeLabels | undefined,
+): Array<[BreakerGauge, GaugeReader]> {
+  const readers: Array<[BreakerGauge, GaugeReader]> = [
+    [
+      "circuitBreakers",
+      (emit) => {
+        const counts = source.stateCounts();
+        for (const state of CIRCUIT_STATES) emit({ service, state }, counts[state] ?? 0);
+      },
+    ],
+  ];
+  if (typeof source.pacedScopes !== "function") return readers;
+  // An entry without `level` (from an older or hand-written source) is a partition's.
+  const scopes = (accounts: boolean): PacedScope[] => (source as PacedScopeSource).pacedScopes().filter((p) => (p.level === "account") === accounts);
+  readers.push(
+    ["pacedPartitions", (emit) => emit({ service }, scopes(false).length)],
+    ["pacedAccounts", (emit) => emit({ service }, scopes(true).length)],
+    [
+      "accountSendRate",
+      (emit) => {
+        const rates = scopes(true).map((p) => p.ratePerSecond).filter(Number.isFinite);
+        // No series while no account is paced: a 0 would read as "held to nothing".
+        if (rates.length > 0) emit({ service }, rates.reduce((sum, rate) => sum + rate, 0));
+      },
+    ],
+  );
+  if (partitionLabels === undefined) return readers;
+  readers.push([
+    "partitionSendRate",
+    (emit) => {
+      for (const { scope, ratePerSecond } of scopes(false)) {
+        // A scope without its own label adds its rate to `other`: the send rate the rest are held to, together.
+        if (Number.isFinite(ratePerSecond)) emit({ service, partition: partitionLabels.has(scope) ? scope : OTHER_PARTITION_LABEL }, ratePerSecond);
+      }
+    },
+  ]);
+  return readers;
 }
 
 /**
- * Creates the pacing reporting behind `MetricsObserver.observeCircuits` for `service`.
- * `labels` is the service's bounded partition label (undefined without the opt-in): a paced
- * scope's rate gets its own series only if the scope earned a label by its throttles; the
- * rest are summed under `other`, so the series count stays at most `topN + 1`.
+ * Every series of one gauge, summed over `readers` by label set. A reader whose source throws
+ * costs its own series, not the scrape; it is logged by its error's name only.
  */
-export function createPacingMetrics(
-  families: Pick<StorageMetricFamilies, "pacedPartitions" | "partitionSendRate" | "pacedAccounts" | "accountSendRate">,
-  service: StorageService,
-  labels: TopScopeLabels | undefined,
-): PacingMetrics {
-  const subscriptions = new Set<() => void>();
-
-  return {
-    observe(source) {
-      if (!isPacedScopeSource(source)) throw new TypeError("Pacing metrics need a PacedScopeSource (pacedScopes()).");
-      // Read at scrape time, as the circuit gauge: nothing is recorded on the request path.
-      const read = (): readonly PacedScope[] | undefined => {
-        try {
-          return source.pacedScopes();
-        } catch (error) {
-          logger.warning(`A paced scope source threw during a metrics scrape and was skipped: ${safeErrorCode((error as Error | undefined)?.name) ?? "error"}`);
-          return undefined;
-        }
-      };
-      const countCollector: GaugeCollector = (emit) => {
-        const paced = read();
-        if (paced !== undefined) emit({ service }, paced.filter(isPartition).length);
-      };
-      const accountCountCollector: GaugeCollector = (emit) => {
-        const paced = read();
-        if (paced !== undefined) emit({ service }, paced.length - paced.filter(isPartition).length);
-      };
-      const accountRateCollector: GaugeCollector = (emit) => {
-        const paced = read();
-        if (paced === undefined) return;
-        const accounts = paced.filter((p) => !isPartition(p) && Number.isFinite(p.ratePerSecond));
-        // No series while no account is paced: a 0 would read as "held to nothing".
-        if (accounts.length > 0) emit({ service }, accounts.reduce((sum, p) => sum + p.ratePerSecond, 0));
-      };
-      const rateCollector: GaugeCollector = (emit) => {
-        const paced = labels === undefined ? undefined : read();
-        if (paced === undefined || labels === undefined) return;
-        for (const { scope, ratePerSecond } of paced.filter(isPartition)) {
-          // A scope without its own label adds its rate to `other`: the send rate the rest are held to, together.
-          if (Number.isFinite(ratePerSecond)) emit({ service, partition: labels.has(scope) ? scope : OTHER_PARTITION_LABEL }, ratePerSecond);
-        }
-      };
-      const count = families.pacedPartitions;
-      const rate = families.partitionSendRate;
-      count.collectors.add(countCollector);
-      rate?.collectors.add(rateCollector);
-      families.pacedAccounts.collectors.add(accountCountCollector);
-      families.accountSendRate.collectors.add(accountRateCollector);
-      let active = true;
-      const unsubscribe = (): void => {
-        if (!active) return;
-        active = false;
-        count.collectors.delete(countCollector);
-        rate?.collectors.delete(rateCollector);
-        families.pacedAccounts.collectors.delete(accountCountCollector);
-        families.accountSendRate.collectors.delete(accountRateCollector);
-        subscriptions.delete(unsubscribe);
-      };
-      subscriptions.add(unsubscribe);
-      return unsubscribe;
-    },
-    dispose() {
-      for (const unsubscribe of [...subscriptions]) unsubscribe();
-    },
+export function readGauge(readers: Iterable<GaugeReader>): Array<{ labels: Labels; value: number }> {
+  const sums = new Map<string, { labels: Labels; value: number }>();
+  const emit = (labels: Labels, value: number): void => {
+    const key = Object.values(labels).join("\u0000");
+    const sum = sums.get(key);
+    if (sum === undefined) sums.set(key, { labels, value });
+    else sum.value += value;
   };
-}
-
-/** A partition's entry (an entry without `level`, from an older or hand-written source, is one). */
-export function isPartition(scope: PacedScope): boolean {
-  return scope.level !== "account";
+  for (const read of readers) {
+    try {
+      read(emit);
+    } catch (error) {
+      logger.warning(`A breaker threw while its metrics were read and was skipped: ${safeErrorCode((error as Error | undefined)?.name) ?? "error"}`);
+    }
+  }
+  return [...sums.values()];
 }
