@@ -1,10 +1,14 @@
-import { decorrelatedJitterBackoffAt, type DecorrelatedJitterBackoffOptions } from "./decorrelatedJitterBackoff.js";
-import { exponentialBackoffAt, type ExponentialBackoffOptions } from "./exponentialBackoff.js";
-import { fixedBackoffAt, type FixedBackoffOptions } from "./fixedBackoff.js";
+import {
+  decorrelatedJitterBackoff,
+  resolveDecorrelatedJitterBackoffOptions,
+  type DecorrelatedJitterBackoffOptions,
+} from "./decorrelatedJitterBackoff.js";
+import { exponentialBackoff, resolveExponentialBackoffOptions, type ExponentialBackoffOptions } from "./exponentialBackoff.js";
+import { fixedBackoff, resolveFixedBackoffOptions, type FixedBackoffOptions } from "./fixedBackoff.js";
 import { noRetry } from "./noRetry.js";
 import type { RetryStrategy } from "./retryStrategy.js";
 import { describeValue } from "../validation/describeValue.js";
-import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { validateChoiceOption } from "../validation/optionSchema.js";
 
 /** A strategy described by name and numbers, as it would sit in a configuration file. */
 export type RetryStrategyConfig =
@@ -35,6 +39,7 @@ export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig,
     throw new TypeError(`${name} must be a retry strategy or { strategy: "none" | "fixed" | "exponential" | "decorrelated", ... }; got ${describeValue(config)}.`);
   }
   const { strategy, ...numbers } = config as { strategy: unknown } & Record<string, unknown>;
+  // Each config is checked where it sits first, so that errors name `retry.delayInMs`; the factory's own check then passes.
   switch (validateChoiceOption(`${name}.strategy`, strategy, ["none", "fixed", "exponential", "decorrelated"] as const)) {
     case "none":
       if (Object.keys(numbers).length > 0) {
@@ -43,10 +48,13 @@ export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig,
       }
       return noRetry();
     case "fixed":
-      return fixedBackoffAt(name, numbers as FixedBackoffOptions);
+      resolveFixedBackoffOptions(numbers, name);
+      return fixedBackoff(numbers as FixedBackoffOptions);
     case "exponential":
-      return exponentialBackoffAt(name, numbers as ExponentialBackoffOptions);
+      resolveExponentialBackoffOptions(numbers, name);
+      return exponentialBackoff(numbers as ExponentialBackoffOptions);
     case "decorrelated":
-      return decorrelatedJitterBackoffAt(name, numbers as DecorrelatedJitterBackoffOptions);
+      resolveDecorrelatedJitterBackoffOptions(numbers, name);
+      return decorrelatedJitterBackoff(numbers as DecorrelatedJitterBackoffOptions);
   }
 }
