@@ -42,7 +42,7 @@ export function optionsObject<S extends Record<string, OptionCheck<unknown>>>(
   const known = Object.keys(shape);
   const { root = "options", owner, expected = "an object", removed = {} } = naming;
   return (value, path) => {
-    if (!isPlainObject(value)) throw new TypeError(`${path || root} must be ${expected}; got ${describeValue(value)}.`);
+    if (!isRecord(value)) throw new TypeError(`${path || root} must be ${expected}; got ${describeValue(value)}.`);
     for (const key of Object.keys(removed)) {
       if (key in value) throw new TypeError(`${optionPath(path, key)} ${removed[key]}`);
     }
@@ -95,11 +95,16 @@ export function optionWhere<T>(test: (value: unknown) => boolean, expected: stri
   };
 }
 
+/** For {@link optionWhere}: an object with these methods (duck-typed: another copy of the package, or a test, makes one too). */
+export function hasMethods(...names: string[]): (value: unknown) => boolean {
+  return (value) => isRecord(value) && names.every((name) => typeof value[name] === "function");
+}
+
 /** For {@link optionWhere}: any function. */
 export const isFunction = (value: unknown): boolean => typeof value === "function";
 
-/** An object that is not null, an array or a function: what an options object must be. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
+/** An object that is not null nor an array (a class instance is one): what an options object must be. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
