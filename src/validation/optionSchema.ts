@@ -85,13 +85,17 @@ export function choiceOption<T extends string>(allowed: readonly T[]): OptionChe
 }
 
 /**
- * A value that passes `test` (a function, a breaker, a registry), or `undefined` when left out;
- * otherwise a `TypeError`: "`path` must be `expected`; got ...".
+ * A value that passes `test` (a function, a breaker, a registry); left out, it is `fallback`.
+ * Otherwise a `TypeError`: "`path` must be `expected`; got ...".
  */
-export function optionWhere<T>(test: (value: unknown) => boolean, expected: string): OptionCheck<T | undefined> {
+export function optionWhere<T>(test: (value: unknown) => boolean, expected: string, fallback: T): OptionCheck<T>;
+/** A value that passes `test`, or `undefined` when left out. */
+export function optionWhere<T>(test: (value: unknown) => boolean, expected: string): OptionCheck<T | undefined>;
+export function optionWhere<T>(test: (value: unknown) => boolean, expected: string, fallback?: T): OptionCheck<T | undefined> {
   return (value, path) => {
-    if (value !== undefined && !test(value)) throw new TypeError(`${path} must be ${expected}; got ${describeValue(value)}.`);
-    return value as T | undefined;
+    if (value === undefined) return fallback;
+    if (!test(value)) throw new TypeError(`${path} must be ${expected}; got ${describeValue(value)}.`);
+    return value as T;
   };
 }
 
