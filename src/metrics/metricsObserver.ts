@@ -28,7 +28,7 @@ import type { CounterChild, CounterFamily, HistogramChild } from "./metricFamily
 import { OPERATION_OUTCOMES, THROTTLE_ERROR_CODES, THROTTLE_STATUSES, type OperationOutcome } from "./metricNames.js";
 import { resolveMetricsOptions, type MetricsOptions } from "./metricsOptions.js";
 import { storageMetricFamilies, type StorageMetricFamilies } from "./storageMetricFamilies.js";
-import { describeValue } from "../validation/describeValue.js";
+import { validateChoiceOption } from "../validation/optionSchema.js";
 import { OTHER_PARTITION_LABEL, TopScopeLabels } from "./topScopeLabels.js";
 import { LOCAL_WAIT_REASONS } from "../policies/callerPolicy.js";
 
@@ -84,19 +84,16 @@ const partitionStates = new WeakMap<CounterFamily, Map<StorageService, Partition
  * pipeline.addPolicy(resilientRetryPolicy({ observers: [metrics] }), { phase: "Retry" });
  */
 export function createMetricsObserver(service: StorageService, options: MetricsOptions = {}): MetricsObserver {
-  return createPrometheusObserver(service, options, true, "");
+  return createPrometheusObserver(service, options, true);
 }
 
 /**
  * {@link createMetricsObserver}, for `installResilience`: the secondary-read counter is
- * registered only when reads may go to the secondary (`withSecondaryReads`); errors name
- * their options by `path` (`metrics`).
+ * registered only when reads may go to the secondary (`withSecondaryReads`).
  */
-export function createPrometheusObserver(service: StorageService, options: MetricsOptions, withSecondaryReads: boolean, path: string): MetricsObserver {
-  if (!STORAGE_SERVICES.includes(service)) {
-    throw new TypeError(`service must be one of ${STORAGE_SERVICES.map((s) => JSON.stringify(s)).join(", ")}; got ${describeValue(service)}.`);
-  }
-  const resolved = resolveMetricsOptions(options, path);
+export function createPrometheusObserver(service: StorageService, options: MetricsOptions, withSecondaryReads: boolean): MetricsObserver {
+  validateChoiceOption("service", service, STORAGE_SERVICES);
+  const resolved = resolveMetricsOptions(options, "");
   const families = storageMetricFamilies(
     resolved.registry,
     resolved.prefix,

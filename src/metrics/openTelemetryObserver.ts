@@ -15,7 +15,7 @@ import type {
 } from "../observers/retryEvents.js";
 import { LOCAL_REFUSALS } from "../observers/retryEvents.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
-import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { validateChoiceOption } from "../validation/optionSchema.js";
 import { THROTTLE_ERROR_CODES, type OperationOutcome } from "./metricNames.js";
 import type { MetricsObserver } from "./metricsObserver.js";
 import { OPEN_TELEMETRY_ATTRIBUTES as ATTR } from "./openTelemetryNames.js";
@@ -37,13 +37,8 @@ import { OTHER_PARTITION_LABEL, type TopScopeLabels } from "./topScopeLabels.js"
  * pipeline.addPolicy(resilientRetryPolicy({ observers: [observer] }), { phase: "Retry" });
  */
 export function createOpenTelemetryMetricsObserver(service: StorageService, options: OpenTelemetryMetricsOptions = {}): MetricsObserver {
-  return createOpenTelemetryMetricsObserverAt("", service, options);
-}
-
-/** {@link createOpenTelemetryMetricsObserver} for options found at `path` (`metrics`): errors name their full path. */
-export function createOpenTelemetryMetricsObserverAt(path: string, service: StorageService, options: OpenTelemetryMetricsOptions): MetricsObserver {
   validateChoiceOption("service", service, STORAGE_SERVICES);
-  const resolved = resolveOpenTelemetryMetricsOptions(options, path);
+  const resolved = resolveOpenTelemetryMetricsOptions(options, "");
   const instruments = openTelemetryInstruments(resolved.meter, resolved.bucketsInSeconds);
   const partitionLabels = resolved.partitionLabel === undefined ? undefined : partitionLabelsFor(instruments, service, resolved.partitionLabel);
   return new OpenTelemetryRecorder(service, instruments, partitionLabels);
