@@ -1,7 +1,7 @@
 import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
 import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { numberOption, optionsObject } from "../validation/optionSchema.js";
+import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
 /** Options of {@link decorrelatedJitterBackoff}. */
 export interface DecorrelatedJitterBackoffOptions {
@@ -32,7 +32,7 @@ export const resolveDecorrelatedJitterBackoffOptions = optionsObject(
     baseDelayInMs: numberOption({ min: 1, max: DAY_IN_MS }, d.baseDelayInMs),
     maxDelayInMs: numberOption({ max: DAY_IN_MS }, d.maxDelayInMs),
     random: (value, path) => resolveRandomSource(path, value),
-  },
+  } satisfies OptionsShape<DecorrelatedJitterBackoffOptions>,
   { root: "decorrelatedJitterBackoff options", owner: "decorrelatedJitterBackoff" },
   (o, at) => {
     if (o.baseDelayInMs > o.maxDelayInMs) {

@@ -1,7 +1,7 @@
 import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
 import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { numberOption, optionsObject } from "../validation/optionSchema.js";
+import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
 /** Options of {@link exponentialBackoff}; the letters are those of the storage guidance's formula. */
 export interface ExponentialBackoffOptions {
@@ -39,7 +39,7 @@ export const resolveExponentialBackoffOptions = optionsObject(
     maxDelayInMs: numberOption({ max: DAY_IN_MS }, d.maxDelayInMs),
     jitter: numberOption({ max: 0.999_999 }, d.jitter),
     random: (value, path) => resolveRandomSource(path, value),
-  },
+  } satisfies OptionsShape<ExponentialBackoffOptions>,
   { root: "exponentialBackoff options", owner: "exponentialBackoff" },
   (o, at) => {
     if (o.minDelayInMs > o.maxDelayInMs) {

@@ -1,6 +1,6 @@
 import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { numberOption, optionsObject } from "../validation/optionSchema.js";
+import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
 /** Options of {@link fixedBackoff}. */
 export interface FixedBackoffOptions {
@@ -21,7 +21,7 @@ export const resolveFixedBackoffOptions = optionsObject(
   {
     maxRetries: numberOption({ integer: true, max: 1000 }, DEFAULT_FIXED_BACKOFF.maxRetries),
     delayInMs: numberOption({ max: DAY_IN_MS }, DEFAULT_FIXED_BACKOFF.delayInMs),
-  },
+  } satisfies OptionsShape<FixedBackoffOptions>,
   { root: "fixedBackoff options", owner: "fixedBackoff" },
 );
 

@@ -2,7 +2,7 @@ import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { resolvePacingOptions, type PacingOptions } from "../flow/pacingOptions.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { choiceOption, isFunction, numberOption, optionsObject, optionWhere } from "../validation/optionSchema.js";
+import { choiceOption, isFunction, numberOption, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 
 /**
  * Options of `createPartitionBreaker` and of `installResilience`'s `circuitBreaker`.
@@ -66,7 +66,7 @@ export const resolvePartitionBreakerOptions = optionsObject(
     pacing: resolvePacingOptions,
     maxScopes: numberOption({ min: 1, max: 10_000_000, integer: true }, d.maxScopes),
     idleTtlInMs: numberOption({ min: 1, max: DAY_IN_MS, allowInfinity: true }, d.idleTtlInMs),
-  },
+  } satisfies OptionsShape<PartitionBreakerOptions>,
   {
     root: "createPartitionBreaker options",
     removed: {

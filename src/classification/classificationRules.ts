@@ -2,7 +2,7 @@ import type { AttemptOutcome, classify as classifyOutcome } from "./classify.js"
 import type { OutcomeClass } from "./outcomeClass.js";
 import { OUTCOME_CLASSES } from "./outcomeClass.js";
 import { describeValue } from "../validation/describeValue.js";
-import { optionsObject, type OptionCheck } from "../validation/optionSchema.js";
+import { optionsObject, type OptionCheck, type OptionsShape } from "../validation/optionSchema.js";
 
 /**
  * How users extend or override the built-in classification table.
@@ -52,7 +52,7 @@ export const validateClassificationRules: OptionCheck<ClassificationRules> = opt
     if (classify !== undefined && typeof classify !== "function") throw new TypeError(`${path} must be a function.`);
     return classify as ClassificationRules["classify"];
   },
-});
+} satisfies OptionsShape<ClassificationRules>);
 
 /** Applies user rules to the built-in answer. */
 export function applyClassificationRules(

@@ -1,4 +1,4 @@
-import { numberOption, optionsObject } from "../validation/optionSchema.js";
+import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 import type { SendRateSettings } from "./sendRate.js";
 
 /**
@@ -33,7 +33,7 @@ const checkPacingOptions = optionsObject(
     decreaseFactor: numberOption({ min: 0.01, max: 0.99 }, d.decreaseFactor),
     minRatePerSecond: numberOption({ min: 0.01, max: 1_000_000 }, d.minRatePerSecond),
     forgetAfterInMs: numberOption({ min: 1, max: 86_400_000 }, d.forgetAfterInMs),
-  },
+  } satisfies OptionsShape<PacingOptions>,
   { expected: "false or an options object" },
 );
 

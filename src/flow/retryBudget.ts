@@ -1,4 +1,4 @@
-import { isFunction, numberOption, optionsObject, optionWhere } from "../validation/optionSchema.js";
+import { isFunction, numberOption, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 
 /** Options of {@link createRetryBudget}. Every one is optional. */
 export interface RetryBudgetOptions {
@@ -79,7 +79,7 @@ export const resolveRetryBudgetOptions = optionsObject(
     minRetriesPerSecond: numberOption({ max: 1_000_000 }, d.minRetriesPerSecond),
     windowInMs: numberOption({ min: 100, max: 3_600_000 }, d.windowInMs),
     now: optionWhere<() => number>(isFunction, "a function returning milliseconds"),
-  },
+  } satisfies OptionsShape<RetryBudgetOptions>,
   { root: "createRetryBudget options" },
 );
 

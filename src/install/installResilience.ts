@@ -23,7 +23,7 @@ import type { CallerOptions } from "../policies/callerPolicy.js";
 import { SERVICE_PRESETS } from "./servicePresets.js";
 import { createRetryLogObserver } from "../observers/retryLogObserver.js";
 import { describeValue } from "../validation/describeValue.js";
-import { optionsObject, type OptionCheck } from "../validation/optionSchema.js";
+import { optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 import { findPipeline } from "./findPipeline.js";
 import type { StorageService } from "../address/partitionScope.js";
 import {
@@ -189,7 +189,7 @@ const checkOptions = optionsObject(
     retryBudget: later,
     secondaryReads: later,
     caller: later,
-  } satisfies Record<keyof InstallResilienceOptions, OptionCheck<unknown>>,
+  } satisfies OptionsShape<InstallResilienceOptions>,
   { root: "installResilience options", owner: "installResilience" },
 );
 const installed = new WeakMap<Pipeline, ResilienceHandle>();

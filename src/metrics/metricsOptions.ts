@@ -1,7 +1,7 @@
 import type { Registry, RegistryContentType } from "prom-client";
 import { defaultRegistry } from "./defaultRegistry.js";
 import { describeValue } from "../validation/describeValue.js";
-import { choiceOption, hasMethods, numberOption, optionsObject, optionWhere, validateNumberOption, type OptionCheck } from "../validation/optionSchema.js";
+import { choiceOption, hasMethods, numberOption, optionsObject, optionWhere, validateNumberOption, type OptionCheck, type OptionsShape } from "../validation/optionSchema.js";
 import { DEFAULT_METRICS_PREFIX, DEFAULT_SECONDS_BUCKETS } from "./metricNames.js";
 
 /** Options of the Prometheus metrics sink (`installResilience(client, { metrics })`). Every one is optional. */
@@ -49,7 +49,7 @@ const PREFIX_PATTERN = /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/;
 const checkPartitionLabel = optionsObject({
   topN: numberOption({ min: 1, max: 1000, integer: true }, DEFAULT_METRICS_OPTIONS.partitionTopN),
   minThrottles: numberOption({ min: 1, max: 1_000_000, integer: true }, DEFAULT_METRICS_OPTIONS.partitionMinThrottles),
-});
+} satisfies OptionsShape<PartitionLabelOptions>);
 
 /** `partitionLabel` (both sinks), validated; errors name it by `name`, its full path. */
 export function resolvePartitionLabel(value: unknown, name: string): ReturnType<typeof checkPartitionLabel> | undefined {
@@ -93,7 +93,7 @@ const checkMetricsOptions = optionsObject(
     prefix,
     partitionLabel: resolvePartitionLabel,
     bucketsInSeconds: resolveBuckets,
-  },
+  } satisfies OptionsShape<MetricsOptions>,
   { root: "metrics options" },
 );
 

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { Registry, RegistryContentType } from "prom-client";
 import { defaultRegistry } from "./defaultRegistry.js";
-import { numberOption, optionsObject, optionWhere } from "../validation/optionSchema.js";
+import { numberOption, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 import { metricsHandler } from "./metricsHandler.js";
 
 /** Options of {@link startMetricsServer} (documented on its parameter). */
@@ -36,7 +36,7 @@ const checkOptions = optionsObject(
     // Checked by metricsHandler, which names it.
     registry: (value) => value as Registry<RegistryContentType> | undefined,
     path: optionWhere<string>((v) => typeof v === "string" && v.startsWith("/"), 'a string starting with "/"', d.path),
-  },
+  } satisfies OptionsShape<MetricsServerOptions>,
   { root: "startMetricsServer options", owner: "startMetricsServer" },
 );
 

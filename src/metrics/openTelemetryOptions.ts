@@ -1,6 +1,6 @@
 import type * as OpenTelemetryApi from "@opentelemetry/api";
 import type { Meter } from "@opentelemetry/api";
-import { choiceOption, hasMethods, isRecord, optionsObject, optionWhere } from "../validation/optionSchema.js";
+import { choiceOption, hasMethods, isRecord, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 import { resolveBuckets, resolvePartitionLabel, type MetricsOptions } from "./metricsOptions.js";
 import { OPEN_TELEMETRY_METER_NAME } from "./openTelemetryNames.js";
 import { loadOptionalPeer } from "./optionalPeer.js";
@@ -41,7 +41,7 @@ const checkOpenTelemetryMetricsOptions = optionsObject(
     meter: (value, path) => meter(value, path) ?? defaultMeter(),
     partitionLabel: resolvePartitionLabel,
     bucketsInSeconds: resolveBuckets,
-  },
+  } satisfies OptionsShape<OpenTelemetryMetricsOptions>,
   { root: "metrics options", owner: "the OpenTelemetry sink" },
 );
 

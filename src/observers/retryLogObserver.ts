@@ -5,10 +5,10 @@ import type { RetryObserver } from "./retryEvents.js";
 import { formatLogFields } from "../logging/formatLogFields.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
-import { choiceOption, optionsObject } from "../validation/optionSchema.js";
+import { choiceOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
 const checkOptions = optionsObject(
-  { service: choiceOption(STORAGE_SERVICES) },
+  { service: choiceOption(STORAGE_SERVICES) } satisfies OptionsShape<RetryLogObserverOptions>,
   { root: "createRetryLogObserver options", owner: "createRetryLogObserver" },
 );
 

@@ -1,6 +1,6 @@
 import { logger } from "../logging/logger.js";
 import type { LocalWaitReason } from "../observers/retryEvents.js";
-import { numberOption, optionsObject, optionWhere } from "../validation/optionSchema.js";
+import { numberOption, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 
 /**
  * Who calls the client, as the caller declares it (docs/flow-control.md): it decides whether
@@ -36,7 +36,7 @@ const checkCallerOptions = optionsObject(
   {
     concurrency: numberOption({ min: 1, max: 1_000_000, integer: true }),
     failFast: optionWhere<boolean>((value) => typeof value === "boolean", "a boolean"),
-  },
+  } satisfies OptionsShape<CallerOptions>,
   { expected: "an options object ({ concurrency } or { failFast })" },
   (o, at) => {
     if (o.concurrency !== undefined && o.failFast !== undefined) {

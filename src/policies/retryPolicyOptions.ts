@@ -18,6 +18,7 @@ import {
   optionWhere,
   validateNumberOption,
   type OptionCheck,
+  type OptionsShape,
 } from "../validation/optionSchema.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { AttemptGate } from "../breaker/attemptGate.js";
@@ -139,7 +140,7 @@ const checkAmbiguousWriteOptions = optionsObject(
     readBackTimeoutInMs: numberOption({ min: 1, max: DAY_IN_MS }, DEFAULT_AMBIGUOUS_WRITE_OPTIONS.readBackTimeoutInMs),
     // null is not "none": like every other option, it is a mistake worth naming.
     readBackRoutes: optionWhere<ReadBackRoutes>(isReadBackRoutes, "the object createReadBackRoutes() returns"),
-  },
+  } satisfies OptionsShape<AmbiguousWriteOptions>,
   { expected: "a boolean or an options object" },
 );
 
@@ -207,7 +208,7 @@ const checkPolicyOptions = optionsObject(
     service: choiceOption(STORAGE_SERVICES),
     secondaryReads: resolveSecondaryReads,
     caller: resolveCallerOptions,
-  },
+  } satisfies OptionsShape<ResilientRetryPolicyOptions>,
   { root: "resilientRetryPolicy options", owner: "resilientRetryPolicy" },
 );
 

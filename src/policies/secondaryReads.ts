@@ -7,7 +7,7 @@ import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import { parseSecondaryEndpoint } from "../address/secondaryUrl.js";
 import { pointRequestAt } from "../address/requestMarks.js";
-import { optionsObject } from "../validation/optionSchema.js";
+import { optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
 /** Options of `secondaryReads`: where the secondary is (documented on the option). */
 export interface SecondaryReadOptions {
@@ -20,7 +20,7 @@ export interface SecondaryReadSettings {
 }
 
 const checkSecondaryReadOptions = optionsObject(
-  { endpoint: (value, path) => (value === undefined ? undefined : parseSecondaryEndpoint(path, value)) },
+  { endpoint: (value, path) => (value === undefined ? undefined : parseSecondaryEndpoint(path, value)) } satisfies OptionsShape<SecondaryReadOptions>,
   { expected: "a boolean or an options object ({ endpoint })" },
 );
 

@@ -13,6 +13,9 @@ import { describeValue } from "./describeValue.js";
  */
 export type OptionCheck<T> = (value: unknown, path: string) => T;
 
+/** A shape that checks every option of `T` and no other: the compiler holds the options' interface and their checks together. */
+export type OptionsShape<T> = { [K in keyof Required<T>]: OptionCheck<unknown> };
+
 /** What each check of a shape returns: an options object after checking. */
 export type CheckedOptions<S extends Record<string, OptionCheck<unknown>>> = { [K in keyof S]: ReturnType<S[K]> };
 
