@@ -49,7 +49,8 @@ export const STORAGE_OPERATIONS = [
 /**
  * The `operation` label: a small fixed set of names for what a request does, read from its
  * service, method, URL and (for Tables updates and Blob copies) one header; the names are
- * {@link STORAGE_OPERATIONS}. Public API.
+ * {@link STORAGE_OPERATIONS}. Not exported from the package, but the metrics' `operation`
+ * label values are a contract (docs/metrics.md).
  */
 export type StorageOperation = (typeof STORAGE_OPERATIONS)[number];
 
