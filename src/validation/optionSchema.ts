@@ -32,7 +32,7 @@ export interface OptionsNaming {
 }
 
 /**
- * An options object: a plain object whose every key is in `shape`, each checked by its own
+ * An options object: an object (not null, not an array) whose every key is in `shape`, each checked by its own
  * check at its path, in the shape's order (the first error is thrown), then `across` them all
  * (`min` not above `max`; `at` names a key by its path). `undefined` is not an object: a caller
  * whose options may be left out passes `{}` for them.
