@@ -85,7 +85,11 @@ const prefix: OptionCheck<string> = (value, path) => {
 
 const registry = optionWhere<Registry<RegistryContentType>>(hasMethods("getSingleMetric", "registerMetric"), "a prom-client Registry");
 
-const checkMetricsOptions = optionsObject(
+/**
+ * Validates metrics options once, with errors that name the option by its path under `path`
+ * (`metrics` in `installResilience`, `""` for an observer factory's own options).
+ */
+export const resolveMetricsOptions = optionsObject(
   {
     // Both sinks named: a mistyped "otel" reaches this check (an "opentelemetry" sink never does).
     sink: choiceOption(["prometheus", "opentelemetry"]),
@@ -97,13 +101,3 @@ const checkMetricsOptions = optionsObject(
   { root: "metrics options" },
 );
 
-/** {@link MetricsOptions} validated and filled in. */
-export type ResolvedMetricsOptions = ReturnType<typeof checkMetricsOptions>;
-
-/**
- * Validates metrics options once, with errors that name the option by its path under `path`
- * (`metrics` in `installResilience`, `""` for an observer factory's own options).
- */
-export function resolveMetricsOptions(options: MetricsOptions = {}, path = ""): ResolvedMetricsOptions {
-  return checkMetricsOptions(options, path);
-}

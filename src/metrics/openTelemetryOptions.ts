@@ -34,7 +34,11 @@ const meter = optionWhere<Meter>(
   "an OpenTelemetry Meter (from metrics.getMeter() or a MeterProvider)",
 );
 
-const checkOpenTelemetryMetricsOptions = optionsObject(
+/**
+ * Validates OpenTelemetry sink options once, with errors that name the option by its path
+ * under `path` (`metrics` in `installResilience`, `""` for the observer factory's own options).
+ */
+export const resolveOpenTelemetryMetricsOptions = optionsObject(
   {
     sink: choiceOption(["opentelemetry"]),
     // A null meter is a mistake to name, not "the default".
@@ -44,17 +48,6 @@ const checkOpenTelemetryMetricsOptions = optionsObject(
   } satisfies OptionsShape<OpenTelemetryMetricsOptions>,
   { root: "metrics options", owner: "the OpenTelemetry sink" },
 );
-
-/** {@link OpenTelemetryMetricsOptions} validated and filled in. */
-export type ResolvedOpenTelemetryMetricsOptions = ReturnType<typeof checkOpenTelemetryMetricsOptions>;
-
-/**
- * Validates OpenTelemetry sink options once, with errors that name the option by its path
- * under `path` (`metrics` in `installResilience`, `""` for the observer factory's own options).
- */
-export function resolveOpenTelemetryMetricsOptions(options: OpenTelemetryMetricsOptions = {}, path = ""): ResolvedOpenTelemetryMetricsOptions {
-  return checkOpenTelemetryMetricsOptions(options, path);
-}
 
 function defaultMeter(): Meter {
   const api = loadOptionalPeer<typeof OpenTelemetryApi>("@opentelemetry/api", "The OpenTelemetry metrics sink (metrics.meter's default)");
