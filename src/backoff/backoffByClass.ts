@@ -1,7 +1,6 @@
 import { createRetryStrategy, type RetryStrategyConfig } from "./createRetryStrategy.js";
 import type { RetryStrategy } from "./retryStrategy.js";
-import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { optionsObject, validateNumberOption } from "../validation/optionSchema.js";
+import { optionsObject } from "../validation/optionSchema.js";
 import type { RetriableClass } from "../classification/outcomeClass.js";
 
 /**
@@ -66,8 +65,6 @@ function classStrategy(name: string, value: unknown, cap: number): RetryStrategy
       ? { ...config, maxRetries: cap }
       : value;
   const strategy = createRetryStrategy(withCap as RetryStrategy | RetryStrategyConfig, name);
-  validateNumberOption(`${name}.maxRetries`, strategy.maxRetries, { integer: true, max: 1_000_000 });
-  validateNumberOption(`${name}.maxDelayInMs`, strategy.maxDelayInMs, { max: DAY_IN_MS });
   if (strategy.maxRetries > cap) {
     throw new RangeError(`${name}.maxRetries (${strategy.maxRetries}) must not exceed retry.maxRetries (${cap}), which caps every operation's retries.`);
   }

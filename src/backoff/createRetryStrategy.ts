@@ -8,7 +8,8 @@ import { fixedBackoff, resolveFixedBackoffOptions, type FixedBackoffOptions } fr
 import { noRetry } from "./noRetry.js";
 import type { RetryStrategy } from "./retryStrategy.js";
 import { describeValue } from "../validation/describeValue.js";
-import { validateChoiceOption } from "../validation/optionSchema.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
+import { validateChoiceOption, validateNumberOption } from "../validation/optionSchema.js";
 
 /** A strategy described by name and numbers, as it would sit in a configuration file. */
 export type RetryStrategyConfig =
@@ -34,7 +35,12 @@ export function isRetryStrategy(value: unknown): value is RetryStrategy {
  * every number; errors name each option by its path under `name` (`retry.maxRetries`).
  */
 export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig, name = "retry"): RetryStrategy {
-  if (isRetryStrategy(config)) return config;
+  if (isRetryStrategy(config)) {
+    // A strategy object from a user is checked like our own: a bad one must not loop forever.
+    validateNumberOption(`${name}.maxRetries`, config.maxRetries, { integer: true, max: 1_000_000 });
+    validateNumberOption(`${name}.maxDelayInMs`, config.maxDelayInMs, { max: DAY_IN_MS });
+    return config;
+  }
   if (typeof config !== "object" || config === null) {
     throw new TypeError(`${name} must be a retry strategy or { strategy: "none" | "fixed" | "exponential" | "decorrelated", ... }; got ${describeValue(config)}.`);
   }

@@ -13,10 +13,8 @@ import {
   choiceOption,
   hasMethods,
   numberOption,
-  optionPath,
   optionsObject,
   optionWhere,
-  validateNumberOption,
   type OptionCheck,
   type OptionsShape,
 } from "../validation/optionSchema.js";
@@ -191,7 +189,7 @@ export const checkObservers: OptionCheck<readonly RetryObserver[]> = (value, pat
 const d = DEFAULT_RETRY_POLICY_OPTIONS;
 const checkPolicyOptions = optionsObject(
   {
-    retry: (value, path) => (value === undefined ? exponentialBackoff() : validateStrategy(createRetryStrategy(value as RetryStrategyConfig, path), path)),
+    retry: (value, path) => (value === undefined ? exponentialBackoff() : createRetryStrategy(value as RetryStrategyConfig, path)),
     // Checked against `retry` once it is known (a class may not retry more than it): see resolveRetryPolicyOptions.
     backoff: (value) => value,
     maxElapsedInMs: numberOption({ min: 1, max: DAY_IN_MS, allowInfinity: true }, d.maxElapsedInMs),
@@ -232,13 +230,6 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
     secondaryReads: o.secondaryReads,
     deadlines: createAttemptDeadlines(),
   };
-}
-
-/** A strategy object from a user is checked like our own: a bad one must not loop forever. */
-function validateStrategy(strategy: RetryStrategy, path: string): RetryStrategy {
-  validateNumberOption(optionPath(path, "maxRetries"), strategy.maxRetries, { integer: true, max: 1_000_000 });
-  validateNumberOption(optionPath(path, "maxDelayInMs"), strategy.maxDelayInMs, { max: DAY_IN_MS });
-  return strategy;
 }
 
 /** `ambiguousWrites`: undefined and false turn it off; true and an options object turn it on. */
