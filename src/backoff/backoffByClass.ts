@@ -1,6 +1,6 @@
 import { createRetryStrategy, type RetryStrategyConfig } from "./createRetryStrategy.js";
 import type { RetryStrategy } from "./retryStrategy.js";
-import { optionsObject } from "../validation/optionSchema.js";
+import { isRecord, optionsObject } from "../validation/optionSchema.js";
 import type { RetriableClass } from "../classification/outcomeClass.js";
 
 /**
@@ -59,11 +59,8 @@ function plan(maxRetries: number, throttled: RetryStrategy, transient: RetryStra
 
 /** One class's strategy: a config without `maxRetries` takes the operation's cap; none may exceed it. */
 function classStrategy(name: string, value: unknown, cap: number): RetryStrategy {
-  const config = value as { strategy?: unknown; maxRetries?: unknown } | null;
   const withCap =
-    typeof config === "object" && config !== null && config.strategy !== undefined && config.strategy !== "none" && config.maxRetries === undefined
-      ? { ...config, maxRetries: cap }
-      : value;
+    isRecord(value) && value.strategy !== undefined && value.strategy !== "none" && value.maxRetries === undefined ? { ...value, maxRetries: cap } : value;
   const strategy = createRetryStrategy(withCap as RetryStrategy | RetryStrategyConfig, name);
   if (strategy.maxRetries > cap) {
     throw new RangeError(`${name}.maxRetries (${strategy.maxRetries}) must not exceed retry.maxRetries (${cap}), which caps every operation's retries.`);

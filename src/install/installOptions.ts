@@ -18,7 +18,7 @@ import { resolveAmbiguousWrites } from "../policies/retryPolicyOptions.js";
 import { resolveSecondaryReads, type SecondaryReadOptions } from "../policies/secondaryReads.js";
 import { SERVICE_PRESETS } from "./servicePresets.js";
 import { describeValue } from "../validation/describeValue.js";
-import { isRecord, validateChoiceOption } from "../validation/optionSchema.js";
+import { hasMethods, isRecord, validateChoiceOption } from "../validation/optionSchema.js";
 import { detectService } from "./detectService.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { PresetRetryOptions } from "./installResilience.js";
@@ -99,11 +99,11 @@ export function resolveBackoff(
   if (!isRecord(backoff)) return backoff as BackoffByClass;
   const byClass: Record<string, unknown> = { ...backoff };
   for (const cls of RETRIABLE_CLASSES) {
-    const config = byClass[cls] as { strategy?: unknown } | undefined;
+    const config = byClass[cls];
     // The class's own preset numbers, else the service's (blob waits up to 30 s, not the library's 10 s); `retry` caps the count.
     const { maxRetries: _cappedByRetry, ...serviceNumbers } = preset.retry;
     const numbers = preset.backoff[cls] ?? serviceNumbers;
-    if (typeof config === "object" && config !== null && config.strategy === "exponential") {
+    if (isRecord(config) && config.strategy === "exponential") {
       byClass[cls] = { ...numbers, ...config };
     }
   }
@@ -183,13 +183,5 @@ function endpointAddress(target: unknown, service: StorageService | undefined): 
 
 /** A breaker from `createPartitionBreaker()` (duck-typed: another copy of the package makes one too). */
 export function isPartitionBreaker(value: unknown): value is PartitionBreaker {
-  const candidate = value as Partial<PartitionBreaker> | null;
-  return (
-    typeof candidate === "object" &&
-    candidate !== null &&
-    typeof candidate.admit === "function" &&
-    typeof candidate.record === "function" &&
-    typeof candidate.statusOf === "function" &&
-    typeof candidate.dispose === "function"
-  );
+  return hasMethods("admit", "record", "statusOf", "dispose")(value);
 }
