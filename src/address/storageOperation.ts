@@ -1,56 +1,11 @@
 // The `operation` label: the fixed set of names and the one function that reads them from a request.
-// Over 250 lines: the set itself, listed twice (type and array), is a third of it.
 import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
 import type { StorageService } from "./partitionScope.js";
 import { queryParameter, searchOf } from "./urlText.js";
 
-/**
- * The `operation` label: a small fixed set of names for what a request does, read from its
- * service, method, URL and (for Tables updates and Blob copies) one header. Public API.
- */
-export type StorageOperation =
-  // Tables
-  | "query_entities"
-  | "get_entity"
-  | "insert_entity"
-  | "update_entity"
-  | "upsert_entity"
-  | "delete_entity"
-  | "create_table"
-  | "delete_table"
-  | "query_tables"
-  // Tables `$batch` and Blob `comp=batch`
-  | "batch"
-  // Blob
-  | "upload_blob"
-  | "download_blob"
-  | "get_blob_properties"
-  | "delete_blob"
-  | "copy_blob"
-  | "put_block"
-  | "put_block_list"
-  | "append_block"
-  | "list_blobs"
-  | "create_container"
-  | "delete_container"
-  | "get_container_properties"
-  | "list_containers"
-  // Queue
-  | "send_message"
-  | "receive_messages"
-  | "peek_messages"
-  | "delete_message"
-  | "update_message"
-  | "clear_messages"
-  | "create_queue"
-  | "delete_queue"
-  | "get_queue_properties"
-  | "list_queues"
-  // Anything else: ACLs, metadata, leases, service properties, unparsable URLs.
-  | "other";
-
 /** Every {@link StorageOperation}, in a stable order. */
-export const STORAGE_OPERATIONS: readonly StorageOperation[] = [
+export const STORAGE_OPERATIONS = [
+  // Tables
   "query_entities",
   "get_entity",
   "insert_entity",
@@ -60,7 +15,9 @@ export const STORAGE_OPERATIONS: readonly StorageOperation[] = [
   "create_table",
   "delete_table",
   "query_tables",
+  // Tables `$batch` and Blob `comp=batch`
   "batch",
+  // Blob
   "upload_blob",
   "download_blob",
   "get_blob_properties",
@@ -74,6 +31,7 @@ export const STORAGE_OPERATIONS: readonly StorageOperation[] = [
   "delete_container",
   "get_container_properties",
   "list_containers",
+  // Queue
   "send_message",
   "receive_messages",
   "peek_messages",
@@ -84,8 +42,17 @@ export const STORAGE_OPERATIONS: readonly StorageOperation[] = [
   "delete_queue",
   "get_queue_properties",
   "list_queues",
+  // Anything else: ACLs, metadata, leases, service properties, unparsable URLs.
   "other",
-];
+] as const;
+
+/**
+ * The `operation` label: a small fixed set of names for what a request does, read from its
+ * service, method, URL and (for Tables updates and Blob copies) one header; the names are
+ * {@link STORAGE_OPERATIONS}. Not exported from the package, but the metrics' `operation`
+ * label values are a contract (docs/metrics.md).
+ */
+export type StorageOperation = (typeof STORAGE_OPERATIONS)[number];
 
 /** The parts of a request that operation naming reads; a `PipelineRequest` fits. */
 export interface OperationRequest {

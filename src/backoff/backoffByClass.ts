@@ -1,11 +1,7 @@
 import { createRetryStrategy, type RetryStrategyConfig } from "./createRetryStrategy.js";
 import type { RetryStrategy } from "./retryStrategy.js";
-import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { describeValue } from "../validation/describeValue.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateNumberOption } from "../validation/validateNumberOption.js";
-
-import { RETRIABLE_CLASSES, type RetriableClass } from "../classification/outcomeClass.js";
+import { isRecord, optionsObject } from "../validation/optionSchema.js";
+import type { RetriableClass } from "../classification/outcomeClass.js";
 
 /**
  * A backoff per outcome class: a connection reset is worth retrying within tens of
@@ -46,14 +42,10 @@ export interface ClassBackoff {
  */
 export function resolveBackoffByClass(retry: RetryStrategy, option: unknown, name = "backoff"): ClassBackoff {
   if (option === undefined) return plan(retry.maxRetries, retry, retry, retry);
-  if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`${name} must be an object with throttled, transient or timeout strategies; got ${describeValue(option)}.`);
-  }
-  rejectUnknownKeys(name, option, RETRIABLE_CLASSES);
-  const byClass = option as Record<RetriableClass, unknown>;
-  const strategyOf = (cls: RetriableClass): RetryStrategy =>
-    byClass[cls] === undefined ? retry : classStrategy(`${name}.${cls}`, byClass[cls], retry.maxRetries);
-  return plan(retry.maxRetries, strategyOf("throttled"), strategyOf("transient"), strategyOf("timeout"));
+  const strategy = (value: unknown, path: string): RetryStrategy => (value === undefined ? retry : classStrategy(path, value, retry.maxRetries));
+  const shape: Record<RetriableClass, typeof strategy> = { throttled: strategy, transient: strategy, timeout: strategy };
+  const byClass = optionsObject(shape, { expected: "an object with throttled, transient or timeout strategies" })(option, name);
+  return plan(retry.maxRetries, byClass.throttled, byClass.transient, byClass.timeout);
 }
 
 function plan(maxRetries: number, throttled: RetryStrategy, transient: RetryStrategy, timeout: RetryStrategy): ClassBackoff {
@@ -67,14 +59,9 @@ function plan(maxRetries: number, throttled: RetryStrategy, transient: RetryStra
 
 /** One class's strategy: a config without `maxRetries` takes the operation's cap; none may exceed it. */
 function classStrategy(name: string, value: unknown, cap: number): RetryStrategy {
-  const config = value as { strategy?: unknown; maxRetries?: unknown } | null;
   const withCap =
-    typeof config === "object" && config !== null && config.strategy !== undefined && config.strategy !== "none" && config.maxRetries === undefined
-      ? { ...config, maxRetries: cap }
-      : value;
+    isRecord(value) && value.strategy !== undefined && value.strategy !== "none" && value.maxRetries === undefined ? { ...value, maxRetries: cap } : value;
   const strategy = createRetryStrategy(withCap as RetryStrategy | RetryStrategyConfig, name);
-  validateNumberOption(`${name}.maxRetries`, strategy.maxRetries, { integer: true, max: 1_000_000 });
-  validateNumberOption(`${name}.maxDelayInMs`, strategy.maxDelayInMs, { max: DAY_IN_MS });
   if (strategy.maxRetries > cap) {
     throw new RangeError(`${name}.maxRetries (${strategy.maxRetries}) must not exceed retry.maxRetries (${cap}), which caps every operation's retries.`);
   }

@@ -1,10 +1,15 @@
-import { decorrelatedJitterBackoffAt, type DecorrelatedJitterBackoffOptions } from "./decorrelatedJitterBackoff.js";
-import { exponentialBackoffAt, type ExponentialBackoffOptions } from "./exponentialBackoff.js";
-import { fixedBackoffAt, type FixedBackoffOptions } from "./fixedBackoff.js";
+import {
+  decorrelatedJitterBackoff,
+  resolveDecorrelatedJitterBackoffOptions,
+  type DecorrelatedJitterBackoffOptions,
+} from "./decorrelatedJitterBackoff.js";
+import { exponentialBackoff, resolveExponentialBackoffOptions, type ExponentialBackoffOptions } from "./exponentialBackoff.js";
+import { fixedBackoff, resolveFixedBackoffOptions, type FixedBackoffOptions } from "./fixedBackoff.js";
 import { noRetry } from "./noRetry.js";
 import type { RetryStrategy } from "./retryStrategy.js";
 import { describeValue } from "../validation/describeValue.js";
-import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { DAY_IN_MS } from "../timing/dayInMs.js";
+import { validateChoiceOption, validateNumberOption } from "../validation/optionSchema.js";
 
 /** A strategy described by name and numbers, as it would sit in a configuration file. */
 export type RetryStrategyConfig =
@@ -30,11 +35,17 @@ export function isRetryStrategy(value: unknown): value is RetryStrategy {
  * every number; errors name each option by its path under `name` (`retry.maxRetries`).
  */
 export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig, name = "retry"): RetryStrategy {
-  if (isRetryStrategy(config)) return config;
+  if (isRetryStrategy(config)) {
+    // A strategy object from a user is checked like our own: a bad one must not loop forever.
+    validateNumberOption(`${name}.maxRetries`, config.maxRetries, { integer: true, max: 1_000_000 });
+    validateNumberOption(`${name}.maxDelayInMs`, config.maxDelayInMs, { max: DAY_IN_MS });
+    return config;
+  }
   if (typeof config !== "object" || config === null) {
     throw new TypeError(`${name} must be a retry strategy or { strategy: "none" | "fixed" | "exponential" | "decorrelated", ... }; got ${describeValue(config)}.`);
   }
   const { strategy, ...numbers } = config as { strategy: unknown } & Record<string, unknown>;
+  // Each config is checked where it sits first, so that errors name `retry.delayInMs`; the factory's own check then passes.
   switch (validateChoiceOption(`${name}.strategy`, strategy, ["none", "fixed", "exponential", "decorrelated"] as const)) {
     case "none":
       if (Object.keys(numbers).length > 0) {
@@ -43,10 +54,13 @@ export function createRetryStrategy(config: RetryStrategy | RetryStrategyConfig,
       }
       return noRetry();
     case "fixed":
-      return fixedBackoffAt(name, numbers as FixedBackoffOptions);
+      resolveFixedBackoffOptions(numbers, name);
+      return fixedBackoff(numbers as FixedBackoffOptions);
     case "exponential":
-      return exponentialBackoffAt(name, numbers as ExponentialBackoffOptions);
+      resolveExponentialBackoffOptions(numbers, name);
+      return exponentialBackoff(numbers as ExponentialBackoffOptions);
     case "decorrelated":
-      return decorrelatedJitterBackoffAt(name, numbers as DecorrelatedJitterBackoffOptions);
+      resolveDecorrelatedJitterBackoffOptions(numbers, name);
+      return decorrelatedJitterBackoff(numbers as DecorrelatedJitterBackoffOptions);
   }
 }

@@ -1,10 +1,7 @@
 import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
 import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { optionalNumberOption } from "../validation/validateNumberOption.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
-import { optionPath } from "../validation/optionPath.js";
+import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
 /** Options of {@link decorrelatedJitterBackoff}. */
 export interface DecorrelatedJitterBackoffOptions {
@@ -26,7 +23,23 @@ export const DEFAULT_DECORRELATED_JITTER_BACKOFF: Readonly<Required<Omit<Decorre
     maxDelayInMs: 10_000,
   });
 
-const KNOWN_KEYS = ["maxRetries", "baseDelayInMs", "maxDelayInMs", "random"];
+const d = DEFAULT_DECORRELATED_JITTER_BACKOFF;
+/** Checks {@link decorrelatedJitterBackoff}'s options where they sit (`retry` for a config by name), with the defaults applied. */
+export const resolveDecorrelatedJitterBackoffOptions = optionsObject(
+  {
+    maxRetries: numberOption({ integer: true, max: 1000 }, d.maxRetries),
+    // At least 1 ms: each wait is drawn up to 3x the last, so a base of 0 would retry at once for ever.
+    baseDelayInMs: numberOption({ min: 1, max: DAY_IN_MS }, d.baseDelayInMs),
+    maxDelayInMs: numberOption({ max: DAY_IN_MS }, d.maxDelayInMs),
+    random: (value, path) => resolveRandomSource(path, value),
+  } satisfies OptionsShape<DecorrelatedJitterBackoffOptions>,
+  { root: "decorrelatedJitterBackoff options", owner: "decorrelatedJitterBackoff" },
+  (o, at) => {
+    if (o.baseDelayInMs > o.maxDelayInMs) {
+      throw new RangeError(`${at("baseDelayInMs")} (${o.baseDelayInMs}) must not exceed ${at("maxDelayInMs")} (${o.maxDelayInMs}).`);
+    }
+  },
+);
 
 /**
  * "Decorrelated jitter" from AWS's "Exponential Backoff And Jitter": each wait is drawn from
@@ -39,24 +52,7 @@ const KNOWN_KEYS = ["maxRetries", "baseDelayInMs", "maxDelayInMs", "random"];
  * back as `previousDelayInMs`, so one strategy object serves every operation at once.
  */
 export function decorrelatedJitterBackoff(options: DecorrelatedJitterBackoffOptions = {}): RetryStrategy {
-  return decorrelatedJitterBackoffAt("", options);
-}
-
-/** {@link decorrelatedJitterBackoff} for options found at `path` (`retry`, `backoff.throttled`): errors name their full path. */
-export function decorrelatedJitterBackoffAt(path: string, options: DecorrelatedJitterBackoffOptions): RetryStrategy {
-  validateObjectOption(path || "decorrelatedJitterBackoff options", options);
-  rejectUnknownKeys(path, options, KNOWN_KEYS, "decorrelatedJitterBackoff");
-  const d = DEFAULT_DECORRELATED_JITTER_BACKOFF;
-  const at = (key: string) => optionPath(path, key);
-  const maxRetries = optionalNumberOption(at("maxRetries"), options.maxRetries, d.maxRetries, { integer: true, max: 1000 });
-  // At least 1 ms: each wait is drawn up to 3x the last, so a base of 0 would retry at once for ever.
-  const base = optionalNumberOption(at("baseDelayInMs"), options.baseDelayInMs, d.baseDelayInMs, { min: 1, max: DAY_IN_MS });
-  const max = optionalNumberOption(at("maxDelayInMs"), options.maxDelayInMs, d.maxDelayInMs, { max: DAY_IN_MS });
-  if (base > max) {
-    throw new RangeError(`${at("baseDelayInMs")} (${base}) must not exceed ${at("maxDelayInMs")} (${max}).`);
-  }
-  const random = resolveRandomSource(at("random"), options.random);
-
+  const { maxRetries, baseDelayInMs: base, maxDelayInMs: max, random } = resolveDecorrelatedJitterBackoffOptions(options, "");
   return {
     kind: "decorrelated",
     maxRetries,

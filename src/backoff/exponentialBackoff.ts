@@ -1,10 +1,7 @@
 import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
 import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { optionalNumberOption } from "../validation/validateNumberOption.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
-import { optionPath } from "../validation/optionPath.js";
+import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
 /** Options of {@link exponentialBackoff}; the letters are those of the storage guidance's formula. */
 export interface ExponentialBackoffOptions {
@@ -32,7 +29,24 @@ export const DEFAULT_EXPONENTIAL_BACKOFF: Readonly<Required<Omit<ExponentialBack
     jitter: 0.2,
   });
 
-const KNOWN_KEYS = ["maxRetries", "baseDelayInMs", "minDelayInMs", "maxDelayInMs", "jitter", "random"];
+const d = DEFAULT_EXPONENTIAL_BACKOFF;
+/** Checks {@link exponentialBackoff}'s options where they sit (`retry` for a config by name), with the defaults applied. */
+export const resolveExponentialBackoffOptions = optionsObject(
+  {
+    maxRetries: numberOption({ integer: true, max: 1000 }, d.maxRetries),
+    baseDelayInMs: numberOption({ max: DAY_IN_MS }, d.baseDelayInMs),
+    minDelayInMs: numberOption({ max: DAY_IN_MS }, d.minDelayInMs),
+    maxDelayInMs: numberOption({ max: DAY_IN_MS }, d.maxDelayInMs),
+    jitter: numberOption({ max: 0.999_999 }, d.jitter),
+    random: (value, path) => resolveRandomSource(path, value),
+  } satisfies OptionsShape<ExponentialBackoffOptions>,
+  { root: "exponentialBackoff options", owner: "exponentialBackoff" },
+  (o, at) => {
+    if (o.minDelayInMs > o.maxDelayInMs) {
+      throw new RangeError(`${at("minDelayInMs")} (${o.minDelayInMs}) must not exceed ${at("maxDelayInMs")} (${o.maxDelayInMs}).`);
+    }
+  },
+);
 
 /**
  * Randomised exponential backoff as the Azure storage guidance prescribes:
@@ -41,25 +55,7 @@ const KNOWN_KEYS = ["maxRetries", "baseDelayInMs", "minDelayInMs", "maxDelayInMs
  * retries do not land in a partition that is still being moved.
  */
 export function exponentialBackoff(options: ExponentialBackoffOptions = {}): RetryStrategy {
-  return exponentialBackoffAt("", options);
-}
-
-/** {@link exponentialBackoff} for options found at `path` (`retry`, `backoff.throttled`): errors name their full path. */
-export function exponentialBackoffAt(path: string, options: ExponentialBackoffOptions): RetryStrategy {
-  validateObjectOption(path || "exponentialBackoff options", options);
-  rejectUnknownKeys(path, options, KNOWN_KEYS, "exponentialBackoff");
-  const d = DEFAULT_EXPONENTIAL_BACKOFF;
-  const at = (key: string) => optionPath(path, key);
-  const maxRetries = optionalNumberOption(at("maxRetries"), options.maxRetries, d.maxRetries, { integer: true, max: 1000 });
-  const base = optionalNumberOption(at("baseDelayInMs"), options.baseDelayInMs, d.baseDelayInMs, { max: DAY_IN_MS });
-  const min = optionalNumberOption(at("minDelayInMs"), options.minDelayInMs, d.minDelayInMs, { max: DAY_IN_MS });
-  const max = optionalNumberOption(at("maxDelayInMs"), options.maxDelayInMs, d.maxDelayInMs, { max: DAY_IN_MS });
-  if (min > max) {
-    throw new RangeError(`${at("minDelayInMs")} (${min}) must not exceed ${at("maxDelayInMs")} (${max}).`);
-  }
-  const jitter = optionalNumberOption(at("jitter"), options.jitter, d.jitter, { max: 0.999_999 });
-  const random = resolveRandomSource(at("random"), options.random);
-
+  const { maxRetries, baseDelayInMs: base, minDelayInMs: min, maxDelayInMs: max, jitter, random } = resolveExponentialBackoffOptions(options, "");
   return {
     kind: "exponential",
     maxRetries,

@@ -1,9 +1,6 @@
 import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { optionalNumberOption } from "../validation/validateNumberOption.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
-import { optionPath } from "../validation/optionPath.js";
+import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
 /** Options of {@link fixedBackoff}. */
 export interface FixedBackoffOptions {
@@ -19,25 +16,21 @@ export const DEFAULT_FIXED_BACKOFF: Readonly<Required<FixedBackoffOptions>> = Ob
   delayInMs: 1000,
 });
 
+/** Checks {@link fixedBackoff}'s options where they sit (`retry` for a config by name), with the defaults applied. */
+export const resolveFixedBackoffOptions = optionsObject(
+  {
+    maxRetries: numberOption({ integer: true, max: 1000 }, DEFAULT_FIXED_BACKOFF.maxRetries),
+    delayInMs: numberOption({ max: DAY_IN_MS }, DEFAULT_FIXED_BACKOFF.delayInMs),
+  } satisfies OptionsShape<FixedBackoffOptions>,
+  { root: "fixedBackoff options", owner: "fixedBackoff" },
+);
+
 /**
  * Fixed backoff: `maxRetries` retries, each after the same wait. Better than none, but
  * clients that wait the same time collide again; prefer {@link exponentialBackoff}.
  */
 export function fixedBackoff(options: FixedBackoffOptions = {}): RetryStrategy {
-  return fixedBackoffAt("", options);
-}
-
-/** {@link fixedBackoff} for options found at `path` (`retry`, `backoff.throttled`): errors name their full path. */
-export function fixedBackoffAt(path: string, options: FixedBackoffOptions): RetryStrategy {
-  validateObjectOption(path || "fixedBackoff options", options);
-  rejectUnknownKeys(path, options, ["maxRetries", "delayInMs"], "fixedBackoff");
-  const maxRetries = optionalNumberOption(optionPath(path, "maxRetries"), options.maxRetries, DEFAULT_FIXED_BACKOFF.maxRetries, {
-    integer: true,
-    max: 1000,
-  });
-  const delay = optionalNumberOption(optionPath(path, "delayInMs"), options.delayInMs, DEFAULT_FIXED_BACKOFF.delayInMs, {
-    max: DAY_IN_MS,
-  });
+  const { maxRetries, delayInMs: delay } = resolveFixedBackoffOptions(options, "");
   return {
     kind: "fixed",
     maxRetries,

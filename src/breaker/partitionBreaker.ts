@@ -61,12 +61,7 @@ const probeOf = (admission: SendAdmission): number | undefined => (admission.tic
  * breaker.dispose();
  */
 export function createPartitionBreaker(options: PartitionBreakerOptions = {}): PartitionBreaker {
-  return createPartitionBreakerAt("", options);
-}
-
-/** {@link createPartitionBreaker} for options found at `path` (`circuitBreaker`): errors name their full path. */
-export function createPartitionBreakerAt(path: string, options: PartitionBreakerOptions): PartitionBreaker {
-  const o = resolvePartitionBreakerOptions(options, path);
+  const o = resolvePartitionBreakerOptions(options, "");
   // While a probe is out its waiters are woken when it closes the circuit: the poll is only for a probe that fails.
   const halfOpenPollInMs = o.resetTimeoutInMs;
   const settings = {

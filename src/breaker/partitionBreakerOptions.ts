@@ -1,13 +1,8 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { resolvePacingOptions, type PacingOptions, type ResolvedPacingOptions } from "../flow/pacingOptions.js";
+import { resolvePacingOptions, type PacingOptions } from "../flow/pacingOptions.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { optionalNumberOption } from "../validation/validateNumberOption.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateChoiceOption } from "../validation/validateChoiceOption.js";
-import { describeValue } from "../validation/describeValue.js";
-import { optionPath } from "../validation/optionPath.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
+import { choiceOption, isFunction, numberOption, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 
 /**
  * Options of `createPartitionBreaker` and of `installResilience`'s `circuitBreaker`.
@@ -59,70 +54,28 @@ export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
   idleTtlInMs: 30_000,
 });
 
-/** {@link PartitionBreakerOptions} validated, with defaults applied. */
-export interface ResolvedPartitionBreakerOptions {
-  service: StorageService | undefined;
-  getScope: ((request: PipelineRequest) => string | undefined) | undefined;
-  resetTimeoutInMs: number;
-  consecutiveFailures: number;
-  rollingWindowInMs: number;
-  pacing: ResolvedPacingOptions | undefined;
-  maxScopes: number;
-  idleTtlInMs: number;
-}
-
-const KNOWN_KEYS = [
-  "service",
-  "getScope",
-  "resetTimeoutInMs",
-  "consecutiveFailures",
-  "rollingWindowInMs",
-  "pacing",
-  "maxScopes",
-  "idleTtlInMs",
-];
-/** Validates every option once, throwing a `TypeError`/`RangeError` that names it and the value. */
-export function resolvePartitionBreakerOptions(options: PartitionBreakerOptions = {}, path = ""): ResolvedPartitionBreakerOptions {
-  const at = (key: string) => optionPath(path, key);
-  validateObjectOption(path || "createPartitionBreaker options", options);
-  if ("mode" in options) {
-    throw new TypeError(
-      `${at("mode")} was removed: whether an operation waits is declared for the caller now. Use caller: { failFast: true } ` +
+const d = DEFAULT_PARTITION_BREAKER_OPTIONS;
+/** Validates every option once, throwing a `TypeError`/`RangeError` that names it by its path under `path` and the value. */
+export const resolvePartitionBreakerOptions = optionsObject(
+  {
+    service: choiceOption(STORAGE_SERVICES),
+    getScope: optionWhere<(request: PipelineRequest) => string | undefined>(isFunction, "a function (request) => string | undefined"),
+    resetTimeoutInMs: numberOption({ min: 1, max: DAY_IN_MS, integer: true }, d.resetTimeoutInMs),
+    consecutiveFailures: numberOption({ min: 1, max: 1_000_000, integer: true, allowInfinity: true }, d.consecutiveFailures),
+    rollingWindowInMs: numberOption({ min: 1, max: DAY_IN_MS, integer: true }, d.rollingWindowInMs),
+    pacing: resolvePacingOptions,
+    maxScopes: numberOption({ min: 1, max: 10_000_000, integer: true }, d.maxScopes),
+    idleTtlInMs: numberOption({ min: 1, max: DAY_IN_MS, allowInfinity: true }, d.idleTtlInMs),
+  } satisfies OptionsShape<PartitionBreakerOptions>,
+  {
+    root: "createPartitionBreaker options",
+    removed: {
+      mode:
+        "was removed: whether an operation waits is declared for the caller now. Use caller: { failFast: true } " +
         'for "fail", caller: { concurrency: N } for a pool of N operations at a time (what "auto" guessed), and nothing for "wait" (the default).',
-    );
-  }
-  rejectUnknownKeys(path, options, KNOWN_KEYS);
-  const d = DEFAULT_PARTITION_BREAKER_OPTIONS;
-  // `=== undefined`, not `??`: null is a mistake to name, not "the default".
-  const service = options.service === undefined ? undefined : validateChoiceOption(at("service"), options.service, STORAGE_SERVICES);
-  if (options.getScope !== undefined && typeof options.getScope !== "function") {
-    throw new TypeError(`${at("getScope")} must be a function (request) => string | undefined; got ${describeValue(options.getScope)}.`);
-  }
-  return {
-    service,
-    getScope: options.getScope,
-    resetTimeoutInMs: optionalNumberOption(at("resetTimeoutInMs"), options.resetTimeoutInMs, d.resetTimeoutInMs, {
-      min: 1,
-      max: DAY_IN_MS,
-      integer: true,
-    }),
-    consecutiveFailures: optionalNumberOption(at("consecutiveFailures"), options.consecutiveFailures, d.consecutiveFailures, {
-      min: 1,
-      max: 1_000_000,
-      integer: true,
-      allowInfinity: true,
-    }),
-    rollingWindowInMs: optionalNumberOption(at("rollingWindowInMs"), options.rollingWindowInMs, d.rollingWindowInMs, {
-      min: 1,
-      max: DAY_IN_MS,
-      integer: true,
-    }),
-    pacing: resolvePacingOptions(options.pacing, at("pacing")),
-    maxScopes: optionalNumberOption(at("maxScopes"), options.maxScopes, d.maxScopes, { min: 1, max: 10_000_000, integer: true }),
-    idleTtlInMs: optionalNumberOption(at("idleTtlInMs"), options.idleTtlInMs, d.idleTtlInMs, {
-      min: 1,
-      max: DAY_IN_MS,
-      allowInfinity: true,
-    }),
-  };
-}
+    },
+  },
+);
+
+/** {@link PartitionBreakerOptions} validated, with defaults applied. */
+export type ResolvedPartitionBreakerOptions = ReturnType<typeof resolvePartitionBreakerOptions>;

@@ -1,9 +1,8 @@
 import type { AttemptOutcome, classify as classifyOutcome } from "./classify.js";
 import type { OutcomeClass } from "./outcomeClass.js";
 import { OUTCOME_CLASSES } from "./outcomeClass.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { describeValue } from "../validation/describeValue.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
+import { optionsObject, type OptionCheck, type OptionsShape } from "../validation/optionSchema.js";
 
 /**
  * How users extend or override the built-in classification table.
@@ -25,40 +24,35 @@ export interface ClassificationRules {
   classify?: (outcome: Parameters<typeof classifyOutcome>[0], defaultClass: OutcomeClass) => OutcomeClass | undefined;
 }
 
-const RULE_KEYS = [
-  "retriableStatusCodes",
-  "retriableErrorCodes",
-  "nonRetriableStatusCodes",
-  "nonRetriableErrorCodes",
-  "classify",
-] as const;
+const statusCodes: OptionCheck<readonly number[] | undefined> = (list, path) => {
+  if (list === undefined) return undefined;
+  if (!Array.isArray(list)) throw new TypeError(`${path} must be an array of status codes.`);
+  for (const status of list) {
+    if (!Number.isInteger(status) || status < 100 || status > 599) {
+      throw new RangeError(`${path} must hold HTTP status codes (100-599); got ${String(status)}.`);
+    }
+  }
+  return list;
+};
+
+const errorCodes: OptionCheck<readonly string[] | undefined> = (list, path) => {
+  if (list !== undefined && (!Array.isArray(list) || list.some((code) => typeof code !== "string" || code === ""))) {
+    throw new TypeError(`${path} must be an array of non-empty strings.`);
+  }
+  return list;
+};
 
 /** Validates user rules once, up front; throws a TypeError/RangeError naming the bad option. */
-export function validateClassificationRules(name: string, rules: unknown): ClassificationRules {
-  const object = validateObjectOption(name, rules);
-  rejectUnknownKeys(name, object, RULE_KEYS);
-  for (const key of ["retriableStatusCodes", "nonRetriableStatusCodes"] as const) {
-    const list = object[key];
-    if (list === undefined) continue;
-    if (!Array.isArray(list)) throw new TypeError(`${name}.${key} must be an array of status codes.`);
-    for (const status of list) {
-      if (!Number.isInteger(status) || status < 100 || status > 599) {
-        throw new RangeError(`${name}.${key} must hold HTTP status codes (100-599); got ${String(status)}.`);
-      }
-    }
-  }
-  for (const key of ["retriableErrorCodes", "nonRetriableErrorCodes"] as const) {
-    const list = object[key];
-    if (list === undefined) continue;
-    if (!Array.isArray(list) || list.some((code) => typeof code !== "string" || code === "")) {
-      throw new TypeError(`${name}.${key} must be an array of non-empty strings.`);
-    }
-  }
-  if (object.classify !== undefined && typeof object.classify !== "function") {
-    throw new TypeError(`${name}.classify must be a function.`);
-  }
-  return object as ClassificationRules;
-}
+export const validateClassificationRules: OptionCheck<ClassificationRules> = optionsObject({
+  retriableStatusCodes: statusCodes,
+  retriableErrorCodes: errorCodes,
+  nonRetriableStatusCodes: statusCodes,
+  nonRetriableErrorCodes: errorCodes,
+  classify: (classify, path) => {
+    if (classify !== undefined && typeof classify !== "function") throw new TypeError(`${path} must be a function.`);
+    return classify as ClassificationRules["classify"];
+  },
+} satisfies OptionsShape<ClassificationRules>);
 
 /** Applies user rules to the built-in answer. */
 export function applyClassificationRules(

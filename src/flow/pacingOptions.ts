@@ -1,6 +1,4 @@
-import { describeValue as describe } from "../validation/describeValue.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { optionalNumberOption } from "../validation/validateNumberOption.js";
+import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 import type { SendRateSettings } from "./sendRate.js";
 
 /**
@@ -29,20 +27,17 @@ export interface ResolvedPacingOptions extends SendRateSettings {
   forgetAfterInMs: number;
 }
 
+const d = DEFAULT_PACING_OPTIONS;
+const checkPacingOptions = optionsObject(
+  {
+    decreaseFactor: numberOption({ min: 0.01, max: 0.99 }, d.decreaseFactor),
+    minRatePerSecond: numberOption({ min: 0.01, max: 1_000_000 }, d.minRatePerSecond),
+    forgetAfterInMs: numberOption({ min: 1, max: 86_400_000 }, d.forgetAfterInMs),
+  } satisfies OptionsShape<PacingOptions>,
+  { expected: "false or an options object" },
+);
+
 /** Validates `pacing` once: `false` turns pacing off; an object (or undefined) sets it up. */
 export function resolvePacingOptions(option: unknown, name = "pacing"): ResolvedPacingOptions | undefined {
-  if (option === false) return undefined;
-  if (option === undefined) return { ...DEFAULT_PACING_OPTIONS };
-  if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`${name} must be false or an options object; got ${describe(option)}.`);
-  }
-  rejectUnknownKeys(name, option, Object.keys(DEFAULT_PACING_OPTIONS));
-  const given = option as PacingOptions;
-  const d = DEFAULT_PACING_OPTIONS;
-  const decreaseFactor = optionalNumberOption(`${name}.decreaseFactor`, given.decreaseFactor, d.decreaseFactor, { min: 0.01, max: 0.99 });
-  return {
-    decreaseFactor,
-    minRatePerSecond: optionalNumberOption(`${name}.minRatePerSecond`, given.minRatePerSecond, d.minRatePerSecond, { min: 0.01, max: 1_000_000 }),
-    forgetAfterInMs: optionalNumberOption(`${name}.forgetAfterInMs`, given.forgetAfterInMs, d.forgetAfterInMs, { min: 1, max: 86_400_000 }),
-  };
+  return option === false ? undefined : checkPacingOptions(option === undefined ? {} : option, name);
 }

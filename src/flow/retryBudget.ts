@@ -1,8 +1,4 @@
-import { optionalNumberOption } from "../validation/validateNumberOption.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { optionPath } from "../validation/optionPath.js";
-import { describeValue } from "../validation/describeValue.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
+import { isFunction, numberOption, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 
 /** Options of {@link createRetryBudget}. Every one is optional. */
 export interface RetryBudgetOptions {
@@ -72,27 +68,20 @@ export interface RetryBudget {
 /** What {@link RetryBudget.snapshot} answers. */
 export type RetryBudgetSnapshot = ReturnType<RetryBudget["snapshot"]>;
 
-const KNOWN_KEYS = ["retryRatio", "minRetriesPerSecond", "windowInMs", "now"];
 /** The window is kept as this many buckets; a deposit expires with its bucket. */
 const BUCKETS = 10;
 
-/** Validates budget options once, with errors naming the option by its path under `name` (`retryBudget.retryRatio`; `""` for the factory's own). */
-export function resolveRetryBudgetOptions(
-  options: unknown,
-  name = "retryBudget",
-): Required<Omit<RetryBudgetOptions, "now">> & { now: (() => number) | undefined } {
-  const o = validateObjectOption(name || "createRetryBudget options", options);
-  rejectUnknownKeys(name, o, KNOWN_KEYS);
-  const at = (key: string) => optionPath(name, key);
-  const d = DEFAULT_RETRY_BUDGET_OPTIONS;
-  const retryRatio = optionalNumberOption(at("retryRatio"), o.retryRatio, d.retryRatio, { max: 10 });
-  const minRetriesPerSecond = optionalNumberOption(at("minRetriesPerSecond"), o.minRetriesPerSecond, d.minRetriesPerSecond, {
-    max: 1_000_000,
-  });
-  const windowInMs = optionalNumberOption(at("windowInMs"), o.windowInMs, d.windowInMs, { min: 100, max: 3_600_000 });
-  if (o.now !== undefined && typeof o.now !== "function") throw new TypeError(`${at("now")} must be a function returning milliseconds; got ${describeValue(o.now)}.`);
-  return { retryRatio, minRetriesPerSecond, windowInMs, now: o.now as (() => number) | undefined };
-}
+const d = DEFAULT_RETRY_BUDGET_OPTIONS;
+/** Validates budget options once, with errors naming the option by its path (`retryBudget.retryRatio`; `""` for the factory's own). */
+export const resolveRetryBudgetOptions = optionsObject(
+  {
+    retryRatio: numberOption({ max: 10 }, d.retryRatio),
+    minRetriesPerSecond: numberOption({ max: 1_000_000 }, d.minRetriesPerSecond),
+    windowInMs: numberOption({ min: 100, max: 3_600_000 }, d.windowInMs),
+    now: optionWhere<() => number>(isFunction, "a function returning milliseconds"),
+  } satisfies OptionsShape<RetryBudgetOptions>,
+  { root: "createRetryBudget options" },
+);
 
 /**
  * Creates a {@link RetryBudget}. Pure bookkeeping: no timers; time is read from `now` on

@@ -6,19 +6,19 @@ import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
 import { createPipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
-import { createPartitionBreakerAt, type PartitionBreaker } from "../breaker/partitionBreaker.js";
+import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { createPrometheusObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
-import type { MetricsOptions } from "../metrics/metricsOptions.js";
-import { createOpenTelemetryMetricsObserverAt } from "../metrics/openTelemetryObserver.js";
-import { choosesOpenTelemetry, type OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
+import { resolveMetricsOptions, type MetricsOptions } from "../metrics/metricsOptions.js";
+import { createOpenTelemetryMetricsObserver } from "../metrics/openTelemetryObserver.js";
+import { choosesOpenTelemetry, resolveOpenTelemetryMetricsOptions, type OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
 import { isPeerInstalled } from "../metrics/optionalPeer.js";
 import { logger } from "../logging/logger.js";
-import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
+import { resolvePartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
 import { resolveAmbiguousWrites } from "../policies/retryPolicyOptions.js";
 import { resolveSecondaryReads, type SecondaryReadOptions } from "../policies/secondaryReads.js";
 import { SERVICE_PRESETS } from "./servicePresets.js";
 import { describeValue } from "../validation/describeValue.js";
-import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { hasMethods, isRecord, validateChoiceOption } from "../validation/optionSchema.js";
 import { detectService } from "./detectService.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { PresetRetryOptions } from "./installResilience.js";
@@ -74,9 +74,7 @@ export function resolveRetry(
 
 /** True for a `retry` config the preset completes: an `"exponential"` one, or one naming no strategy. */
 function completesPreset(retry: unknown): boolean {
-  if (typeof retry !== "object" || retry === null || Array.isArray(retry) || isRetryStrategy(retry)) return false;
-  const { strategy } = retry as { strategy?: unknown };
-  return strategy === undefined || strategy === "exponential";
+  return isRecord(retry) && !isRetryStrategy(retry) && (retry.strategy === undefined || retry.strategy === "exponential");
 }
 
 /**
@@ -98,14 +96,14 @@ export function resolveBackoff(
     return byClass;
   }
   // Anything but an options object goes to the policy as it is, to be rejected there by name.
-  if (typeof backoff !== "object" || backoff === null || Array.isArray(backoff)) return backoff as BackoffByClass;
+  if (!isRecord(backoff)) return backoff as BackoffByClass;
   const byClass: Record<string, unknown> = { ...backoff };
   for (const cls of RETRIABLE_CLASSES) {
-    const config = byClass[cls] as { strategy?: unknown } | undefined;
+    const config = byClass[cls];
     // The class's own preset numbers, else the service's (blob waits up to 30 s, not the library's 10 s); `retry` caps the count.
     const { maxRetries: _cappedByRetry, ...serviceNumbers } = preset.retry;
     const numbers = preset.backoff[cls] ?? serviceNumbers;
-    if (typeof config === "object" && config !== null && config.strategy === "exponential") {
+    if (isRecord(config) && config.strategy === "exponential") {
       byClass[cls] = { ...numbers, ...config };
     }
   }
@@ -115,12 +113,14 @@ export function resolveBackoff(
 /** The breaker for `option`: none for `false`, the defaults for undefined. Creating one starts no timer. */
 export function createCircuitBreaker(option: unknown, service: StorageService): PartitionBreaker | undefined {
   if (option === false) return undefined;
-  if (option === undefined) return createPartitionBreakerAt("circuitBreaker", { service });
   if (isPartitionBreaker(option)) return option;
-  if (typeof option !== "object" || option === null || Array.isArray(option)) {
+  if (option !== undefined && !isRecord(option)) {
     throw new TypeError(`circuitBreaker must be an options object or false; got ${describeValue(option)}.`);
   }
-  return createPartitionBreakerAt("circuitBreaker", { service, ...(option as PartitionBreakerOptions) });
+  const options = { service, ...option };
+  // Checked where they sit first, so that errors name `circuitBreaker.resetTimeoutInMs`; the factory's own check then passes.
+  resolvePartitionBreakerOptions(options, "circuitBreaker");
+  return createPartitionBreaker(options);
 }
 
 /**
@@ -133,13 +133,19 @@ export function createMetrics(
   withSecondaryReads: boolean,
 ): MetricsObserver | undefined {
   if (option === false) return undefined;
-  if (choosesOpenTelemetry(option)) return createOpenTelemetryMetricsObserverAt("metrics", service, option as OpenTelemetryMetricsOptions);
+  // Each sink's options are checked where they sit first, so that errors name `metrics.prefix`; the factory's own check then passes.
+  if (choosesOpenTelemetry(option)) {
+    resolveOpenTelemetryMetricsOptions(option as OpenTelemetryMetricsOptions, "metrics");
+    return createOpenTelemetryMetricsObserver(service, option as OpenTelemetryMetricsOptions);
+  }
   if (option === undefined && !isPeerInstalled("prom-client")) {
     warnNoPromClientOnce();
     return undefined;
   }
   // null is a mistake to name, not "defaults": resolveMetricsOptions rejects it.
-  return createPrometheusObserver(service, option === undefined ? {} : (option as MetricsOptions), withSecondaryReads, "metrics");
+  const options = option === undefined ? {} : (option as MetricsOptions);
+  resolveMetricsOptions(options, "metrics");
+  return createPrometheusObserver(service, options, withSecondaryReads);
 }
 
 let warnedNoPromClient = false;
@@ -158,7 +164,7 @@ export function resolveInstallAmbiguousWrites(option: unknown, service: StorageS
     if (option === undefined || option === false) return undefined;
     throw new TypeError(`ambiguousWrites is only supported for the table service; got it for "${service}".`);
   }
-  if (typeof option === "object" && option !== null && "readBackRoutes" in option) {
+  if (isRecord(option) && "readBackRoutes" in option) {
     throw new TypeError("ambiguousWrites.readBackRoutes is not an installResilience option: the install makes its own (it is for hand-built pipelines).");
   }
   return resolveAmbiguousWrites(option === undefined ? true : option);
@@ -177,13 +183,5 @@ function endpointAddress(target: unknown, service: StorageService | undefined): 
 
 /** A breaker from `createPartitionBreaker()` (duck-typed: another copy of the package makes one too). */
 export function isPartitionBreaker(value: unknown): value is PartitionBreaker {
-  const candidate = value as Partial<PartitionBreaker> | null;
-  return (
-    typeof candidate === "object" &&
-    candidate !== null &&
-    typeof candidate.admit === "function" &&
-    typeof candidate.record === "function" &&
-    typeof candidate.statusOf === "function" &&
-    typeof candidate.dispose === "function"
-  );
+  return hasMethods("admit", "record", "statusOf", "dispose")(value);
 }

@@ -16,15 +16,14 @@ import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions
 import type { RetryBudget, RetryBudgetOptions } from "../flow/retryBudget.js";
 import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../ambiguousWrites/ambiguousWriteReadBack.js";
 import { createRetryPolicyWithCaller, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
-import type { ResilientRetryPolicyOptions } from "../policies/retryPolicyOptions.js";
+import { checkObservers, type ResilientRetryPolicyOptions } from "../policies/retryPolicyOptions.js";
 import { createReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import type { CallerOptions } from "../policies/callerPolicy.js";
 import { SERVICE_PRESETS } from "./servicePresets.js";
 import { createRetryLogObserver } from "../observers/retryLogObserver.js";
 import { describeValue } from "../validation/describeValue.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
+import { optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 import { findPipeline } from "./findPipeline.js";
 import type { StorageService } from "../address/partitionScope.js";
 import {
@@ -172,22 +171,27 @@ export const SDK_RETRY_POLICY_NAMES: readonly string[] = [
   "storageRetryPolicy",
 ];
 
-const KNOWN_KEYS = [
-  "service",
-  "retry",
-  "backoff",
-  "maxElapsedInMs",
-  "tryTimeoutInMs",
-  "maxRetryAfterInMs",
-  "classification",
-  "observers",
-  "circuitBreaker",
-  "metrics",
-  "ambiguousWrites",
-  "retryBudget",
-  "secondaryReads",
-  "caller",
-];
+/** Checked where it is used: against the service, or by the retry policy. */
+const later = (value: unknown): unknown => value;
+const checkOptions = optionsObject(
+  {
+    service: later,
+    retry: later,
+    backoff: later,
+    maxElapsedInMs: later,
+    tryTimeoutInMs: later,
+    maxRetryAfterInMs: later,
+    classification: later,
+    observers: checkObservers,
+    circuitBreaker: later,
+    metrics: later,
+    ambiguousWrites: later,
+    retryBudget: later,
+    secondaryReads: later,
+    caller: later,
+  } satisfies OptionsShape<InstallResilienceOptions>,
+  { root: "installResilience options", owner: "installResilience" },
+);
 const installed = new WeakMap<Pipeline, ResilienceHandle>();
 
 /**
@@ -201,8 +205,8 @@ const installed = new WeakMap<Pipeline, ResilienceHandle>();
  * handle.dispose();
  */
 export function installResilience(target: unknown, options: InstallResilienceOptions = {}): ResilienceHandle {
-  validateObjectOption("installResilience options", options);
-  rejectUnknownKeys("", options, KNOWN_KEYS, "installResilience");
+  // Observers are checked here, before the retry log observer goes first: an error must give the index the caller wrote.
+  const { observers } = checkOptions(options, "");
   const pipeline = findPipeline(target);
   const service = resolveService(target, options.service);
   const preset = SERVICE_PRESETS[service];
@@ -222,7 +226,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     tryTimeoutInMs: options.tryTimeoutInMs === undefined ? preset.tryTimeoutInMs : options.tryTimeoutInMs,
     maxRetryAfterInMs: options.maxRetryAfterInMs,
     classification: options.classification,
-    observers: withPackageObservers(options.observers, metrics, service),
+    observers: [createRetryLogObserver({ service }), ...observers, ...(metrics === undefined ? [] : [metrics])],
     gate: circuitBreaker,
     service,
     // One route store per install, given to both policies: a read-back goes only through its own client's pipeline.
@@ -271,23 +275,6 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   };
   installed.set(pipeline, handle);
   return handle;
-}
-
-/** The user's observers, preceded by the retry log and followed by metrics; a non-array is passed on for the policy to reject. */
-function withPackageObservers(
-  observers: readonly RetryObserver[] | undefined,
-  metrics: RetryObserver | undefined,
-  service: StorageService,
-): readonly RetryObserver[] | undefined {
-  if (observers !== undefined && !Array.isArray(observers)) return observers;
-  // Checked here, before the retry log observer goes first: an error must give the index the caller wrote.
-  for (const [index, observer] of (observers ?? []).entries()) {
-    if (typeof observer !== "object" || observer === null) {
-      throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describeValue(observer)}.`);
-    }
-  }
-  const logs = createRetryLogObserver({ service });
-  return metrics === undefined ? [logs, ...(observers ?? [])] : [logs, ...(observers ?? []), metrics];
 }
 
 /** Removes the whole Retry phase and any SDK retry policy placed elsewhere. */

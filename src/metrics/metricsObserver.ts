@@ -3,7 +3,7 @@ import type { Registry, RegistryContentType } from "prom-client";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
-import { describeValue } from "../validation/describeValue.js";
+import { validateChoiceOption } from "../validation/optionSchema.js";
 import { Family, registerFamily } from "./metricFamily.js";
 import { METRICS, THROTTLE_STATUSES, type Labels, type MetricKey } from "./metricNames.js";
 import { MetricsRecorder, NO_SERIES, type MetricSink } from "./metricsRecorder.js";
@@ -38,19 +38,16 @@ export interface MetricsObserver extends RetryObserver {
  * pipeline.addPolicy(resilientRetryPolicy({ observers: [metrics] }), { phase: "Retry" });
  */
 export function createMetricsObserver(service: StorageService, options: MetricsOptions = {}): MetricsObserver {
-  return createPrometheusObserver(service, options, true, "");
+  return createPrometheusObserver(service, options, true);
 }
 
 /**
  * {@link createMetricsObserver}, for `installResilience`: the secondary-read counter is
- * registered only when reads may go to the secondary (`withSecondaryReads`); errors name
- * their options by `path` (`metrics`).
+ * registered only when reads may go to the secondary (`withSecondaryReads`).
  */
-export function createPrometheusObserver(service: StorageService, options: MetricsOptions, withSecondaryReads: boolean, path: string): MetricsObserver {
-  if (!STORAGE_SERVICES.includes(service)) {
-    throw new TypeError(`service must be one of ${STORAGE_SERVICES.map((s) => JSON.stringify(s)).join(", ")}; got ${describeValue(service)}.`);
-  }
-  const { registry, prefix, bucketsInSeconds, partitionLabel } = resolveMetricsOptions(options, path);
+export function createPrometheusObserver(service: StorageService, options: MetricsOptions, withSecondaryReads: boolean): MetricsObserver {
+  validateChoiceOption("service", service, STORAGE_SERVICES);
+  const { registry, prefix, bucketsInSeconds, partitionLabel } = resolveMetricsOptions(options, "");
   const enabled = { partitionLabel: partitionLabel !== undefined, secondaryReads: withSecondaryReads };
   return new MetricsRecorder(service, prometheusSink(registry, prefix, bucketsInSeconds, enabled), partitionLabel);
 }

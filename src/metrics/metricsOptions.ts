@@ -1,11 +1,7 @@
 import type { Registry, RegistryContentType } from "prom-client";
 import { defaultRegistry } from "./defaultRegistry.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { optionalNumberOption, validateNumberOption } from "../validation/validateNumberOption.js";
-import { optionPath } from "../validation/optionPath.js";
 import { describeValue } from "../validation/describeValue.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
-import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { choiceOption, hasMethods, numberOption, optionsObject, optionWhere, validateNumberOption, type OptionCheck, type OptionsShape } from "../validation/optionSchema.js";
 import { DEFAULT_METRICS_PREFIX, DEFAULT_SECONDS_BUCKETS } from "./metricNames.js";
 
 /** Options of the Prometheus metrics sink (`installResilience(client, { metrics })`). Every one is optional. */
@@ -48,62 +44,17 @@ export const DEFAULT_METRICS_OPTIONS = Object.freeze({
   partitionMinThrottles: 3,
 });
 
-/** {@link MetricsOptions} validated and filled in. */
-export interface ResolvedMetricsOptions {
-  registry: Registry<RegistryContentType>;
-  prefix: string;
-  partitionLabel: { topN: number; minThrottles: number } | undefined;
-  bucketsInSeconds: readonly number[];
-}
-
-const KNOWN_KEYS = ["sink", "registry", "prefix", "partitionLabel", "bucketsInSeconds"];
-const PARTITION_KEYS = ["topN", "minThrottles"];
 const PREFIX_PATTERN = /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/;
 
-/**
- * Validates metrics options once, with errors that name the option by its path under `path`
- * (`metrics` in `installResilience`, `""` for an observer factory's own options).
- */
-export function resolveMetricsOptions(options: MetricsOptions = {}, path = ""): ResolvedMetricsOptions {
-  const at = (key: string) => optionPath(path, key);
-  validateObjectOption(path || "metrics options", options);
-  rejectUnknownKeys(path, options, KNOWN_KEYS);
-  // Both sinks named: a mistyped "otel" reaches this check (an "opentelemetry" sink never does).
-  if (options.sink !== undefined) validateChoiceOption(at("sink"), options.sink, ["prometheus", "opentelemetry"]);
-  // `=== undefined`, not `??`, throughout: null is a mistake to name, not "the default".
-  const registry = options.registry === undefined ? defaultRegistry(`The Prometheus metrics sink (${at("registry")}'s default)`) : options.registry;
-  if (typeof registry?.getSingleMetric !== "function" || typeof registry.registerMetric !== "function") {
-    throw new TypeError(`${at("registry")} must be a prom-client Registry; got ${describeValue(registry)}.`);
-  }
-  const prefix = options.prefix === undefined ? DEFAULT_METRICS_OPTIONS.prefix : options.prefix;
-  if (typeof prefix !== "string" || !PREFIX_PATTERN.test(prefix)) {
-    throw new TypeError(`${at("prefix")} must match ${PREFIX_PATTERN.source} (a Prometheus metric name prefix); got ${describeValue(prefix)}.`);
-  }
-  return {
-    registry,
-    prefix,
-    partitionLabel: resolvePartitionLabel(options.partitionLabel, at("partitionLabel")),
-    bucketsInSeconds: resolveBuckets(options.bucketsInSeconds, at("bucketsInSeconds")),
-  };
-}
+const checkPartitionLabel = optionsObject({
+  topN: numberOption({ min: 1, max: 1000, integer: true }, DEFAULT_METRICS_OPTIONS.partitionTopN),
+  minThrottles: numberOption({ min: 1, max: 1_000_000, integer: true }, DEFAULT_METRICS_OPTIONS.partitionMinThrottles),
+} satisfies OptionsShape<PartitionLabelOptions>);
 
 /** `partitionLabel` (both sinks), validated; errors name it by `name`, its full path. */
-export function resolvePartitionLabel(value: MetricsOptions["partitionLabel"], name: string): ResolvedMetricsOptions["partitionLabel"] {
+export function resolvePartitionLabel(value: unknown, name: string): ReturnType<typeof checkPartitionLabel> | undefined {
   if (value === undefined || value === false) return undefined;
-  const given = value === true ? {} : validateObjectOption(name, value);
-  rejectUnknownKeys(name, given, PARTITION_KEYS);
-  const topN = optionalNumberOption(`${name}.topN`, given.topN, DEFAULT_METRICS_OPTIONS.partitionTopN, {
-    min: 1,
-    max: 1000,
-    integer: true,
-  });
-  const minThrottles = optionalNumberOption(
-    `${name}.minThrottles`,
-    given.minThrottles,
-    DEFAULT_METRICS_OPTIONS.partitionMinThrottles,
-    { min: 1, max: 1_000_000, integer: true },
-  );
-  return { topN, minThrottles };
+  return checkPartitionLabel(value === true ? {} : value, name);
 }
 
 /** `bucketsInSeconds` (both sinks), validated; errors name it by `name`, its full path. */
@@ -122,3 +73,31 @@ export function resolveBuckets(value: unknown, name: string): readonly number[] 
   }
   return Object.freeze([...(value as number[])]);
 }
+
+const prefix: OptionCheck<string> = (value, path) => {
+  // `=== undefined`, not `??`: null is a mistake to name, not "the default".
+  if (value === undefined) return DEFAULT_METRICS_OPTIONS.prefix;
+  if (typeof value !== "string" || !PREFIX_PATTERN.test(value)) {
+    throw new TypeError(`${path} must match ${PREFIX_PATTERN.source} (a Prometheus metric name prefix); got ${describeValue(value)}.`);
+  }
+  return value;
+};
+
+const registry = optionWhere<Registry<RegistryContentType>>(hasMethods("getSingleMetric", "registerMetric"), "a prom-client Registry");
+
+/**
+ * Validates metrics options once, with errors that name the option by its path under `path`
+ * (`metrics` in `installResilience`, `""` for an observer factory's own options).
+ */
+export const resolveMetricsOptions = optionsObject(
+  {
+    // Both sinks named: a mistyped "otel" reaches this check (an "opentelemetry" sink never does).
+    sink: choiceOption(["prometheus", "opentelemetry"]),
+    registry: (value, path) => registry(value, path) ?? defaultRegistry(`The Prometheus metrics sink (${path}'s default)`),
+    prefix,
+    partitionLabel: resolvePartitionLabel,
+    bucketsInSeconds: resolveBuckets,
+  } satisfies OptionsShape<MetricsOptions>,
+  { root: "metrics options" },
+);
+

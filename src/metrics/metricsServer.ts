@@ -1,10 +1,7 @@
 import { createServer } from "node:http";
 import type { Registry, RegistryContentType } from "prom-client";
 import { defaultRegistry } from "./defaultRegistry.js";
-import { optionalNumberOption } from "../validation/validateNumberOption.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
-import { describeValue } from "../validation/describeValue.js";
+import { numberOption, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 import { metricsHandler } from "./metricsHandler.js";
 
 /** Options of {@link startMetricsServer} (documented on its parameter). */
@@ -31,7 +28,18 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-const KNOWN_KEYS = ["port", "host", "registry", "path"];
+const d = DEFAULT_METRICS_SERVER_OPTIONS;
+const checkOptions = optionsObject(
+  {
+    port: numberOption({ max: 65_535, integer: true }, d.port),
+    host: optionWhere<string>((v) => typeof v === "string" && v !== "", "a non-empty string", d.host),
+    // Checked by metricsHandler, which names it.
+    registry: (value) => value as Registry<RegistryContentType> | undefined,
+    path: optionWhere<string>((v) => typeof v === "string" && v.startsWith("/"), 'a string starting with "/"', d.path),
+  } satisfies OptionsShape<MetricsServerOptions>,
+  { root: "startMetricsServer options", owner: "startMetricsServer" },
+);
+
 /** How long `close()` lets connections with a request under way finish before cutting them. */
 const CLOSE_GRACE_IN_MS = 1_000;
 /** A scrape's headers arrive at once; a client that trickles them is cut off (Node's default is 60 s). */
@@ -60,15 +68,8 @@ export async function startMetricsServer(
     path?: string;
   } = {},
 ): Promise<MetricsServer> {
-  validateObjectOption("startMetricsServer options", options);
-  rejectUnknownKeys("", options, KNOWN_KEYS, "startMetricsServer");
-  const port = optionalNumberOption("port", options.port, DEFAULT_METRICS_SERVER_OPTIONS.port, { max: 65_535, integer: true });
-  // `=== undefined`, not `??`: null is a mistake to name, not "the default".
-  const host = options.host === undefined ? DEFAULT_METRICS_SERVER_OPTIONS.host : options.host;
-  if (typeof host !== "string" || host === "") throw new TypeError(`host must be a non-empty string; got ${describeValue(host)}.`);
-  const path = options.path === undefined ? DEFAULT_METRICS_SERVER_OPTIONS.path : options.path;
-  if (typeof path !== "string" || !path.startsWith("/")) throw new TypeError(`path must be a string starting with "/"; got ${describeValue(path)}.`);
-  const handler = metricsHandler(options.registry === undefined ? defaultRegistry("startMetricsServer() without a registry") : options.registry);
+  const { port, host, registry, path } = checkOptions(options, "");
+  const handler = metricsHandler(registry === undefined ? defaultRegistry("startMetricsServer() without a registry") : registry);
 
   const server = createServer({ headersTimeout: HEADERS_TIMEOUT_IN_MS, requestTimeout: REQUEST_TIMEOUT_IN_MS }, (request, response) => {
     // The scrape's own request path, not a storage URL: the address module (src/address/) has nothing to say about it.

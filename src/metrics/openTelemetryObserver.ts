@@ -1,7 +1,7 @@
 // The OpenTelemetry sink: the recorder's series as instruments of one Meter.
 import type { Attributes, Counter, Histogram, Meter, ObservableResult, UpDownCounter } from "@opentelemetry/api";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
-import { validateChoiceOption } from "../validation/validateChoiceOption.js";
+import { validateChoiceOption } from "../validation/optionSchema.js";
 import { assertSameBuckets } from "./metricFamily.js";
 import type { Labels, MetricKey } from "./metricNames.js";
 import { MetricsRecorder, NO_SERIES, type MetricSink, type Series } from "./metricsRecorder.js";
@@ -22,13 +22,8 @@ import { readGauge, type GaugeReader } from "./pacingMetrics.js";
  * pipeline.addPolicy(resilientRetryPolicy({ observers: [observer] }), { phase: "Retry" });
  */
 export function createOpenTelemetryMetricsObserver(service: StorageService, options: OpenTelemetryMetricsOptions = {}): MetricsObserver {
-  return createOpenTelemetryMetricsObserverAt("", service, options);
-}
-
-/** {@link createOpenTelemetryMetricsObserver} for options found at `path` (`metrics`): errors name their full path. */
-export function createOpenTelemetryMetricsObserverAt(path: string, service: StorageService, options: OpenTelemetryMetricsOptions): MetricsObserver {
   validateChoiceOption("service", service, STORAGE_SERVICES);
-  const resolved = resolveOpenTelemetryMetricsOptions(options, path);
+  const resolved = resolveOpenTelemetryMetricsOptions(options, "");
   return new MetricsRecorder(service, openTelemetrySink(resolved.meter, resolved.bucketsInSeconds), resolved.partitionLabel);
 }
 

@@ -1,11 +1,7 @@
 import type * as OpenTelemetryApi from "@opentelemetry/api";
 import type { Meter } from "@opentelemetry/api";
-import { describeValue } from "../validation/describeValue.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateChoiceOption } from "../validation/validateChoiceOption.js";
-import { optionPath } from "../validation/optionPath.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
-import { resolveBuckets, resolvePartitionLabel, type MetricsOptions, type ResolvedMetricsOptions } from "./metricsOptions.js";
+import { choiceOption, hasMethods, isRecord, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
+import { resolveBuckets, resolvePartitionLabel, type MetricsOptions } from "./metricsOptions.js";
 import { OPEN_TELEMETRY_METER_NAME } from "./openTelemetryNames.js";
 import { loadOptionalPeer } from "./optionalPeer.js";
 
@@ -28,43 +24,30 @@ export interface OpenTelemetryMetricsOptions {
   bucketsInSeconds?: readonly number[];
 }
 
-/** {@link OpenTelemetryMetricsOptions} validated and filled in. */
-export interface ResolvedOpenTelemetryMetricsOptions {
-  meter: Meter;
-  partitionLabel: ResolvedMetricsOptions["partitionLabel"];
-  bucketsInSeconds: readonly number[];
-}
-
-const KNOWN_KEYS = ["sink", "meter", "partitionLabel", "bucketsInSeconds"];
-const METER_METHODS = ["createCounter", "createHistogram", "createObservableUpDownCounter", "createObservableGauge"] as const;
-
 /** Whether `metrics` options choose the OpenTelemetry sink (`sink: "opentelemetry"` or a `meter`); bad values are left to validation. */
 export function choosesOpenTelemetry(options: unknown): boolean {
-  if (typeof options !== "object" || options === null) return false;
-  const given = options as { sink?: unknown; meter?: unknown };
-  return given.sink === "opentelemetry" || (given.sink === undefined && "meter" in given);
+  return isRecord(options) && (options.sink === "opentelemetry" || (options.sink === undefined && "meter" in options));
 }
+
+const meter = optionWhere<Meter>(
+  hasMethods("createCounter", "createHistogram", "createObservableUpDownCounter", "createObservableGauge"),
+  "an OpenTelemetry Meter (from metrics.getMeter() or a MeterProvider)",
+);
 
 /**
  * Validates OpenTelemetry sink options once, with errors that name the option by its path
  * under `path` (`metrics` in `installResilience`, `""` for the observer factory's own options).
  */
-export function resolveOpenTelemetryMetricsOptions(options: OpenTelemetryMetricsOptions = {}, path = ""): ResolvedOpenTelemetryMetricsOptions {
-  const at = (key: string) => optionPath(path, key);
-  validateObjectOption(path || "metrics options", options);
-  rejectUnknownKeys(path, options, KNOWN_KEYS, "the OpenTelemetry sink");
-  if (options.sink !== undefined) validateChoiceOption(at("sink"), options.sink, ["opentelemetry"]);
-  // `=== undefined`, not `??`: a null meter is a mistake to name, not "the default".
-  const meter = options.meter === undefined ? defaultMeter() : options.meter;
-  if (typeof meter !== "object" || meter === null || METER_METHODS.some((method) => typeof (meter as unknown as Record<string, unknown>)[method] !== "function")) {
-    throw new TypeError(`${at("meter")} must be an OpenTelemetry Meter (from metrics.getMeter() or a MeterProvider); got ${describeValue(meter)}.`);
-  }
-  return {
-    meter,
-    partitionLabel: resolvePartitionLabel(options.partitionLabel, at("partitionLabel")),
-    bucketsInSeconds: resolveBuckets(options.bucketsInSeconds, at("bucketsInSeconds")),
-  };
-}
+export const resolveOpenTelemetryMetricsOptions = optionsObject(
+  {
+    sink: choiceOption(["opentelemetry"]),
+    // A null meter is a mistake to name, not "the default".
+    meter: (value, path) => meter(value, path) ?? defaultMeter(),
+    partitionLabel: resolvePartitionLabel,
+    bucketsInSeconds: resolveBuckets,
+  } satisfies OptionsShape<OpenTelemetryMetricsOptions>,
+  { root: "metrics options", owner: "the OpenTelemetry sink" },
+);
 
 function defaultMeter(): Meter {
   const api = loadOptionalPeer<typeof OpenTelemetryApi>("@opentelemetry/api", "The OpenTelemetry metrics sink (metrics.meter's default)");

@@ -5,9 +5,12 @@ import type { RetryObserver } from "./retryEvents.js";
 import { formatLogFields } from "../logging/formatLogFields.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateChoiceOption } from "../validation/validateChoiceOption.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
+import { choiceOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
+
+const checkOptions = optionsObject(
+  { service: choiceOption(STORAGE_SERVICES) } satisfies OptionsShape<RetryLogObserverOptions>,
+  { root: "createRetryLogObserver options", owner: "createRetryLogObserver" },
+);
 
 /**
  * Options of {@link createRetryLogObserver}: `service`, the service the requests go to,
@@ -31,9 +34,7 @@ export type RetryLogObserverOptions = Parameters<typeof createRetryLogObserver>[
  * when you put `resilientRetryPolicy` in a pipeline by hand.
  */
 export function createRetryLogObserver(options: { service?: StorageService } = {}): RetryObserver {
-  validateObjectOption("createRetryLogObserver options", options);
-  rejectUnknownKeys("", options, ["service"], "createRetryLogObserver");
-  const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
+  const { service } = checkOptions(options, "");
   return {
     onRetry(event) {
       if (!logger.info.enabled) return;

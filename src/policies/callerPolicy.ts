@@ -1,8 +1,6 @@
 import { logger } from "../logging/logger.js";
 import type { LocalWaitReason } from "../observers/retryEvents.js";
-import { describeValue } from "../validation/describeValue.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateNumberOption } from "../validation/validateNumberOption.js";
+import { numberOption, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 
 /**
  * Who calls the client, as the caller declares it (docs/flow-control.md): it decides whether
@@ -34,22 +32,25 @@ export type CallerSettings =
 
 const OPEN: CallerSettings = Object.freeze({ kind: "open" });
 
+const checkCallerOptions = optionsObject(
+  {
+    concurrency: numberOption({ min: 1, max: 1_000_000, integer: true }),
+    failFast: optionWhere<boolean>((value) => typeof value === "boolean", "a boolean"),
+  } satisfies OptionsShape<CallerOptions>,
+  { expected: "an options object ({ concurrency } or { failFast })" },
+  (o, at) => {
+    if (o.concurrency !== undefined && o.failFast !== undefined) {
+      throw new TypeError(`${at("concurrency")} and ${at("failFast")} exclude each other: a bounded caller waits within its spare slots, failFast never waits.`);
+    }
+  },
+);
+
 /** Validates `caller` once: `concurrency` and `failFast` exclude each other; null and unknown keys are refused. */
 export function resolveCallerOptions(option: unknown, name = "caller"): CallerSettings {
   if (option === undefined) return OPEN;
-  if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`${name} must be an options object ({ concurrency } or { failFast }); got ${describeValue(option)}.`);
-  }
-  rejectUnknownKeys(name, option, ["concurrency", "failFast"]);
-  const { concurrency, failFast } = option as CallerOptions;
-  if (concurrency !== undefined && failFast !== undefined) {
-    throw new TypeError(`${name}.concurrency and ${name}.failFast exclude each other: a bounded caller waits within its spare slots, failFast never waits.`);
-  }
-  if (failFast !== undefined && typeof failFast !== "boolean") throw new TypeError(`${name}.failFast must be a boolean; got ${describeValue(failFast)}.`);
+  const { concurrency, failFast } = checkCallerOptions(option, name);
   if (failFast === true) return { kind: "failFast" };
-  if (concurrency === undefined) return OPEN;
-  validateNumberOption(`${name}.concurrency`, concurrency, { min: 1, max: 1_000_000, integer: true });
-  return { kind: "bounded", concurrency };
+  return concurrency === undefined ? OPEN : { kind: "bounded", concurrency };
 }
 
 /** The slots a bounded caller of `concurrency` keeps free of waiters: a tenth, at least one. */

@@ -9,10 +9,15 @@ import { createAttemptDeadlines, type AttemptDeadlines } from "../timing/attempt
 import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../flow/retryBudget.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { describeValue } from "../validation/describeValue.js";
-import { optionalNumberOption, validateNumberOption } from "../validation/validateNumberOption.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
-import { validateChoiceOption } from "../validation/validateChoiceOption.js";
-import { validateObjectOption } from "../validation/validateObjectOption.js";
+import {
+  choiceOption,
+  hasMethods,
+  numberOption,
+  optionsObject,
+  optionWhere,
+  type OptionCheck,
+  type OptionsShape,
+} from "../validation/optionSchema.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { AttemptGate } from "../breaker/attemptGate.js";
 import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
@@ -123,39 +128,28 @@ export interface ResilientRetryPolicyOptions {
 /** Options of ambiguous-write resolution (documented on the option). */
 export type AmbiguousWriteOptions = Exclude<ResilientRetryPolicyOptions["ambiguousWrites"], boolean | undefined>;
 
-/** `ambiguousWrites` after validation: what the retry loop reads. */
-export interface AmbiguousWriteSettings {
-  readBackTimeoutInMs: number;
-  readBackRoutes: ReadBackRoutes | undefined;
-}
-
 /** Defaults of {@link AmbiguousWriteOptions}. */
 export const DEFAULT_AMBIGUOUS_WRITE_OPTIONS = Object.freeze({
   readBackTimeoutInMs: 10_000,
 });
+
+const checkAmbiguousWriteOptions = optionsObject(
+  {
+    readBackTimeoutInMs: numberOption({ min: 1, max: DAY_IN_MS }, DEFAULT_AMBIGUOUS_WRITE_OPTIONS.readBackTimeoutInMs),
+    // null is not "none": like every other option, it is a mistake worth naming.
+    readBackRoutes: optionWhere<ReadBackRoutes>(isReadBackRoutes, "the object createReadBackRoutes() returns"),
+  } satisfies OptionsShape<AmbiguousWriteOptions>,
+  { expected: "a boolean or an options object" },
+);
+
+/** `ambiguousWrites` after validation: what the retry loop reads. */
+export type AmbiguousWriteSettings = ReturnType<typeof checkAmbiguousWriteOptions>;
 
 /** Defaults of {@link resilientRetryPolicy} beyond the strategy's own. */
 export const DEFAULT_RETRY_POLICY_OPTIONS = Object.freeze({
   maxElapsedInMs: 60_000,
   tryTimeoutInMs: 0,
 });
-
-const KNOWN_KEYS = [
-  "retry",
-  "backoff",
-  "maxElapsedInMs",
-  "tryTimeoutInMs",
-  "maxRetryAfterInMs",
-  "classification",
-  "observers",
-  "gate",
-  "ambiguousWrites",
-  "retryBudget",
-  "random",
-  "service",
-  "secondaryReads",
-  "caller",
-];
 
 /** Options after validation, with every default applied: what the retry loop reads. */
 export interface RetryPolicySettings {
@@ -179,95 +173,75 @@ export interface RetryPolicySettings {
   deadlines: AttemptDeadlines;
 }
 
-/** Validates the options once, when the policy is made; errors name the option and the value. */
-export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions): RetryPolicySettings {
-  validateObjectOption("resilientRetryPolicy options", options);
-  rejectUnknownKeys("", options, KNOWN_KEYS, "resilientRetryPolicy");
-  const strategy = options.retry === undefined ? exponentialBackoff() : validateStrategy(createRetryStrategy(options.retry));
-  const maxElapsedInMs = optionalNumberOption(
-    "maxElapsedInMs",
-    options.maxElapsedInMs,
-    DEFAULT_RETRY_POLICY_OPTIONS.maxElapsedInMs,
-    { min: 1, max: DAY_IN_MS, allowInfinity: true },
-  );
-  const tryTimeoutInMs = optionalNumberOption(
-    "tryTimeoutInMs",
-    options.tryTimeoutInMs,
-    DEFAULT_RETRY_POLICY_OPTIONS.tryTimeoutInMs,
-    { max: DAY_IN_MS },
-  );
-  const maxRetryAfterInMs = optionalNumberOption("maxRetryAfterInMs", options.maxRetryAfterInMs, strategy.maxDelayInMs, {
-    max: DAY_IN_MS,
-  });
-  const rules =
-    options.classification === undefined ? undefined : validateClassificationRules("classification", options.classification);
+/** `observers`: an array of objects. Exported for installResilience, which checks them before adding its own. */
+export const checkObservers: OptionCheck<readonly RetryObserver[]> = (value, path) => {
+  if (value === undefined) return [];
   // null is not "none": like every other option, it is a mistake worth naming.
-  const observers = options.observers === undefined ? [] : options.observers;
-  if (!Array.isArray(observers)) throw new TypeError("observers must be an array of RetryObserver objects.");
-  // Any object with the gate contract's methods is taken (tests script their own); users pass a breaker.
-  const gate: AttemptGate | undefined = options.gate;
-  if (gate !== undefined && (typeof gate?.admit !== "function" || typeof gate.record !== "function")) {
-    throw new TypeError(`gate must be a breaker from createPartitionBreaker(); got ${describeValue(gate)}.`);
-  }
-  const service = options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES);
-  const random = resolveRandomSource("random", options.random);
-  for (const [index, observer] of observers.entries()) {
+  if (!Array.isArray(value)) throw new TypeError(`${path} must be an array of RetryObserver objects.`);
+  for (const [index, observer] of value.entries()) {
     if (typeof observer !== "object" || observer === null) {
-      throw new TypeError(`observers[${index}] must be a RetryObserver object; got ${describeValue(observer)}.`);
+      throw new TypeError(`${path}[${index}] must be a RetryObserver object; got ${describeValue(observer)}.`);
     }
   }
+  return value;
+};
+
+const d = DEFAULT_RETRY_POLICY_OPTIONS;
+const checkPolicyOptions = optionsObject(
+  {
+    retry: (value, path) => (value === undefined ? exponentialBackoff() : createRetryStrategy(value as RetryStrategyConfig, path)),
+    // Checked against `retry` once it is known (a class may not retry more than it): see resolveRetryPolicyOptions.
+    backoff: (value) => value,
+    maxElapsedInMs: numberOption({ min: 1, max: DAY_IN_MS, allowInfinity: true }, d.maxElapsedInMs),
+    tryTimeoutInMs: numberOption({ max: DAY_IN_MS }, d.tryTimeoutInMs),
+    // Defaults to the strategy's longest wait: see resolveRetryPolicyOptions.
+    maxRetryAfterInMs: numberOption({ max: DAY_IN_MS }),
+    classification: (value, path) => (value === undefined ? undefined : validateClassificationRules(value, path)),
+    observers: checkObservers,
+    // Any object with the gate contract's methods is taken (tests script their own); users pass a breaker.
+    gate: optionWhere<AttemptGate>(hasMethods("admit", "record"), "a breaker from createPartitionBreaker()"),
+    ambiguousWrites: resolveAmbiguousWrites,
+    retryBudget: resolveBudget,
+    random: (value, path) => resolveRandomSource(path, value),
+    service: choiceOption(STORAGE_SERVICES),
+    secondaryReads: resolveSecondaryReads,
+    caller: resolveCallerOptions,
+  } satisfies OptionsShape<ResilientRetryPolicyOptions>,
+  { root: "resilientRetryPolicy options", owner: "resilientRetryPolicy" },
+);
+
+/** Validates the options once, when the policy is made; errors name the option and the value. */
+export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions): RetryPolicySettings {
+  const o = checkPolicyOptions(options, "");
   return {
-    strategy,
-    backoff: resolveBackoffByClass(strategy, options.backoff),
-    maxElapsedInMs,
-    tryTimeoutInMs,
-    maxRetryAfterInMs,
-    rules,
-    observers,
-    gate,
-    caller: resolveCallerOptions(options.caller),
-    service,
-    ambiguousWrites: resolveAmbiguousWrites(options.ambiguousWrites),
-    budget: resolveBudget(options.retryBudget),
-    random,
-    secondaryReads: resolveSecondaryReads(options.secondaryReads),
+    strategy: o.retry,
+    backoff: resolveBackoffByClass(o.retry, o.backoff),
+    maxElapsedInMs: o.maxElapsedInMs,
+    tryTimeoutInMs: o.tryTimeoutInMs,
+    maxRetryAfterInMs: o.maxRetryAfterInMs ?? o.retry.maxDelayInMs,
+    rules: o.classification,
+    observers: o.observers,
+    gate: o.gate,
+    caller: o.caller,
+    service: o.service,
+    ambiguousWrites: o.ambiguousWrites,
+    budget: o.retryBudget,
+    random: o.random,
+    secondaryReads: o.secondaryReads,
     deadlines: createAttemptDeadlines(),
   };
-}
-
-/** A strategy object from a user is checked like our own: a bad one must not loop forever. */
-function validateStrategy(strategy: RetryStrategy): RetryStrategy {
-  validateNumberOption("retry.maxRetries", strategy.maxRetries, { integer: true, max: 1_000_000 });
-  validateNumberOption("retry.maxDelayInMs", strategy.maxDelayInMs, { max: DAY_IN_MS });
-  return strategy;
 }
 
 /** `ambiguousWrites`: undefined and false turn it off; true and an options object turn it on. */
 export function resolveAmbiguousWrites(option: unknown, name = "ambiguousWrites"): AmbiguousWriteSettings | undefined {
   if (option === undefined || option === false) return undefined;
-  if (option === true) return { ...DEFAULT_AMBIGUOUS_WRITE_OPTIONS, readBackRoutes: undefined };
-  if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`${name} must be a boolean or an options object; got ${describeValue(option)}.`);
-  }
-  rejectUnknownKeys(name, option, ["readBackTimeoutInMs", "readBackRoutes"]);
-  const readBackTimeoutInMs = optionalNumberOption(
-    `${name}.readBackTimeoutInMs`,
-    (option as AmbiguousWriteOptions).readBackTimeoutInMs,
-    DEFAULT_AMBIGUOUS_WRITE_OPTIONS.readBackTimeoutInMs,
-    { min: 1, max: DAY_IN_MS },
-  );
-  const readBackRoutes = (option as AmbiguousWriteOptions).readBackRoutes;
-  // null is not "none": like every other option, it is a mistake worth naming.
-  if (readBackRoutes !== undefined && !isReadBackRoutes(readBackRoutes)) {
-    throw new TypeError(`${name}.readBackRoutes must be the object createReadBackRoutes() returns; got ${describeValue(readBackRoutes)}.`);
-  }
-  return { readBackTimeoutInMs, readBackRoutes };
+  return checkAmbiguousWriteOptions(option === true ? {} : option, name);
 }
 
 /** `retryBudget`: false for none, a budget object as is, options (or undefined) for a new one. */
-function resolveBudget(option: unknown): RetryBudget | undefined {
+function resolveBudget(option: unknown, path: string): RetryBudget | undefined {
   if (option === false) return undefined;
   if (option === undefined) return createRetryBudget();
   if (isRetryBudget(option)) return option;
-  return createRetryBudget(resolveRetryBudgetOptions(option, "retryBudget") as RetryBudgetOptions);
+  return createRetryBudget(resolveRetryBudgetOptions(option, path) as RetryBudgetOptions);
 }

@@ -7,8 +7,7 @@ import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import { parseSecondaryEndpoint } from "../address/secondaryUrl.js";
 import { pointRequestAt } from "../address/requestMarks.js";
-import { describeValue } from "../validation/describeValue.js";
-import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
+import { optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
 /** Options of `secondaryReads`: where the secondary is (documented on the option). */
 export interface SecondaryReadOptions {
@@ -20,19 +19,18 @@ export interface SecondaryReadSettings {
   readonly endpoint: string | undefined;
 }
 
+const checkSecondaryReadOptions = optionsObject(
+  { endpoint: (value, path) => (value === undefined ? undefined : parseSecondaryEndpoint(path, value)) } satisfies OptionsShape<SecondaryReadOptions>,
+  { expected: "a boolean or an options object ({ endpoint })" },
+);
+
 /**
  * Validates `secondaryReads`: `true` or an options object turns it on, `false` and
  * undefined leave it off; anything else (null included) is a TypeError naming it.
  */
 export function resolveSecondaryReads(option: unknown, name = "secondaryReads"): SecondaryReadSettings | undefined {
   if (option === undefined || option === false) return undefined;
-  if (option === true) return { endpoint: undefined };
-  if (typeof option !== "object" || option === null || Array.isArray(option)) {
-    throw new TypeError(`${name} must be a boolean or an options object ({ endpoint }); got ${describeValue(option)}.`);
-  }
-  rejectUnknownKeys(name, option, ["endpoint"]);
-  const endpoint = (option as SecondaryReadOptions).endpoint;
-  return { endpoint: endpoint === undefined ? undefined : parseSecondaryEndpoint(`${name}.endpoint`, endpoint) };
+  return option === true ? { endpoint: undefined } : checkSecondaryReadOptions(option, name);
 }
 
 /**

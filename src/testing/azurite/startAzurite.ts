@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { STORAGE_SERVICES, type StorageService } from "../../address/partitionScope.js";
 import { describeValue as describe } from "../../validation/describeValue.js";
-import { optionalNumberOption } from "../../validation/validateNumberOption.js";
+import { numberOption } from "../../validation/optionSchema.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "./devstoreAccount.js";
 
 /** Options of {@link startAzurite}. */
@@ -95,10 +95,10 @@ const ENDPOINT_NAMES: Record<StorageService, string> = { table: "TableEndpoint",
  */
 export async function startAzurite(options: StartAzuriteOptions = {}): Promise<RunningAzurite> {
   const services = validateServices(options.services);
-  const startTimeoutInMs = optionalNumberOption("startTimeoutInMs", options.startTimeoutInMs, DEFAULT_START_AZURITE_OPTIONS.startTimeoutInMs, {
-    min: 1,
-    integer: true,
-  });
+  const startTimeoutInMs = numberOption({ min: 1, integer: true }, DEFAULT_START_AZURITE_OPTIONS.startTimeoutInMs)(
+    options.startTimeoutInMs,
+    "startTimeoutInMs",
+  );
   if (options.location !== undefined && (typeof options.location !== "string" || options.location === "")) {
     throw new TypeError(`location must be a non-empty string; got ${describe(options.location)}.`);
   }

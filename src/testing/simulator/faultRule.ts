@@ -1,7 +1,6 @@
 import { STORAGE_SERVICES, type PartitionScope, type StorageService } from "../../address/partitionScope.js";
 import { describeValue as describe } from "../../validation/describeValue.js";
-import { optionalNumberOption } from "../../validation/validateNumberOption.js";
-import { validateChoiceOption } from "../../validation/validateChoiceOption.js";
+import { numberOption, validateChoiceOption, validateNumberOption } from "../../validation/optionSchema.js";
 
 /**
  * How the simulator answers a faulted request:
@@ -159,11 +158,11 @@ export function validateFaultRule(rule: FaultRule): ValidatedFaultRule {
     ...rule,
     kind,
     match: validateMatch(rule.match),
-    startInMs: optionalNumberOption("rule.startInMs", rule.startInMs, 0),
-    durationInMs: optionalNumberOption("rule.durationInMs", rule.durationInMs, Infinity, { allowInfinity: true }),
-    count: optionalNumberOption("rule.count", rule.count, Infinity, { integer: true, allowInfinity: true }),
-    probability: optionalNumberOption("rule.probability", rule.probability, 1, { max: 1 }),
-    delayInMs: optionalNumberOption("rule.delayInMs", rule.delayInMs, 0),
+    startInMs: numberOption({}, 0)(rule.startInMs, "rule.startInMs"),
+    durationInMs: numberOption({ allowInfinity: true }, Infinity)(rule.durationInMs, "rule.durationInMs"),
+    count: numberOption({ integer: true, allowInfinity: true }, Infinity)(rule.count, "rule.count"),
+    probability: numberOption({ max: 1 }, 1)(rule.probability, "rule.probability"),
+    delayInMs: numberOption({}, 0)(rule.delayInMs, "rule.delayInMs"),
   };
   if ((kind === "freeze" || kind === "refuseConnections") && !Number.isFinite(validated.durationInMs)) {
     throw new TypeError(`rule.durationInMs is required (a finite number) when rule.kind is "${kind}"; got ${describe(rule.durationInMs)}.`);
@@ -175,7 +174,7 @@ export function validateFaultRule(rule: FaultRule): ValidatedFaultRule {
       }
     }
   }
-  if (rule.status !== undefined) validated.status = optionalNumberOption("rule.status", rule.status, 0, { min: 100, max: 599, integer: true });
+  if (rule.status !== undefined) validated.status = validateNumberOption("rule.status", rule.status, { min: 100, max: 599, integer: true });
   if (kind === "status" && rule.status === undefined) throw new TypeError('rule.status is required when rule.kind is "status"; got undefined.');
   if (rule.errorCode !== undefined && (typeof rule.errorCode !== "string" || !/^[A-Za-z0-9]+$/.test(rule.errorCode))) {
     throw new TypeError(`rule.errorCode must be an alphanumeric string; got ${describe(rule.errorCode)}.`);
@@ -183,7 +182,7 @@ export function validateFaultRule(rule: FaultRule): ValidatedFaultRule {
   if (rule.retryAfter !== undefined) validated.retryAfter = validateRetryAfter(rule.retryAfter);
   if (rule.ratePerSecond !== undefined) {
     if (kind !== "throttle") throw new TypeError(`rule.ratePerSecond applies to rule.kind "throttle" only; got kind "${kind}".`);
-    validated.ratePerSecond = optionalNumberOption("rule.ratePerSecond", rule.ratePerSecond, 0, { min: 0.001, max: 1_000_000 });
+    validated.ratePerSecond = validateNumberOption("rule.ratePerSecond", rule.ratePerSecond, { min: 0.001, max: 1_000_000 });
   }
   if (rule.rateScope !== undefined) {
     if (rule.ratePerSecond === undefined) throw new TypeError("rule.rateScope needs rule.ratePerSecond.");
@@ -218,8 +217,8 @@ function validateRetryAfter(retryAfter: NonNullable<FaultRule["retryAfter"]>): N
   const { seconds, ms, header } = retryAfter;
   if (seconds === undefined && ms === undefined) throw new TypeError("rule.retryAfter needs seconds or ms; got neither.");
   if (seconds !== undefined && ms !== undefined) throw new TypeError("rule.retryAfter takes seconds or ms, not both.");
-  if (seconds !== undefined) optionalNumberOption("rule.retryAfter.seconds", seconds, 0);
-  if (ms !== undefined) optionalNumberOption("rule.retryAfter.ms", ms, 0);
+  if (seconds !== undefined) validateNumberOption("rule.retryAfter.seconds", seconds);
+  if (ms !== undefined) validateNumberOption("rule.retryAfter.ms", ms);
   if (header !== undefined) validateChoiceOption("rule.retryAfter.header", header, RETRY_AFTER_HEADERS);
   return { ...retryAfter };
 }

@@ -7,8 +7,7 @@ import { detectServiceFromUrl } from "../../address/storageHost.js";
 import { extractScope } from "../../address/extractScope.js";
 import { STORAGE_SERVICES, type StorageService } from "../../address/partitionScope.js";
 import { describeValue as describe } from "../../validation/describeValue.js";
-import { optionalNumberOption } from "../../validation/validateNumberOption.js";
-import { validateChoiceOption } from "../../validation/validateChoiceOption.js";
+import { numberOption, validateChoiceOption } from "../../validation/optionSchema.js";
 import { validateFaultRule, type FaultRule, type SimulatedRequestInfo, type ValidatedFaultRule } from "./faultRule.js";
 import { FaultSchedule } from "./faultSchedule.js";
 import { mulberry32 } from "./mulberry32.js";
@@ -127,11 +126,11 @@ function validateOptions(options: SimulatorOptions): SimulatorConfig {
   }
   return {
     target,
-    seed: optionalNumberOption("seed", options.seed, DEFAULT_SIMULATOR_OPTIONS.seed, { min: 0, max: 2 ** 32 - 1, integer: true }),
+    seed: numberOption({ min: 0, max: 2 ** 32 - 1, integer: true }, DEFAULT_SIMULATOR_OPTIONS.seed)(options.seed, "seed"),
     host: options.host ?? DEFAULT_SIMULATOR_OPTIONS.host,
-    port: optionalNumberOption("port", options.port, DEFAULT_SIMULATOR_OPTIONS.port, { max: 65_535, integer: true }),
+    port: numberOption({ max: 65_535, integer: true }, DEFAULT_SIMULATOR_OPTIONS.port)(options.port, "port"),
     service: options.service === undefined ? undefined : validateChoiceOption("service", options.service, STORAGE_SERVICES),
-    maxRecords: optionalNumberOption("maxRecords", options.maxRecords, DEFAULT_SIMULATOR_OPTIONS.maxRecords, { min: 1, integer: true }),
+    maxRecords: numberOption({ min: 1, integer: true }, DEFAULT_SIMULATOR_OPTIONS.maxRecords)(options.maxRecords, "maxRecords"),
     onRecord: options.onRecord,
   };
 }
