@@ -7,7 +7,6 @@ import { readRequestAddress } from "../address/requestAddress.js";
 import { isRetriableClass } from "../classification/outcomeClass.js";
 import { OperationBackoff } from "../backoff/operationBackoff.js";
 import type { SleepEnd } from "../timing/sleepInSlices.js";
-import type { WakeTurn } from "../timing/wake.js";
 import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
 import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
 import { isWriteMethod } from "../address/requestMethod.js";
@@ -80,8 +79,6 @@ export class Operation extends AdmittedOperation {
   /** Where the decision to read the secondary was taken: after a refusal (`gate`) or a failure (`attempt`). */
   #secondaryFrom: DecisionPoint = "gate";
   #backoff: OperationBackoff | undefined;
-  /** The turn it was woken with, until its next attempt answers (see WakeList). */
-  #turn: WakeTurn | undefined;
   /** Its place among the caller policy's waiters while it waits without sending. */
   waiter: Waiter | undefined;
   /** True once the operation resumes a download whose body was cut: its end was reported with its first answer. */
@@ -130,8 +127,6 @@ export class Operation extends AdmittedOperation {
           }
           case "wait": {
             const waited = await this.wait(step);
-            // Woken (a circuit closed, a queue let out): one of a bounded number out at once until this attempt answers.
-            if (waited.ended === "woken") this.#turn = waited.turn;
             // A wait of 0 ms sleeps nothing, so may not have seen an abort.
             if (waited.ended === "aborted" || this.request.abortSignal?.aborted) return this.aborted(waited);
             step = decideNext(waited.ended === "released" && !callerMay(this, step.on) ? this.releasedFacts(step.on) : this.askGate());
@@ -149,7 +144,6 @@ export class Operation extends AdmittedOperation {
     } finally {
       // Ended during a paced wait (aborted, let go, or the deadline): what the slot holds goes back.
       this.abandonReserved();
-      this.#giveBackTurn();
       leaveWait(this);
       this.caller.ended();
     }
@@ -214,7 +208,6 @@ export class Operation extends AdmittedOperation {
   /** Record: tell the gate and the observers, then gather the facts after the attempt. */
   private record(step: Step & { action: "send" }, result: AttemptResult): DecisionFacts {
     this.clock = performance.now();
-    this.#giveBackTurn();
     if (step.to === "secondary") {
       (this.secondary as SecondaryRoute).learn(result);
       this.info.secondaryAttempts = (this.info.secondaryAttempts ?? 0) + 1;
@@ -273,16 +266,9 @@ export class Operation extends AdmittedOperation {
 
   /** Act: wait, as a waiter of the caller policy; a backoff counts as a retry, a paced slot is kept for the gate to confirm. */
   private wait(step: Step & { action: "wait" }): Promise<SleepEnd> {
-    this.#giveBackTurn();
     if (step.on === "backoff") this.#retries += 1;
     if (step.on === "pacing") this.reserveSlot(step.delayInMs);
     return sleepFor(this, step);
-  }
-
-  /** A woken operation's turn is over (its attempt answered, it waits again, or it ended): the next waiter goes. */
-  #giveBackTurn(): void {
-    this.#turn?.done();
-    this.#turn = undefined;
   }
 
   private secondaryOpen(): boolean {

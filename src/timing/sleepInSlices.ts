@@ -1,21 +1,12 @@
-import type { WakeTurn } from "./wake.js";
-
-/**
- * How a sleep ended: waited out, woken early (with the turn to give back when what it was woken
- * for is over), let go early by its `letGo`, or aborted by the caller (with the abort error).
- */
-export type SleepEnd =
-  | { readonly ended: "waited" }
-  | { readonly ended: "woken"; readonly turn: WakeTurn }
-  | { readonly ended: "released" }
-  | { readonly ended: "aborted"; readonly error: unknown };
+/** How a sleep ended: waited out, let go early by its `letGo`, or aborted by the caller (with the abort error). */
+export type SleepEnd = { readonly ended: "waited" } | { readonly ended: "released" } | { readonly ended: "aborted"; readonly error: unknown };
 
 const WAITED: SleepEnd = Object.freeze({ ended: "waited" });
 export const RELEASED: SleepEnd = Object.freeze({ ended: "released" });
 
 /**
- * Sleeps `delayInMs` through `sleep` (which rejects when the caller aborts, and resolves with a
- * turn when it was woken early: what the wait was for has come, so the whole wait ends). With `letGo`, the
+ * Sleeps `delayInMs` through `sleep` (which rejects when the caller aborts, and resolves `true`
+ * when it was woken early: what the wait was for has come, so the whole wait ends). With `letGo`, the
  * sleep is cut into slices of `sliceInMs` and `letGo` is asked between them: a true answer
  * ends it early (`"released"`). The retry loop uses it for waits that the caller policy may
  * let go of and backoffs that an opened circuit makes pointless; without `letGo` it is one
@@ -23,15 +14,14 @@ export const RELEASED: SleepEnd = Object.freeze({ ended: "released" });
  */
 export async function sleepInSlices(
   delayInMs: number,
-  sleep: (ms: number) => Promise<WakeTurn | undefined | void>,
+  sleep: (ms: number) => Promise<boolean | void>,
   letGo: (() => boolean) | undefined,
   sliceInMs: number,
 ): Promise<SleepEnd> {
   for (let left = delayInMs; left > 0; ) {
     const slice = letGo === undefined ? left : Math.min(left, sliceInMs);
     try {
-      const turn = await sleep(slice);
-      if (turn !== undefined) return { ended: "woken", turn };
+      if ((await sleep(slice)) === true) return WAITED;
     } catch (error) {
       return { ended: "aborted", error };
     }

@@ -40,11 +40,10 @@ describe("sleepInSlices", () => {
     expect(slices).toEqual([250, 250]);
   });
 
-  it("ends the whole wait, woken with its turn, when a slice's sleep was woken", async () => {
+  it("ends the whole wait, waited, when a slice's sleep was woken", async () => {
     const slices: number[] = [];
-    const turn = { done: () => undefined };
-    const sleep = async (ms: number) => (slices.push(ms), slices.length === 2 ? turn : undefined);
-    expect(await sleepInSlices(1_000, sleep, () => false, 250)).toEqual({ ended: "woken", turn });
+    const sleep = async (ms: number): Promise<boolean> => (slices.push(ms), slices.length === 2);
+    expect(await sleepInSlices(1_000, sleep, () => false, 250)).toEqual({ ended: "waited" });
     expect(slices).toEqual([250, 250]);
   });
 
