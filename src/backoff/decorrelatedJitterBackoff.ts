@@ -1,4 +1,4 @@
-import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
+import { checkRetryNumber, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
 import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
@@ -45,7 +45,7 @@ export function decorrelatedJitterBackoff(options: DecorrelatedJitterBackoffOpti
 /** {@link decorrelatedJitterBackoff} for options found at `path` (`retry`, `backoff.throttled`): errors name their full path. */
 export function decorrelatedJitterBackoffAt(path: string, options: DecorrelatedJitterBackoffOptions): RetryStrategy {
   validateObjectOption(path || "decorrelatedJitterBackoff options", options);
-  rejectUnknownKeys(path, options, KNOWN_KEYS, "decorrelatedJitterBackoff");
+  rejectUnknownKeys(path, options, KNOWN_KEYS, strategyOwnerAt(path, "decorrelatedJitterBackoff", "decorrelated"));
   const d = DEFAULT_DECORRELATED_JITTER_BACKOFF;
   const at = (key: string) => optionPath(path, key);
   const maxRetries = optionalNumberOption(at("maxRetries"), options.maxRetries, d.maxRetries, { integer: true, max: 1000 });

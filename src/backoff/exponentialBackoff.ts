@@ -1,4 +1,4 @@
-import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
+import { checkRetryNumber, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
 import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
@@ -47,7 +47,7 @@ export function exponentialBackoff(options: ExponentialBackoffOptions = {}): Ret
 /** {@link exponentialBackoff} for options found at `path` (`retry`, `backoff.throttled`): errors name their full path. */
 export function exponentialBackoffAt(path: string, options: ExponentialBackoffOptions): RetryStrategy {
   validateObjectOption(path || "exponentialBackoff options", options);
-  rejectUnknownKeys(path, options, KNOWN_KEYS, "exponentialBackoff");
+  rejectUnknownKeys(path, options, KNOWN_KEYS, strategyOwnerAt(path, "exponentialBackoff", "exponential"));
   const d = DEFAULT_EXPONENTIAL_BACKOFF;
   const at = (key: string) => optionPath(path, key);
   const maxRetries = optionalNumberOption(at("maxRetries"), options.maxRetries, d.maxRetries, { integer: true, max: 1000 });

@@ -1,4 +1,4 @@
-import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
+import { checkRetryNumber, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { optionalNumberOption } from "../validation/validateNumberOption.js";
 import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
@@ -30,7 +30,7 @@ export function fixedBackoff(options: FixedBackoffOptions = {}): RetryStrategy {
 /** {@link fixedBackoff} for options found at `path` (`retry`, `backoff.throttled`): errors name their full path. */
 export function fixedBackoffAt(path: string, options: FixedBackoffOptions): RetryStrategy {
   validateObjectOption(path || "fixedBackoff options", options);
-  rejectUnknownKeys(path, options, ["maxRetries", "delayInMs"], "fixedBackoff");
+  rejectUnknownKeys(path, options, ["maxRetries", "delayInMs"], strategyOwnerAt(path, "fixedBackoff", "fixed"));
   const maxRetries = optionalNumberOption(optionPath(path, "maxRetries"), options.maxRetries, DEFAULT_FIXED_BACKOFF.maxRetries, {
     integer: true,
     max: 1000,
