@@ -126,7 +126,7 @@ export class Operation extends AdmittedOperation {
             break;
           }
           case "read-back":
-            return this.end(await settleAmbiguousWrite(this, this.tableWrite() as TableWrite));
+            return this.end(await settleAmbiguousWrite(this));
           case "stop":
             return this.end(step);
         }
@@ -211,6 +211,7 @@ export class Operation extends AdmittedOperation {
     f.attemptClass = cls;
     // Right after an attempt: the clock read when it ended will do.
     f.remainingInMs = this.deadline - this.clock;
+    f.answerUnreadable = result.unreadableBody === true;
     if (cls === "success") return f;
     const retriable = isRetriableClass(cls);
     if (fresh) {
