@@ -257,7 +257,7 @@ interface Stream {
 }
 
 /** Counts attempts that met a refused connection; runs once per attempt, after the retry policy. */
-function refusedCounter(refused: { count: number }): PipelinePolicy {
+export function refusedCounter(refused: { count: number }): PipelinePolicy {
   return {
     name: "benchRefusedConnections",
     async sendRequest(request, next) {

@@ -3,6 +3,18 @@
 // `<!-- bench:NAME:end -->` is replaced; the prose around it is written by hand.
 import type { CallerShapesResult, OpenLoopRow, PoolRow } from "./callerShapes.js";
 import type { ClosedLoopResult } from "./closedLoop.js";
+import {
+  COMEBACK_BUSY_CONFIGURATIONS,
+  COMEBACK_FAULT_LABELS,
+  COMEBACK_LABELS,
+  COMEBACK_OFFLINE_PARTITION,
+  COMEBACK_POOL_CONFIGURATIONS,
+  COMEBACK_TARGETS,
+  COMEBACK_TIMING_OUT_PARTITION,
+  type ComeBackChart,
+  type ComeBackFault,
+  type ComeBackResult,
+} from "./comeBack.js";
 import type { MachineInfo } from "./machine.js";
 import type { HotPartitionResult } from "./hotPartition.js";
 import type { ManyPartitionsResult } from "./manyPartitions.js";
@@ -30,6 +42,7 @@ export interface BenchResults {
   queueConsumer?: QueueConsumerResult;
   pacing?: PacingResult;
   callerShapes?: CallerShapesResult;
+  comeBack?: ComeBackResult;
   /** Promises rejected with no handler during the run, with the phase they surfaced in. */
   unhandledRejections?: string[];
 }
@@ -37,7 +50,12 @@ export interface BenchResults {
 /** The chart files, relative to docs/. */
 export const CHART_FILES = { rebalancing: "bench-rebalancing.svg", closedLoop: "bench-closed-loop.svg" } as const;
 
-type SectionName = "machine" | "overhead" | "rebalancing" | "many-partitions" | "closed-loop" | "hot-partition" | "queue-consumer" | "pacing" | "caller-shapes";
+/** The come-back benchmark's chart of one fault, relative to docs/. */
+export function comeBackChartFile(fault: ComeBackFault): string {
+  return `bench-comeback-${fault}.svg`;
+}
+
+type SectionName = "machine" | "overhead" | "rebalancing" | "many-partitions" | "closed-loop" | "hot-partition" | "queue-consumer" | "pacing" | "caller-shapes" | "comeback";
 
 /** The generated markdown, by section. A section with no results says how to produce them. */
 export function renderSections(results: BenchResults): Record<SectionName, string> {
@@ -51,6 +69,7 @@ export function renderSections(results: BenchResults): Record<SectionName, strin
     "queue-consumer": results.queueConsumer ? queueConsumerSection(results.queueConsumer) : notRun("queue-consumer"),
     pacing: results.pacing ? pacingSection(results.pacing) : notRun("pacing"),
     "caller-shapes": results.callerShapes ? callerShapesSection(results.callerShapes) : notRun("caller-shapes"),
+    comeback: results.comeBack ? comeBackSection(results.comeBack) : notRun("comeback"),
   };
 }
 
@@ -73,6 +92,7 @@ export function renderCharts(results: BenchResults): Record<string, string> {
   const charts: Record<string, string> = {};
   if (results.rebalancing) charts[CHART_FILES.rebalancing] = rebalancingChart(results.rebalancing);
   if (results.closedLoop) charts[CHART_FILES.closedLoop] = closedLoopChart(results.closedLoop);
+  for (const chart of results.comeBack?.charts ?? []) charts[comeBackChartFile(chart.fault)] = comeBackChart(results.comeBack as ComeBackResult, chart);
   return charts;
 }
 
@@ -582,6 +602,182 @@ function closedLoopChart(c: ClosedLoopResult): string {
         title: "all configurations",
         lines: c.configurations.map((f) => ({ label: CONFIGURATION_LABELS[f.id], color: COLORS[f.id], values: f.series.healthySuccesses })),
       },
+    ],
+  });
+}
+
+const seconds = (ms: number): string => `${fixed(ms / 1000, ms % 1000 === 0 ? 0 : 1)} s`;
+
+/** The shaded windows of a fault, from the settings it ran with. */
+function comeBackBands(c: ComeBackResult, fault: ComeBackFault): Band[] {
+  const w = c.settings.window;
+  const r = c.settings.rebalancing;
+  if (fault !== "rebalancing") return [{ label: COMEBACK_FAULT_LABELS[fault], color: "#d62728", fromInMs: w.startInMs, toInMs: w.endInMs }];
+  return [
+    { label: `${COMEBACK_OFFLINE_PARTITION} 503 ServerBusy`, color: "#d62728", fromInMs: r.offlineStartInMs, toInMs: r.offlineEndInMs },
+    { label: `${COMEBACK_TIMING_OUT_PARTITION} 500 OperationTimedOut`, color: "#ff7f0e", fromInMs: r.timeoutStartInMs, toInMs: r.timeoutEndInMs },
+  ];
+}
+
+function comeBackFaultLine(c: ComeBackResult): string {
+  const s = c.settings;
+  const w = s.window;
+  const r = s.rebalancing;
+  return (
+    `Faults: throttled: every partition 503 ServerBusy from ${seconds(w.startInMs)} to ${seconds(w.endInMs)}; frozen: every request held from ${seconds(w.startInMs)} ` +
+    `and its connection reset at ${seconds(w.endInMs)}; refused: no listener from ${seconds(w.startInMs)} to ${seconds(w.endInMs)}; rebalancing: ${COMEBACK_OFFLINE_PARTITION} ` +
+    `503 ServerBusy from ${seconds(r.offlineStartInMs)} to ${seconds(r.offlineEndInMs)}, ${COMEBACK_TIMING_OUT_PARTITION} 500 OperationTimedOut (after ${r.timeoutDelayInMs} ms) ` +
+    `from ${seconds(r.timeoutStartInMs)} to ${seconds(r.timeoutEndInMs)}.`
+  );
+}
+
+function comeBackSection(c: ComeBackResult): string {
+  const s = c.settings;
+  const w = s.workload;
+  const seedText = `Seeds ${s.firstSeed}-${s.firstSeed + s.seeds - 1} (${s.seeds})`;
+  const sec = (values: number[]) => span(values.map((v) => v / 1000), 2);
+  const rows: string[] = [];
+  for (const fault of s.faults) {
+    for (const configuration of s.configurations) {
+      const runs = c.runs.filter((r) => r.fault === fault && r.configuration === configuration);
+      if (runs.length === 0) continue;
+      rows.push(
+        `| ${COMEBACK_FAULT_LABELS[fault]} | ${COMEBACK_LABELS[configuration]} | ${sec(runs.map((r) => r.pastEndP50InMs))} | ${sec(runs.map((r) => r.pastEndP99InMs))} | ` +
+          `${span(runs.map((r) => r.arrivedAfterP50InMs))} | ${span(runs.map((r) => r.arrivedAfterP99InMs))} | ${span(runs.map((r) => r.succeeded))} / ${runs[0]?.operations ?? 0} | ` +
+          `${span(runs.map((r) => r.failedLocal))} | ${span(runs.map((r) => r.attemptsIntoFault))} | ${span(runs.map((r) => r.inFault))} | ${span(runs.map((r) => r.maxStartLagInMs))} |`,
+      );
+    }
+  }
+  const parts = [
+    `${seedText}; every cell is min–max over them. Run in ${Math.round(c.elapsedInMs / 1000)} s, configurations ${s.together ? "side by side" : "one after another"}.`,
+    "",
+    `**Open loop**: a real \`TableClient\` → the package's fault proxy (\`startRebalancingSimulator\`) → Azurite. ${w.opsPerSecond} operations/s for ${seconds(w.durationInMs)} ` +
+      `(${Math.floor((w.opsPerSecond * w.durationInMs) / 1000)} operations, each arriving at a time the seed draws within its slot, each its own caller), uniform over ${w.partitions} partitions, ` +
+      `half \`createEntity\` (unique row keys), half \`upsertEntity\`, a ${w.payloadBytes}-byte payload; of the requests no fault answers, ${w.resetBeforeProbability * 100} % have their connection reset before they are forwarded ` +
+      `and ${w.resetAfterProbability * 100} % after the store applied them. ${comeBackFaultLine(c)} A fresh table and proxy for every configuration, fault and seed.`,
+    "",
+    "- **Past the fault's end**: for each operation that arrived during the fault and in its scope (every partition; for the rebalancing, the partition's own window), " +
+      "how long after the fault's end it ended, succeeded or not, **clamped at 0** (an operation that ended inside the fault counts 0). The physical limit is about 0.",
+    "- **Arrived after**: the latency, from its arrival, of each operation that arrived after every fault had ended. The physical limit is a round trip.",
+    "- A **local failure** is the package's own error (`isResilienceError`) or a local stop reason (`circuit-open`, `partition-busy`, `budget-exhausted`, `caller-busy`). " +
+      "**Attempts into the fault** are the requests the proxy answered with the fault (held, for the freeze), or connections refused. " +
+      "**Arrival lag** is how far the arrival loop fell behind its schedule at worst: the machine's load, not the package.",
+    "",
+    "| fault | configuration | past the end p50, s | p99, s | arrived after p50, ms | p99, ms | succeeded | failed, local reason | attempts into the fault | operations in the fault | arrival lag, ms |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...rows,
+  ];
+  const charts = c.charts.map((chart) => `![${COMEBACK_FAULT_LABELS[chart.fault]}: latency by arrival time](${comeBackChartFile(chart.fault)})`);
+  if (charts.length > 0) parts.push("", ...charts);
+  if (c.pool.length > 0) {
+    const poolRows = COMEBACK_POOL_CONFIGURATIONS.map((configuration) => c.pool.filter((r) => r.configuration === configuration))
+      .filter((runs) => runs.length > 0)
+      .map((runs) => {
+        const label = runs[0]!.configuration === "declared" ? `this package, caller: { concurrency: ${s.pool.workers} }` : COMEBACK_LABELS[runs[0]!.configuration];
+        const share = runs[0]!.configuration === "no-retry" ? "100 %" : `${span(runs.map((r) => r.healthyShareOfNoRetry * 100))} %`;
+        return (
+          `| ${label} | ${span(runs.map((r) => r.succeeded))} / ${runs[0]!.operations} | ${span(runs.map((r) => r.failedLocal))} | ${span(runs.map((r) => r.notStarted))} | ` +
+          `${span(runs.map((r) => r.healthyDoneDuring))} | ${share} | ${span(runs.map((r) => r.attemptsIntoFault))} | ${failuresText(sumFailures(runs))} |`
+        );
+      });
+    parts.push(
+      "",
+      `**A declared pool of ${s.pool.workers} workers** fed the same arrivals through the rebalancing faults (and the resets): the workers take the operations in arrival order, ` +
+        `each when it has arrived. Healthy work: operations on partitions in no fault that succeeded while a fault was on; its share is of the no-retry pool's in the same seed.`,
+      "",
+      "| configuration | succeeded | failed, local reason | never started | healthy work during the faults | of no retry's | attempts into the faults | failures (all seeds) |",
+      "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+      ...poolRows,
+    );
+  }
+  if (c.busy.length > 0) {
+    const b = s.busy;
+    const busyRows = COMEBACK_BUSY_CONFIGURATIONS.map((configuration) => c.busy.filter((r) => r.configuration === configuration))
+      .filter((runs) => runs.length > 0)
+      .map(
+        (runs) =>
+          `| ${COMEBACK_LABELS[runs[0]!.configuration]} | ${span(runs.map((r) => r.elapsedInMs / 1000), 1)} | ${span(runs.map((r) => r.ratioToSdk), 2)}x | ` +
+          `${span(runs.map((r) => r.busyAnswers))} | ${runs.filter((r) => r.finished).length} / ${runs.length} |`,
+      );
+    parts.push(
+      "",
+      `**A sequential caller on an intermittently busy partition**: one call after another, ${b.rounds} round${b.rounds === 1 ? "" : "s"} of ${b.upserts} upserts and then a query of the partition ` +
+        `${b.pageSize} per page, on a partition answering 503 ServerBusy for ${seconds(b.forInMs)} in every ${seconds(b.everyInMs)} (the cycle's phase drawn by the seed; no resets). ` +
+        `The package's defaults and the SDK default run side by side, every seed's pair at the same time (each caller makes one call at a time).`,
+      "",
+      "| configuration | time, s | to the SDK default's, same seed | busy answers | finished |",
+      "| --- | ---: | ---: | ---: | ---: |",
+      ...busyRows,
+    );
+  }
+  const goals = comeBackGoals(c);
+  if (goals.length > 0) parts.push("", "Issue 28's targets for this package (its defaults):", "", ...goals);
+  return parts.join("\n");
+}
+
+function comeBackGoals(c: ComeBackResult): string[] {
+  const goals: string[] = [];
+  const ours = (fault: ComeBackFault) => c.runs.filter((r) => r.fault === fault && r.configuration === "package");
+  const faults = c.settings.faults.filter((fault) => ours(fault).length > 0);
+  if (faults.length > 0) {
+    const worst = (pick: (r: ComeBackFault) => number[]) => faults.map((fault) => `${fault} ${span(pick(fault))}`).join(", ");
+    const pastEnd = faults.every((fault) => ours(fault).every((r) => r.pastEndP99InMs <= COMEBACK_TARGETS.pastEndP99InMs));
+    goals.push(`- Past the fault's end, p99 <= ${COMEBACK_TARGETS.pastEndP99InMs} ms in each fault: ${worst((f) => ours(f).map((r) => r.pastEndP99InMs))} ms, ${verdict(pastEnd)}.`);
+    const after = faults.every((fault) => ours(fault).every((r) => r.arrivedAfterP99InMs <= COMEBACK_TARGETS.arrivedAfterP99InMs));
+    goals.push(`- Arrived after the fault, p99 <= ${COMEBACK_TARGETS.arrivedAfterP99InMs} ms in each fault: ${worst((f) => ours(f).map((r) => r.arrivedAfterP99InMs))} ms, ${verdict(after)}.`);
+    const all = faults.flatMap(ours);
+    const clean = all.filter((r) => r.succeeded === r.operations && r.failedLocal === 0).length;
+    goals.push(`- Every operation succeeds (all are retriable), none fails for a local reason: in ${clean} / ${all.length} runs, ${verdict(clean === all.length)}.`);
+    for (const fault of faults) {
+      const limit = COMEBACK_TARGETS.attemptsIntoFault[fault];
+      if (limit === undefined) continue;
+      const attempts = ours(fault).map((r) => r.attemptsIntoFault);
+      const sdk = c.runs.filter((r) => r.fault === fault && r.configuration === "sdk-default").map((r) => r.attemptsIntoFault);
+      goals.push(
+        `- Attempts into the ${fault === "throttle" ? "throttled account" : fault === "refused" ? "refused endpoint" : "rebalancing outage"} <= ${limit}: ${span(attempts)}` +
+          `${sdk.length > 0 ? ` (SDK default ${span(sdk)})` : ""}, ${verdict(attempts.every((a) => a <= limit))}.`,
+      );
+    }
+  }
+  const declared = c.pool.filter((r) => r.configuration === "declared");
+  const none = c.pool.filter((r) => r.configuration === "no-retry");
+  if (declared.length > 0 && none.length > 0) {
+    const more = declared.filter((r) => r.succeeded >= (none.find((n) => n.seed === r.seed)?.succeeded ?? Infinity)).length;
+    const share = declared.filter((r) => r.healthyShareOfNoRetry >= COMEBACK_TARGETS.poolHealthyShare).length;
+    goals.push(
+      `- Declared pool of ${c.settings.pool.workers}: at least as many operations succeed as with no retry in ${more} / ${declared.length} seeds (${verdict(more === declared.length)}); ` +
+        `healthy work >= ${COMEBACK_TARGETS.poolHealthyShare * 100} % of no retry's in ${share} / ${declared.length} (${verdict(share === declared.length)}).`,
+    );
+  }
+  const busy = c.busy.filter((r) => r.configuration === "package");
+  if (busy.length > 0) {
+    const within = busy.filter((r) => r.finished && r.ratioToSdk <= COMEBACK_TARGETS.busyRatio).length;
+    goals.push(
+      `- Intermittently busy partition, sequential caller: within ${COMEBACK_TARGETS.busyRatio}x of the SDK default's time in ${within} / ${busy.length} seeds ` +
+        `(${span(busy.map((r) => r.ratioToSdk), 2)}x), ${verdict(within === busy.length)}.`,
+    );
+  }
+  return goals;
+}
+
+function comeBackChart(c: ComeBackResult, chart: ComeBackChart): string {
+  const colors: Record<string, string> = { package: COLORS.package, "sdk-default": COLORS["sdk-default"] };
+  const lines = (pick: "p50InMs" | "maxInMs") =>
+    chart.series.map((series) => ({
+      label: COMEBACK_LABELS[series.configuration],
+      color: colors[series.configuration] ?? "#7f7f7f",
+      values: series[pick].map((value) => value / 1000),
+      dashed: series.configuration !== "package",
+    }));
+  return panelChart({
+    title: `${COMEBACK_FAULT_LABELS[chart.fault]}: latency by arrival time (seed ${chart.seed})`,
+    binInMs: chart.binInMs,
+    yLabel: "latency, s",
+    panelHeight: 150,
+    bands: comeBackBands(c, chart.fault),
+    panels: [
+      { title: `largest latency of the operations arriving in each ${chart.binInMs} ms`, lines: lines("maxInMs") },
+      { title: `median latency of the operations arriving in each ${chart.binInMs} ms`, lines: lines("p50InMs") },
     ],
   });
 }

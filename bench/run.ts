@@ -6,10 +6,18 @@
 //   npm run bench -- --smoke              tiny settings, prints JSON, writes nothing
 //   npm run bench -- --only=NAME --merge  runs some benchmarks and puts their results into
 //                                         bench/results/latest.json (the rest kept), then writes docs
+//   npm run bench -- --only=comeback --seeds=3 --faults=throttle,frozen --configs=package,sdk-default --parts=faults
+//                                         the come-back benchmark, narrowed: --seeds=N, --first-seed=N,
+//                                         --faults= (throttle, frozen, refused, rebalancing),
+//                                         --configs= (package, sdk-default, no-retry), --parts= (faults,
+//                                         pool, busy), --together (configurations side by side: faster,
+//                                         but three times the load; see bench/comeBack.ts),
+//                                         --records (every operation's record in the JSON)
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { applySections, renderCharts, renderSections, type BenchResults } from "./report.js";
 import { BENCHMARKS, runBenchmarks, type BenchmarkName } from "./runBenchmarks.js";
+import type { ComeBackConfiguration, ComeBackFault, ComeBackOverrides, ComeBackPart } from "./comeBack.js";
 
 const ROOT = new URL("../", import.meta.url);
 const RESULTS = fileURLToPath(new URL("bench/results/latest.json", ROOT));
@@ -33,7 +41,23 @@ for (const [name, number] of [["SIGINT", 2], ["SIGTERM", 15]] as const) {
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
-const onlyArg = args.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(`--${name}=`.length);
+const onlyArg = value("only");
+const list = (name: string) => value(name)?.split(",");
+const integer = (name: string) => (value(name) === undefined ? undefined : Number(value(name)));
+
+/** The come-back benchmark's flags; comeBackSettings checks each value. */
+function comeBackOverrides(): ComeBackOverrides {
+  const overrides: ComeBackOverrides = {};
+  if (integer("seeds") !== undefined) overrides.seeds = integer("seeds");
+  if (integer("first-seed") !== undefined) overrides.firstSeed = integer("first-seed");
+  if (list("faults") !== undefined) overrides.faults = list("faults") as ComeBackFault[];
+  if (list("configs") !== undefined) overrides.configurations = list("configs") as ComeBackConfiguration[];
+  if (list("parts") !== undefined) overrides.parts = list("parts") as ComeBackPart[];
+  if (flag("together")) overrides.together = true;
+  if (flag("records")) overrides.keepRecords = true;
+  return overrides;
+}
 
 function writeDocs(results: BenchResults): void {
   const current = existsSync(DOC) ? readFileSync(DOC, "utf8") : "# Benchmarks\n";
@@ -50,7 +74,7 @@ if (flag("report-only")) {
     return name as BenchmarkName;
   });
   const smoke = flag("smoke");
-  const results = await runBenchmarks({ smoke, only, command: COMMAND, log: (line) => console.error(line) });
+  const results = await runBenchmarks({ smoke, only, command: COMMAND, comeBack: comeBackOverrides(), log: (line) => console.error(line) });
   if (!smoke && only !== undefined && flag("merge")) {
     // Only the benchmarks' own keys: the machine section keeps describing the full run.
     const { schema: _schema, startedAt: _startedAt, elapsedInMs: _elapsed, command: _command, smoke: _smoke, machine: _machine, unhandledRejections, ...ran } = results;

@@ -2,6 +2,7 @@
 import { startAzurite } from "azure-storage-resilience/testing";
 import { FULL_CALLER_SHAPES_SETTINGS, runCallerShapes, SMOKE_CALLER_SHAPES_SETTINGS } from "./callerShapes.js";
 import { FULL_CLOSED_LOOP_SETTINGS, runClosedLoop, SMOKE_CLOSED_LOOP_SETTINGS } from "./closedLoop.js";
+import { comeBackSettings, FULL_COMEBACK_SETTINGS, runComeBack, SMOKE_COMEBACK_SETTINGS, type ComeBackOverrides } from "./comeBack.js";
 import { machineInfo } from "./machine.js";
 import { FULL_HOT_PARTITION_SETTINGS, runHotPartition, SMOKE_HOT_PARTITION_SETTINGS } from "./hotPartition.js";
 import { FULL_MANY_PARTITIONS_SETTINGS, runManyPartitions, SMOKE_MANY_PARTITIONS_SETTINGS } from "./manyPartitions.js";
@@ -14,7 +15,7 @@ import { tableClient } from "./tableConfigurations.js";
 import { benchTableName } from "./workload.js";
 
 /** The benchmarks by name, in the order they run. */
-export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes", "many-partitions"] as const;
+export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes", "comeback", "many-partitions"] as const;
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 export interface RunOptions {
@@ -26,6 +27,8 @@ export interface RunOptions {
   log?: (line: string) => void;
   /** Recorded in the results as the command that produced them. */
   command?: string;
+  /** Changes to the come-back benchmark's settings (seeds, faults, configurations, parts), full or smoke. */
+  comeBack?: ComeBackOverrides;
 }
 
 const OVERHEAD_PARTITIONS = 10;
@@ -69,7 +72,7 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     log(`unhandled rejection during ${line}`);
   };
   process.on("unhandledRejection", onUnhandled);
-  const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop") || only.has("hot-partition") || only.has("queue-consumer") || only.has("pacing") || only.has("caller-shapes");
+  const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop") || only.has("hot-partition") || only.has("queue-consumer") || only.has("pacing") || only.has("caller-shapes") || only.has("comeback");
   const azurite = needsAzurite ? await startAzurite({ services: only.has("queue-consumer") ? ["table", "queue"] : ["table"] }) : undefined;
   const progress = (line: string) => {
     phase = line;
@@ -110,6 +113,10 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     if (only.has("caller-shapes") && azurite !== undefined) {
       progress("caller shapes");
       results.callerShapes = await runCallerShapes(azurite.tableUrl, smoke ? SMOKE_CALLER_SHAPES_SETTINGS : FULL_CALLER_SHAPES_SETTINGS, progress);
+    }
+    if (only.has("comeback") && azurite !== undefined) {
+      progress("come back: the open loop through four faults, a declared pool, a sequential caller on a busy partition");
+      results.comeBack = await runComeBack(azurite.tableUrl, comeBackSettings(smoke ? SMOKE_COMEBACK_SETTINGS : FULL_COMEBACK_SETTINGS, options.comeBack), progress);
     }
     // Last: its million-request loops hold the event loop for seconds at a time, long enough for
     // Azurite to close idle keep-alive sockets under any client that comes after.

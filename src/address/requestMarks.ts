@@ -1,12 +1,12 @@
 // Every mark the package leaves on objects it does not own (the caller's PipelineRequest, the
-// response or error the caller gets, a Tables result), written and undone only here:
+// response or error the caller gets), written and undone only here:
 //
 // 1. The operation's RetryInfo, under the symbol RETRY_INFO ("azure-storage-resilience.retryInfo").
 //    Written on the request when the retry policy starts the operation (policies/retryInfo.ts
 //    startRetryInfo); on the response it returns, for Blob and Queue, and on an error that has no
-//    request (policies/operationEnding.ts); hidden (non-enumerable) on a Tables result
-//    (install/tableResultInfo.ts).
-//    Read by getRetryInfo. Never undone: it goes when the object goes.
+//    request (policies/operationEnding.ts). Read by getRetryInfo from what the SDK hands the caller:
+//    `onResponse`'s raw response (its `request`), an error (its `request`), Blob's and Queue's
+//    `_response`. Never undone: it goes when the object goes.
 // 2. The attempt's abort signal: `request.abortSignal` becomes the attempt's own (its timeout, linked
 //    to the caller's) when an attempt starts (policies/runAttempt.ts startAttempt); the caller's is put back
 //    when the attempt ends, whatever it did (endAttempt).
@@ -20,11 +20,11 @@
 //    one (policies/runAttempt.ts failed), so getRetryInfo(error) finds the record. Never undone.
 //
 // Not marks: the read-back sends a GET of its own and builds its answer's headers afresh
-// (ambiguousWrites/); the Tables install wraps the client's methods (tableResultInfo.ts, undone by
-// dispose) and hands a transaction's request to its call through an async context, not the request.
+// (ambiguousWrites/). Nothing is written on a client or its methods, nor on the results the SDK
+// builds afresh (a Tables entity, a write's headers): those keep no link to the request.
 //
 // In address/, beside the one reader of a request, because every folder that marks imports it:
-// the policies, the read-back (ambiguousWrites/, which policies/ imports) and the install. It knows
+// the policies and the read-back (ambiguousWrites/, which policies/ imports). It knows
 // the RetryInfo record only as an object; policies/retryInfo.ts gives it its type.
 //
 // Symbol-keyed properties rather than WeakMaps: a WeakMap entry per request costs more than the rest
@@ -48,15 +48,6 @@ interface WithRetryInfo {
  */
 export function attachRetryInfo(target: PipelineRequest | object, info: object): void {
   (target as WithRetryInfo)[RETRY_INFO] = info;
-}
-
-/**
- * Marks a result the SDK built afresh (a Tables entity, a write's headers) with its operation's
- * record, as a non-enumerable symbol property: the user's object keeps its keys, its JSON and what
- * a spread copies.
- */
-export function attachRetryInfoHidden(target: object, info: object): void {
-  Object.defineProperty(target, RETRY_INFO, { value: info, configurable: true, writable: true, enumerable: false });
 }
 
 /** The record marked on `value` itself, if any (its type is the caller's: RetryInfo). */

@@ -3,16 +3,17 @@
 // the circuits an account's throttle opened once that account serves again.
 import type { RequestAddress } from "../address/requestAddress.js";
 import { AccountPacing } from "../flow/accountPacing.js";
+import type { Pacer } from "../flow/pacer.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import type { ResolvedPacingOptions } from "../flow/pacingOptions.js";
 
 /** Accounts whose throttling is watched at once: a client talks to one, a few at most. */
 const MAX_ACCOUNTS = 64;
 
-/** What the account gate reads and writes of a partition's state. */
+/** What the account gate asks of a partition's state: which account's throttle holds its circuit open, and to hold it so. */
 export interface AccountHeldScope {
-  /** The account (`service|account`) whose throttle as a whole opened this circuit: the account's next success closes it. */
-  heldBy: string | undefined;
+  readonly heldBy: string | undefined;
+  holdFor(account: string | undefined): void;
 }
 
 const accountKeyOf = (address: RequestAddress): string | undefined => {
@@ -29,13 +30,15 @@ export class AccountGate<S extends AccountHeldScope> {
   /** Read-only outside: the partition gate's success path reads its `size` (a property, no call). */
   readonly accounts: ReadonlyMap<string, AccountPacing>;
   readonly #accounts = new Map<string, AccountPacing>();
+  /** Accounts whose throttle opened circuits that may still be open: their next success closes them. */
+  readonly #holding = new Set<string>();
   readonly #pacing: ResolvedPacingOptions | undefined;
   readonly #scopes: () => Iterable<S>;
   readonly #release: (state: S, at: number) => void;
 
   /**
    * `scopes` lists the partition gate's states; `release` closes one whose circuit its account's
-   * throttle opened (its `heldBy` already cleared), when that account serves again.
+   * throttle opened, when that account serves again.
    */
   constructor(pacing: ResolvedPacingOptions | undefined, scopes: () => Iterable<S>, release: (state: S, at: number) => void) {
     this.accounts = this.#accounts;
@@ -45,11 +48,12 @@ export class AccountGate<S extends AccountHeldScope> {
   }
 
   /**
-   * The account's slot, when the account is paced: its delay, or its refusal (the slot is beyond
-   * `remainingInMs`); undefined when the account is not paced.
+   * `address`'s account while its pacing is engaged (it has a pacer, paced or still measuring):
+   * every attempt to it takes a slot of that pacer too. Undefined otherwise.
    */
-  reserve(address: RequestAddress, at: number, remainingInMs: number): number | { refusedFor: number } | undefined {
-    return this.#accountOf(address, false, at)?.pacer?.reserve(at, remainingInMs);
+  engaged(address: RequestAddress, at: number): (AccountPacing & { readonly pacer: Pacer }) | undefined {
+    const account = this.#accountOf(address, false, at);
+    return account?.pacer === undefined ? undefined : (account as AccountPacing & { readonly pacer: Pacer });
   }
 
   /**
@@ -69,13 +73,15 @@ export class AccountGate<S extends AccountHeldScope> {
   served(address: RequestAddress, at: number): void {
     const account = this.#accountOf(address, false, at);
     account?.served(at);
-    if (account?.holdsCircuits === true) this.#releaseHeldCircuits(account, accountKeyOf(address), at);
+    const key = account === undefined ? undefined : accountKeyOf(address);
+    if (key !== undefined && this.#holding.delete(key)) this.#releaseHeldCircuits(key, at);
   }
 
   /** `state`'s circuit has just opened: held by `account`'s throttle (as {@link throttled} returned it), or by none. */
   hold(state: S, account: AccountPacing | undefined, address: RequestAddress): void {
-    state.heldBy = account === undefined ? undefined : accountKeyOf(address);
-    if (account !== undefined) account.holdsCircuits = true;
+    const key = account === undefined ? undefined : accountKeyOf(address);
+    state.holdFor(key);
+    if (key !== undefined) this.#holding.add(key);
   }
 
   /** Adds every paced account, with its rate at `at`, to `paced`; returns it. */
@@ -89,6 +95,7 @@ export class AccountGate<S extends AccountHeldScope> {
 
   clear(): void {
     this.#accounts.clear();
+    this.#holding.clear();
   }
 
   #accountOf(address: RequestAddress, create: boolean, at: number): AccountPacing | undefined {
@@ -111,16 +118,10 @@ export class AccountGate<S extends AccountHeldScope> {
 
   /**
    * The account throttled as a whole serves again: every circuit its throttle opened closes
-   * now, rather than each partition waiting for its own probe (their waiters then come back
-   * at their next ask, and the account pacer's slow start spreads them). One pass over the
+   * now, rather than each partition waiting for its own probe (their waiters are woken). One pass over the
    * partition states per throttle episode, not per answer.
    */
-  #releaseHeldCircuits(account: AccountPacing, accountKey: string | undefined, at: number): void {
-    account.holdsCircuits = false;
-    for (const state of this.#scopes()) {
-      if (state.heldBy === undefined || state.heldBy !== accountKey) continue;
-      state.heldBy = undefined;
-      this.#release(state, at);
-    }
+  #releaseHeldCircuits(accountKey: string, at: number): void {
+    for (const state of this.#scopes()) if (state.heldBy === accountKey) this.#release(state, at);
   }
 }

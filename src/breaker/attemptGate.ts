@@ -1,5 +1,6 @@
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
+import type { WakeSource } from "../timing/wake.js";
 
 /**
  * Decides when an attempt may go to the network, and learns from what came back: the
@@ -34,6 +35,13 @@ export interface AttemptGate {
    * `failFast`, or bounded) does not sleep out a backoff whose end the gate would refuse.
    */
   refusesNow?(address: RequestAddress): boolean;
+  /**
+   * Optional: what wakes an operation backing off after a failure on `address`'s partition once
+   * its circuit says when the partition is tried again (it opened: the retry waits for its probe;
+   * it closed: a probe found it back) or its paced queue was let out; undefined when the gate keeps
+   * nothing for it. The retry then asks `admit` at once, as any attempt.
+   */
+  wakeOf?(address: RequestAddress): WakeSource | undefined;
 }
 
 /** The gate's answer: send (perhaps after a paced delay), or not now. */
@@ -51,6 +59,11 @@ export interface SendAdmission {
    * nothing else does).
    */
   readonly paced?: boolean;
+  /**
+   * Fires when the paced wait may end sooner than `delayInMs` (the scope's queue was let out:
+   * its outage ended, its pacer was dropped): the loop then asks again at once.
+   */
+  readonly wake?: WakeSource;
 }
 
 /** Not now: the partition's circuit is open, or its pacing queue would outlast the caller's deadline. */
@@ -66,6 +79,11 @@ export interface Refusal {
    * circuit may admit sooner (when the probe answers), so a caller with less time left may still wait.
    */
   readonly probeOut?: boolean;
+  /**
+   * Fires when the refusal may no longer hold (the circuit closed: its probe found the partition
+   * back, or its account serves again): every waiter asks again at once instead of at its poll.
+   */
+  readonly wake?: WakeSource;
 }
 
 /** Why a gate refused an attempt. */

@@ -6,8 +6,10 @@ export interface CircuitConfig {
   readonly resetTimeoutInMs: number;
   /** Rebalancing failures in a row (with no success for {@link QUIET_IN_MS}) that open it. */
   readonly consecutiveFailures: number;
-  /** While a probe is out, how soon a refused attempt may ask again. */
+  /** While a probe is out, how soon a refused attempt may ask again (its waiters are also woken when it closes). */
   readonly halfOpenPollInMs: number;
+  /** A probe unreported this long was admitted but never sent, or is lost: another may go. */
+  readonly probeLostAfterInMs: number;
 }
 
 /** A change of one circuit's state, as {@link Circuit.record} returns it. */
@@ -66,9 +68,9 @@ export class Circuit {
   refuses(now: number): boolean {
     const phase = this.#phase;
     if (phase.name === "open") return now - phase.openedAt < phase.resetInMs;
-    // A probe unreported for a reset period was admitted but never sent (its operation ended first: retry
+    // A probe unreported for probeLostAfterInMs was admitted but never sent (its operation ended first: retry
     // budget spent, aborted while paced) or is lost: let another go, or the circuit would refuse for ever.
-    if (phase.name === "half_open") return phase.probeAdmittedAt !== undefined && now - phase.probeAdmittedAt < this.#config.resetTimeoutInMs;
+    if (phase.name === "half_open") return phase.probeAdmittedAt !== undefined && now - phase.probeAdmittedAt < this.#config.probeLostAfterInMs;
     return false;
   }
 
@@ -93,7 +95,7 @@ export class Circuit {
   /**
    * Whether the probe admitted at `admittedAt` is still the one out: false once the circuit
    * has closed, opened again, or taken it for lost and let another go (its holder's paced
-   * slot may lie past the reset period).
+   * slot may lie past probeLostAfterInMs).
    */
   holdsProbe(admittedAt: number): boolean {
     const phase = this.#phase;
@@ -113,7 +115,7 @@ export class Circuit {
   /**
    * Gives back a probe admitted but not sent (refused by the pacing after the circuit let it, or
    * its operation ended while paced), so another may go at once. With `admittedAt`, only the
-   * probe admitted then: one whose holder outlasted a reset period may have been replaced.
+   * probe admitted then: one whose holder outlasted a probeLostAfterInMs may have been replaced.
    */
   returnProbe(now: number, admittedAt?: number): void {
     const phase = this.#phase;
@@ -172,3 +174,10 @@ export const QUIET_IN_MS = 250;
  * about a second of the throttle's end (the retry loop waits up to twice a refusal's hint).
  */
 export const ACCOUNT_THROTTLE_RESET_IN_MS = 500;
+
+/**
+ * A probe unreported for this long (or the reset period, if longer) was admitted but never sent
+ * (its operation ended first) or is lost: another may go. Longer than a probe period, since a
+ * probe into a partition that times out takes the service's timeout to answer.
+ */
+export const PROBE_LOST_AFTER_IN_MS = 3_000;

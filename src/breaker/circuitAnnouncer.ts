@@ -1,18 +1,17 @@
 // Telling the log and the transition listeners about a circuit's changes of state, once each.
 import type { StorageService } from "../address/partitionScope.js";
 import { logger } from "../logging/logger.js";
-import type { Circuit } from "./circuit.js";
 import type { CircuitState, CircuitTransition } from "./circuitStateSource.js";
 
-/** What the announcer needs of a scope's state: its circuit, and what was last said about it. */
+/** What the announcer needs of a scope's state: its circuit's state, and what was last said about it. */
 export interface AnnouncedScope {
   readonly key: string;
   readonly service: StorageService;
-  readonly circuit: Circuit;
+  stateAt(at: number): CircuitState;
   /**
    * The circuit's state as the log and listeners were last told it. Open → half-open happens
-   * by time, with no call to return it: it is announced the first time the breaker looks at
-   * the circuit after it happened (an admit, a record, or a query).
+   * by time, with no call to return it: it is announced when an attempt next meets the circuit
+   * (an admit or a record), where it takes effect; queries announce nothing.
    */
   announced: CircuitState;
 }
@@ -31,7 +30,10 @@ export class CircuitAnnouncer {
     const from = state.announced;
     if (from === to) return;
     state.announced = to;
-    logger.warning(describeTransition(state.key, from, to, this.#resetTimeoutInMs));
+    // An outage probed every few hundred milliseconds goes open → half-open → open again and again: its
+    // first opening and its closing are the news (warning), each probe's round is detail (info).
+    const routine = to === "half_open" || (to === "open" && from === "half_open");
+    (routine ? logger.info : logger.warning)(describeTransition(state.key, from, to, this.#resetTimeoutInMs));
     const event: CircuitTransition = { service: state.service, scope: state.key, from, to };
     for (const listener of this.#listeners) {
       try {
@@ -44,7 +46,7 @@ export class CircuitAnnouncer {
 
   /** Reads `state`'s circuit at `at`, announcing the change time made (open → half-open) since the breaker last looked. */
   observe(state: AnnouncedScope, at: number): CircuitState {
-    const current = state.circuit.stateAt(at);
+    const current = state.stateAt(at);
     this.announce(state, current);
     return current;
   }

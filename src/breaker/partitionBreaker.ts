@@ -1,46 +1,28 @@
 // The per-partition gate and its composition with the account gate: admit and record over one registry of
-// troubled scopes, each attempt also taking its account's slot. Its interface is partitionBreakerInterface.ts;
-// around it: the account gate (accountGate.ts), the circuit (circuit.ts), its announcements (circuitAnnouncer.ts),
-// scope keys (scopeKeys.ts), the read-only queries (scopeQueries.ts), pacing (flow/).
+// troubled scopes (troubledScope.ts, each the owner of its circuit, pacer and waiters), each attempt also taking
+// its account's slot. Its interface is partitionBreakerInterface.ts; around it: the account gate (accountGate.ts),
+// the announcements (circuitAnnouncer.ts), scope keys (scopeKeys.ts), pacing (flow/).
 import type { RequestAddress } from "../address/requestAddress.js";
-import { logger } from "../logging/logger.js";
 import type { AccountPacing } from "../flow/accountPacing.js";
-import { PACED_RECHECK_IN_MS, Pacer, type PacedSlot } from "../flow/pacer.js";
+import { PACED_RECHECK_IN_MS, type Pacer, type PacedSlot } from "../flow/pacer.js";
 import type { Admission, SendAdmission } from "./attemptGate.js";
 import { SEND_NOW } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import { AccountGate, type AccountHeldScope } from "./accountGate.js";
-import { ACCOUNT_THROTTLE_RESET_IN_MS, Circuit } from "./circuit.js";
+import { AccountGate } from "./accountGate.js";
+import { ACCOUNT_THROTTLE_RESET_IN_MS, PROBE_LOST_AFTER_IN_MS } from "./circuit.js";
 import type { CircuitState } from "./circuitStateSource.js";
 import { CircuitAnnouncer } from "./circuitAnnouncer.js";
 import { createScopeKeyReader } from "./scopeKeys.js";
-import { pacedScopesOf, statusOfScope, type QueriedScope } from "./scopeQueries.js";
 import { isRebalancingOutcome } from "./isRebalancingOutcome.js";
 import { resolvePartitionBreakerOptions, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
 import { HEALTHY_PARTITION } from "./partitionStatus.js";
 import type { PartitionBreaker } from "./partitionBreakerInterface.js";
 import { createScopeRegistry } from "./scopeRegistry.js";
+import { eitherWake } from "../timing/wake.js";
+import type { PacedScope } from "../flow/pacedScope.js";
+import { TroubledScope, type Evidence } from "./troubledScope.js";
 
 export type { PartitionBreaker } from "./partitionBreakerInterface.js";
-
-/** While a probe is in flight, waiters ask again after this fraction of the reset period: gently, but soon after it closes. */
-const HALF_OPEN_POLL_DIVISOR = 10;
-const MIN_HALF_OPEN_POLL_IN_MS = 10;
-
-/** What the breaker remembers about a scope that had trouble. */
-interface ScopeState extends QueriedScope, AccountHeldScope {
-  /** Made at the scope's second throttled answer within `forgetAfterInMs` (pacing on). */
-  pacer: Pacer | undefined;
-  lastFailureAt: number;
-  lastThrottleAt: number;
-  /**
-   * From a first throttle until the pacer comes (undefined otherwise): when it came, and the attempts
-   * admitted and answers served since. The pacer starts from them, as if it had been made at the first.
-   */
-  unpacedSince: number | undefined;
-  unpacedSent: number;
-  unpacedServed: number;
-}
 
 /**
  * When an attempt's slot was reserved, handed back to `record`. A slot reserved before the
@@ -52,8 +34,9 @@ interface PacedTicket {
   slot?: PacedSlot;
   /** The pacer that gave `slot`: one made since (the scope forgotten, or back from an outage) says nothing of it. */
   pacer?: Pacer;
-  /** When the account's slot comes, when the account is paced too (the later of the two is the attempt's). */
-  accountSlotAt?: number;
+  /** The account's slot and pacer, when the account's pacer delayed it too (the later of the two is the attempt's). */
+  accountSlot?: PacedSlot;
+  accountPacer?: Pacer;
   /**
    * When this admission took a half-open circuit's probe: confirming it must not ask the circuit
    * again (the probe out would refuse its own holder), and abandoning it gives the probe back.
@@ -84,85 +67,72 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
 /** {@link createPartitionBreaker} for options found at `path` (`circuitBreaker`): errors name their full path. */
 export function createPartitionBreakerAt(path: string, options: PartitionBreakerOptions): PartitionBreaker {
   const o = resolvePartitionBreakerOptions(options, path);
-  const halfOpenPollInMs = Math.max(MIN_HALF_OPEN_POLL_IN_MS, Math.round(o.resetTimeoutInMs / HALF_OPEN_POLL_DIVISOR));
-  const circuitConfig = { resetTimeoutInMs: o.resetTimeoutInMs, consecutiveFailures: o.consecutiveFailures, halfOpenPollInMs };
+  // While a probe is out its waiters are woken when it closes the circuit: the poll is only for a probe that fails.
+  const halfOpenPollInMs = o.resetTimeoutInMs;
+  const settings = {
+    circuit: {
+      resetTimeoutInMs: o.resetTimeoutInMs,
+      consecutiveFailures: o.consecutiveFailures,
+      halfOpenPollInMs,
+      probeLostAfterInMs: Math.max(o.resetTimeoutInMs, PROBE_LOST_AFTER_IN_MS),
+    },
+    pacing: o.pacing,
+    rollingWindowInMs: o.rollingWindowInMs,
+  };
   const now = (): number => Date.now();
   const announcer = new CircuitAnnouncer(o.resetTimeoutInMs);
-  const registry = createScopeRegistry<ScopeState>({
+  const registry = createScopeRegistry<TroubledScope>({
     maxEntries: o.maxScopes,
     idleTtlInMs: o.idleTtlInMs,
     // A scope with nothing left to remember goes back to costing nothing.
-    isRetirable: (state) => {
-      const at = now();
-      const calm = state.circuit.stateAt(at) === "closed" && at - state.lastFailureAt >= o.rollingWindowInMs;
-      return calm && (state.pacer === undefined || forgotten(state, at));
-    },
+    isRetirable: (scope) => scope.isRetirable(now()),
   });
   let disposed = false;
 
-  // The announcer's two calls, named as the gate below uses them.
-  const announce = (state: ScopeState, to: CircuitState): void => announcer.announce(state, to);
-  const observe = (state: ScopeState, at: number): CircuitState => announcer.observe(state, at);
   /** Accounts throttled as a whole. Its `accounts` map is read (for its size) on the success path: no call. */
-  const accountGate = new AccountGate<ScopeState>(
+  const accountGate = new AccountGate<TroubledScope>(
     o.pacing,
     () => registry.values(),
     // Its account serves again: the circuit its throttle opened closes.
-    (state, at) => {
-      observe(state, at);
-      const change = state.circuit.close(at);
-      if (change !== undefined) announce(state, change.to);
-      // What the partition's pacer learnt while its account was throttled says nothing about it now.
-      state.pacer = undefined;
+    (scope, at) => {
+      announcer.observe(scope, at);
+      const change = scope.release(at);
+      if (change !== undefined) announcer.announce(scope, change.to);
     },
   );
   const { accounts } = accountGate;
-  /** Scopes whose circuit reads `wanted` now (no timer per circuit: the registry is read when asked). */
-  const scopesIn = (wanted: CircuitState): string[] => {
-    const at = now();
-    const keys: string[] = [];
-    for (const state of registry.values()) if (observe(state, at) === wanted) keys.push(state.key);
-    return keys;
-  };
-
   const scopeKeyOf = createScopeKeyReader(o.getScope, o.service);
+  const quiet = (): boolean => disposed || (registry.size() === 0 && accounts.size === 0);
 
   const admit = (address: RequestAddress, remainingInMs: number, reserved?: SendAdmission): Admission => {
-    if (disposed || (registry.size() === 0 && accounts.size === 0)) return reserved ?? SEND_NOW;
+    if (quiet()) return reserved ?? SEND_NOW;
     const at = now();
     const key = scopeKeyOf(address);
-    const state = key === undefined ? undefined : registry.touch(key);
-    if (state === undefined) return reserved ?? admitToAccount(address, at, remainingInMs, 0, key);
-    const { circuit } = state;
-    // Calm for forgetAfterInMs: what the pacer learnt is stale (statusOf and pacedScopes already say
-    // healthy), so it goes now rather than when the sweep retires the scope, its queue with it.
-    if (state.pacer !== undefined && forgotten(state, at)) state.pacer = undefined;
-    const before = observe(state, at);
+    const scope = key === undefined ? undefined : registry.touch(key);
+    if (scope === undefined) return reserved === undefined ? admitToAccount(address, at, remainingInMs, 0, key) : recheck(reserved, undefined, address, at, remainingInMs);
+    // Open → half-open comes with time: it takes effect, and is announced, when an attempt meets it.
+    const before = announcer.observe(scope, at);
     // A paced slot confirmed by the probe's own holder, while the circuit still holds that probe: the
     // probe out is its own. A probe the circuit took for lost (or a circuit that has moved on) is asked anew.
     const heldProbe = reserved === undefined ? undefined : probeOf(reserved);
-    if (heldProbe !== undefined && circuit.holdsProbe(heldProbe)) return reserved as SendAdmission;
-    if (!circuit.admit(at)) {
-      // Half-open: retryAfterInMs is a poll while the probe is out, and the circuit may admit sooner.
-      return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: circuit.retryAfterInMs(at), probeOut: before === "half_open" };
+    if (heldProbe !== undefined && scope.holdsProbe(heldProbe)) return reserved as SendAdmission;
+    if (!scope.admit(at)) {
+      // Half-open: retryAfterInMs is a poll while the probe is out, and the circuit may admit sooner (its waiters are woken then).
+      return { decision: "refuse", reason: "circuit-open", scope: key as string, retryAfterInMs: scope.retryAfterInMs(at), probeOut: before === "half_open", wake: scope.waiters };
     }
     // Confirmed: the slot is the caller's. Admitted half-open, it now holds the circuit's new probe.
-    if (reserved !== undefined) return before === "closed" ? recheck(reserved, state, at, remainingInMs) : { ...reserved, delayInMs: 0, ticket: { ...(reserved.ticket as PacedTicket), probeAt: at } };
+    if (reserved !== undefined) return before === "closed" ? recheck(reserved, scope, address, at, remainingInMs) : { ...reserved, delayInMs: 0, ticket: { ...(reserved.ticket as PacedTicket), probeAt: at } };
     // Admitted half-open: this attempt is the probe.
     const probeAt = before === "closed" ? undefined : at;
-    // A probe never queues behind its partition's paced queue: the queue was made before the circuit opened, its
-    // waiters are refused by the circuit until the probe answers, and behind them the probe would hold the circuit
-    // half-open (every other attempt refused) for the queue's length.
-    const slot = state.pacer === undefined || probeAt !== undefined ? 0 : state.pacer.reserve(at, remainingInMs);
-    if (typeof slot !== "number") return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: slot.refusedFor };
-    if (state.unpacedSince !== undefined) state.unpacedSent += 1;
-    if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, state.key, state.pacer);
+    const slot = scope.reserve(at, remainingInMs, probeAt !== undefined);
+    if (typeof slot !== "number") return { decision: "refuse", reason: "paced", scope: scope.key, retryAfterInMs: slot.refusedFor };
+    if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, scope.key, scope);
     // A probe never queues behind a paced account: reserved far out at the account's throttled rate, it would
     // hold its circuit half-open (every other attempt refused) for that long after the account serves again.
-    const admission = admitToAccount(address, at, Math.min(remainingInMs, halfOpenPollInMs), slot, state.key, state.pacer, probeAt);
+    const admission = admitToAccount(address, at, Math.min(remainingInMs, halfOpenPollInMs), slot, scope.key, scope, probeAt);
     if (admission.decision === "send") return admission;
-    circuit.returnProbe(at, probeAt);
-    return { decision: "refuse", reason: "circuit-open", scope: state.key, retryAfterInMs: Math.min(admission.retryAfterInMs, halfOpenPollInMs) };
+    scope.returnProbe(at, probeAt);
+    return { decision: "refuse", reason: "circuit-open", scope: scope.key, retryAfterInMs: Math.min(admission.retryAfterInMs, halfOpenPollInMs), wake: scope.waiters };
   };
 
   /** The account's slot too, when the account is paced; the attempt waits for the later of the two. */
@@ -171,40 +141,50 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     at: number,
     remainingInMs: number,
     scopeDelayInMs: number,
-    scope: string | undefined,
-    pacer?: Pacer,
+    key: string | undefined,
+    scope?: TroubledScope,
     probeAt?: number,
   ): Admission => {
-    const accountSlot = accountGate.reserve(address, at, remainingInMs);
-    if (typeof accountSlot === "object") {
-      return { decision: "refuse", reason: "paced", scope: scope ?? "account", retryAfterInMs: accountSlot.refusedFor };
-    }
-    if (pacer === undefined && accountSlot === undefined) {
+    const account = accountGate.engaged(address, at);
+    const accountDelay = account?.pacer.reserve(at, remainingInMs);
+    if (typeof accountDelay === "object") return { decision: "refuse", reason: "paced", scope: key ?? "account", retryAfterInMs: accountDelay.refusedFor };
+    const pacer = scope?.pacerAt(at);
+    if (pacer === undefined && account === undefined) {
       // An unpaced probe still carries its ticket, so that abandoning it gives the probe back.
       return probeAt === undefined ? SEND_NOW : { decision: "send", delayInMs: 0, ticket: { reservedAt: -Infinity, probeAt } satisfies PacedTicket };
     }
-    const delayInMs = Math.max(scopeDelayInMs, accountSlot ?? 0);
+    const accountDelayInMs = accountDelay ?? 0;
+    const delayInMs = Math.max(scopeDelayInMs, accountDelayInMs);
     // A probe's slot is not asked about again (it holds its circuit half-open): only other attempts' slots may come sooner.
-    if (scopeDelayInMs === 0 || probeAt !== undefined) return { decision: "send", delayInMs, ticket: { reservedAt: at, probeAt } satisfies PacedTicket, paced: true };
-    const ticket: PacedTicket = { reservedAt: at, slot: pacer?.lastSlot, pacer, accountSlotAt: at + (accountSlot ?? 0) };
-    return { decision: "send", delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS), ticket, paced: true };
+    if (delayInMs === 0 || probeAt !== undefined) return { decision: "send", delayInMs, ticket: { reservedAt: at, probeAt } satisfies PacedTicket, paced: true };
+    const scopeWaits = scopeDelayInMs > 0 ? scope : undefined;
+    const accountWaits = accountDelayInMs > 0 ? account : undefined;
+    const ticket: PacedTicket = {
+      reservedAt: at,
+      slot: scopeWaits === undefined ? undefined : pacer?.lastSlot,
+      pacer: scopeWaits === undefined ? undefined : pacer,
+      accountSlot: accountWaits?.pacer.lastSlot,
+      accountPacer: accountWaits?.pacer,
+    };
+    const wake = eitherWake(scopeWaits?.waiters, accountWaits?.waiters);
+    return { decision: "send", delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS), ticket, paced: true, wake };
   };
 
   /**
    * A paced slot asked about again: come (`reserved`, confirmed), or still ahead (the rest of the
-   * wait, asked again within PACED_RECHECK_IN_MS: the slot moves earlier when the scope's rate
-   * grows), or further off than the caller may now wait.
+   * wait, asked again within PACED_RECHECK_IN_MS: the slot moves earlier when the scope's or the
+   * account's rate grows), or further off than the caller may now wait. A slot says nothing any
+   * more when the pacer that gave it was let go, replaced or forgotten.
    */
-  const recheck = (reserved: SendAdmission, state: ScopeState, at: number, remainingInMs: number): Admission => {
+  const recheck = (reserved: SendAdmission, scope: TroubledScope | undefined, address: RequestAddress, at: number, remainingInMs: number): Admission => {
     const ticket = reserved.ticket as PacedTicket | undefined;
-    const slot = ticket?.slot;
-    if (ticket === undefined || slot === undefined) return reserved;
-    // The scope's slot says nothing any more when its pacer was replaced or forgotten (admit drops a stale one
-    // first); the account's slot still holds.
-    const pacer = state.pacer === ticket.pacer ? state.pacer : undefined;
-    const delayInMs = Math.max(pacer === undefined ? 0 : pacer.delayOf(slot, at), (ticket.accountSlotAt ?? at) - at);
+    if (ticket === undefined || (ticket.slot === undefined && ticket.accountSlot === undefined)) return reserved;
+    const { slot, pacer, accountSlot, accountPacer } = ticket;
+    const scopeInMs = slot !== undefined && pacer !== undefined && scope !== undefined ? scope.delayOf(pacer, slot, at) : 0;
+    const accountStill = accountSlot !== undefined && accountPacer !== undefined && accountGate.engaged(address, at)?.pacer === accountPacer;
+    const delayInMs = Math.max(scopeInMs, accountStill ? accountPacer.delayOf(accountSlot, at) : 0);
     if (delayInMs <= 0) return reserved;
-    if (delayInMs > remainingInMs) return { decision: "refuse", reason: "paced", scope: state.key, retryAfterInMs: delayInMs };
+    if (delayInMs > remainingInMs) return { decision: "refuse", reason: "paced", scope: scope?.key ?? "account", retryAfterInMs: delayInMs };
     return { ...reserved, delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS) };
   };
 
@@ -212,8 +192,8 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const probeAt = probeOf(admission);
     if (disposed || probeAt === undefined) return;
     const key = scopeKeyOf(address);
-    const state = key === undefined ? undefined : registry.peek(key);
-    state?.circuit.returnProbe(now(), probeAt);
+    const scope = key === undefined ? undefined : registry.peek(key);
+    scope?.returnProbe(now(), probeAt);
   };
 
   const record = (address: RequestAddress, admission: SendAdmission, result: AttemptResult): void => {
@@ -224,75 +204,37 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     const at = now();
     const reservedAt = (admission.ticket as PacedTicket | undefined)?.reservedAt ?? -Infinity;
     const throttled = o.pacing !== undefined && (cls === "throttled" || cls === "timeout");
-    const served = !failed && cls !== "aborted";
+    const evidence: Evidence = failed ? "failed" : cls === "aborted" ? "none" : "served";
     const key = scopeKeyOf(address);
     const known = key === undefined ? undefined : registry.peek(key);
     let throttledAccount: AccountPacing | undefined;
     if (throttled) throttledAccount = accountGate.throttled(address, key, known?.lastThrottleAt ?? -Infinity, reservedAt, at);
-    else if (served) accountGate.served(address, at);
+    else if (evidence === "served") accountGate.served(address, at);
     if (key === undefined) return;
-    const state = failed ? (known === undefined ? addState(key, address) : registry.touch(key)) : known;
-    if (state === undefined) return;
-    const before = observe(state, at);
+    const scope = failed ? (known === undefined ? addScope(key, address, at) : registry.touch(key)) : known;
+    if (scope === undefined) return;
+    announcer.observe(scope, at);
     // The account throttled as a whole, not this partition moving: if this opens the circuit, it is probed again
     // soon, and the account's first success anywhere closes it.
     const resetInMs = throttledAccount !== undefined ? Math.min(ACCOUNT_THROTTLE_RESET_IN_MS, o.resetTimeoutInMs) : o.resetTimeoutInMs;
-    const change = state.circuit.record(cls === "aborted" ? "none" : failed ? "failed" : "served", at, resetInMs);
-    if (change !== undefined) announce(state, change.to);
-    if (change?.to === "open") accountGate.hold(state, throttledAccount, address);
-    else if (change?.to === "closed") state.heldBy = undefined;
-    // Back from serving nothing (a move): what the pacer learnt about it then says nothing about now.
-    if (change?.from === "half_open" && change.to === "closed") state.pacer = undefined;
-    // The served rate is the pacer's floor, and its successes drive the slow start.
-    if (served && state.pacer !== undefined) state.pacer.rate.served(at);
-    else if (served && state.unpacedSince !== undefined) state.unpacedServed += 1;
-    if (!failed) return;
-    state.lastFailureAt = at;
-    // Throttles while the circuit is not closed (probes into an outage) teach the pacer nothing.
-    if (!throttled || o.pacing === undefined || before !== "closed") return;
-    const throttledLately = at - state.lastThrottleAt < o.pacing.forgetAfterInMs;
-    state.lastThrottleAt = at;
-    // A partition's first throttle is no evidence (a growing table's new ranges are each hot once): its pacer
-    // comes with the second. Split-once partitions then cost no pacer (docs/benchmarks.md, "A table being split"),
-    // only three counts. The pacer starts from what they measured, so that its first cut need not wait for a
-    // new half second of sends (a partition timing out has meanwhile been sent its circuit's worth of attempts).
-    if (state.pacer === undefined && !throttledLately) {
-      state.unpacedSince = at;
-      state.unpacedSent = 0;
-      state.unpacedServed = 0;
-      return;
-    }
-    if (state.pacer === undefined) {
-      const since = state.unpacedSince;
-      state.pacer = new Pacer(at, o.pacing, since === undefined ? undefined : { since, sent: state.unpacedSent, served: state.unpacedServed });
-      state.unpacedSince = undefined;
-    }
-    // An attempt admitted before the scope had a pacer counts as reserved before any cut.
-    if (state.pacer.rate.throttled(reservedAt, at)) {
-      logger.info(`Partition scope "${state.key}" is throttled: pacing it at ${state.pacer.rate.rateAt(at).toFixed(1)} attempts/s.`);
-    }
+    const change = scope.record(at, evidence, throttled, reservedAt, resetInMs);
+    if (change === undefined) return;
+    announcer.announce(scope, change.to);
+    if (change.to === "open") accountGate.hold(scope, throttledAccount, address);
   };
 
-  /** Calm for `forgetAfterInMs`: no longer paced, whether or not the sweep has come by yet. */
-  const forgotten = (state: ScopeState, at: number): boolean => o.pacing === undefined || at - state.lastThrottleAt >= o.pacing.forgetAfterInMs;
+  const addScope = (key: string, address: RequestAddress, at: number): TroubledScope => {
+    const scope = new TroubledScope(key, address.service ?? o.service ?? "table", at, settings);
+    registry.add(key, scope);
+    return scope;
+  };
 
-  const addState = (key: string, address: RequestAddress): ScopeState => {
+  /** Scopes whose circuit reads `wanted` now (no timer per circuit: the registry is read when asked). */
+  const scopesIn = (wanted: CircuitState): string[] => {
     const at = now();
-    const state: ScopeState = {
-      key,
-      service: address.service ?? o.service ?? "table",
-      circuit: new Circuit(at, circuitConfig),
-      announced: "closed",
-      pacer: undefined,
-      heldBy: undefined,
-      lastFailureAt: at,
-      lastThrottleAt: -Infinity,
-      unpacedSince: undefined,
-      unpacedSent: 0,
-      unpacedServed: 0,
-    };
-    registry.add(key, state);
-    return state;
+    const keys: string[] = [];
+    for (const scope of registry.values()) if (scope.stateAt(at) === wanted) keys.push(scope.key);
+    return keys;
   };
 
   return {
@@ -302,9 +244,8 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
     admit,
     record,
     abandon,
-    stateOf(scope) {
-      const state = registry.peek(scope);
-      return state === undefined ? undefined : observe(state, now());
+    stateOf(key) {
+      return registry.peek(key)?.stateAt(now());
     },
     openScopes() {
       return scopesIn("open");
@@ -313,26 +254,32 @@ export function createPartitionBreakerAt(path: string, options: PartitionBreaker
       return scopesIn("half_open");
     },
     refusesNow(address) {
-      if (disposed || (registry.size() === 0 && accounts.size === 0)) return false;
+      if (quiet()) return false;
       const key = scopeKeyOf(address);
-      const circuit = key === undefined ? undefined : registry.peek(key)?.circuit;
-      return circuit !== undefined && circuit.refuses(now());
+      return key !== undefined && registry.peek(key)?.refuses(now()) === true;
     },
-    statusOf(scope) {
+    wakeOf(address) {
+      if (disposed || registry.size() === 0) return undefined;
+      const key = scopeKeyOf(address);
+      return key === undefined ? undefined : registry.peek(key)?.waiters;
+    },
+    statusOf(key) {
       if (disposed) return HEALTHY_PARTITION;
-      const state = registry.peek(scope);
-      if (state === undefined) return HEALTHY_PARTITION;
-      const at = now();
-      return statusOfScope(state, at, observe(state, at), forgotten);
+      return registry.peek(key)?.status(now()) ?? HEALTHY_PARTITION;
     },
     pacedScopes() {
       const at = now();
-      return accountGate.pacedAccounts(at, pacedScopesOf(registry.values(), at, forgotten));
+      const paced: PacedScope[] = [];
+      for (const scope of registry.values()) {
+        const ratePerSecond = scope.pacedRate(at);
+        if (ratePerSecond !== undefined) paced.push({ scope: scope.key, ratePerSecond, level: "partition" });
+      }
+      return accountGate.pacedAccounts(at, paced);
     },
     stateCounts() {
       const at = now();
       const counts: Record<CircuitState, number> = { closed: 0, open: 0, half_open: 0 };
-      for (const state of registry.values()) counts[observe(state, at)] += 1;
+      for (const scope of registry.values()) counts[scope.stateAt(at)] += 1;
       return counts;
     },
     onTransition(listener) {

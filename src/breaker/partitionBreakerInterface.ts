@@ -55,4 +55,6 @@ export interface PartitionBreaker {
   abandon: NonNullable<AttemptGate["abandon"]>;
   /** @internal See {@link AttemptGate.refusesNow}. */
   refusesNow: NonNullable<AttemptGate["refusesNow"]>;
+  /** @internal See {@link AttemptGate.wakeOf}. */
+  wakeOf: NonNullable<AttemptGate["wakeOf"]>;
 }

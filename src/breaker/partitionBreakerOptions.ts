@@ -25,7 +25,10 @@ export interface PartitionBreakerOptions {
    * (account + table + PartitionKey, account + container + blob, account + queue).
    */
   getScope?: (request: PipelineRequest) => string | undefined;
-  /** How long a circuit stays open before one probe may go through. Defaults to 3000. */
+  /**
+   * How long a circuit stays open before one probe may go through: how soon a partition's return is
+   * noticed (a successful probe wakes every attempt waiting on it at once). Defaults to 300.
+   */
   resetTimeoutInMs?: number;
   /**
    * A circuit opens after this many rebalancing failures in a row (503 ServerBusy,
@@ -49,7 +52,7 @@ export interface PartitionBreakerOptions {
 
 /** The defaults of {@link PartitionBreakerOptions} (reasoning in docs/circuit-breaker.md). */
 export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
-  resetTimeoutInMs: 3_000,
+  resetTimeoutInMs: 300,
   consecutiveFailures: 5,
   rollingWindowInMs: 3_000,
   maxScopes: 5_000,

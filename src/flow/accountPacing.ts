@@ -1,3 +1,4 @@
+import { WakeList } from "../timing/wake.js";
 import { Pacer } from "./pacer.js";
 import type { SendRateSettings } from "./sendRate.js";
 
@@ -23,8 +24,8 @@ export class AccountPacing {
   #successes = 0;
   #pacer: Pacer | undefined;
   #lastThrottleAt = -Infinity;
-  /** Partition circuits opened by this account's throttle may be open: its next success closes them (see AccountGate). */
-  holdsCircuits = false;
+  /** The attempts waiting for this account's slots: woken at once when its queue is let out (the outage ended, or it was forgotten). */
+  readonly waiters = new WakeList();
   readonly #settings: SendRateSettings & { forgetAfterInMs: number };
 
   constructor(now: number, settings: SendRateSettings & { forgetAfterInMs: number }) {
@@ -51,7 +52,7 @@ export class AccountPacing {
   served(now: number): void {
     this.#roll(now);
     this.#successes += 1;
-    this.#pacer?.rate.served(now);
+    if (this.#pacer?.rate.served(now) === true) this.waiters.wakeAll();
   }
 
   /**
@@ -67,14 +68,16 @@ export class AccountPacing {
       if (this.#repeatScopes.size < SPREAD_SCOPES) this.#repeatScopes.add(scope);
     }
     if (this.#pacer === undefined && this.#repeatScopes.size >= SPREAD_SCOPES && this.#repeats > this.#successes) {
-      // Its waiters keep the delay they were given (an account slot is not asked about again), so its queue is never squeezed.
-      this.#pacer = new Pacer(now, this.#settings, undefined, false);
+      this.#pacer = new Pacer(now, this.#settings);
     }
     this.#pacer?.rate.throttled(reservedAt, now);
   }
 
   #roll(now: number): void {
-    if (this.#pacer !== undefined && this.idle(now)) this.#pacer = undefined;
+    if (this.#pacer !== undefined && this.idle(now)) {
+      this.#pacer = undefined;
+      this.waiters.wakeAll();
+    }
     if (now - this.#windowStart < WINDOW_IN_MS) return;
     this.#windowStart = now;
     this.#repeatScopes.clear();

@@ -43,17 +43,13 @@ export class Pacer {
   #generation = 0;
   #lastSlot: PacedSlot | undefined;
 
-  /** Whether the queue may be squeezed: only where every waiter reads its slot again ({@link delayOf}). */
-  readonly #squeezes: boolean;
-
   /**
    * `history`: what the scope sent and served before it was paced (see {@link RateHistory}).
-   * `squeezes`: false for a pacer whose waiters keep the delay they were given (a squeezed
-   * queue would then book newcomers over them).
+   * Every waiter on a slot must read it again ({@link delayOf}) before it sends: a squeezed queue
+   * would otherwise book newcomers over a waiter that kept the delay it was first given.
    */
-  constructor(now: number, settings: SendRateSettings, history?: RateHistory, squeezes = true) {
+  constructor(now: number, settings: SendRateSettings, history?: RateHistory) {
     this.rate = new SendRate(now, settings, history);
-    this.#squeezes = squeezes;
   }
 
   /**
@@ -73,11 +69,11 @@ export class Pacer {
     this.#nextSlotAt = slot + 1000 / rate;
     this.#spacedAt = rate;
     this.rate.sent(now);
-    if (delayInMs > 0 && this.#squeezes) this.#lastSlot = { position: (slot - this.#shift) / this.#scale, generation: this.#generation };
+    if (delayInMs > 0) this.#lastSlot = { position: (slot - this.#shift) / this.#scale, generation: this.#generation };
     return delayInMs;
   }
 
-  /** The place of the slot the last delayed {@link reserve} gave (kept only where the queue squeezes). */
+  /** The place of the slot the last delayed {@link reserve} gave. */
   get lastSlot(): PacedSlot | undefined {
     return this.#lastSlot;
   }
@@ -95,7 +91,6 @@ export class Pacer {
   }
 
   #squeeze(now: number): void {
-    if (!this.#squeezes) return;
     const ahead = this.#nextSlotAt - now;
     if (ahead <= 0) {
       // The queue is empty: a new line, so that squeezes never pile up into a scale too small to read.

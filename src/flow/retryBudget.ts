@@ -32,8 +32,8 @@ export const DEFAULT_RETRY_BUDGET_OPTIONS = Object.freeze({
 
 /**
  * A retry budget: a token bucket whose tokens expire. Every request deposits `retryRatio`
- * of a token, every retry withdraws one, and a reserve of `minRetriesPerSecond` tokens per
- * second of the window is always there. Deposits and withdrawals older than the window no
+ * of a token, every retry withdraws one (given back when the retry succeeds), and a reserve of
+ * `minRetriesPerSecond` tokens per second of the window is always there. Deposits and withdrawals older than the window no
  * longer count. A retry is granted only while the window's retries stay within reserve +
  * retryRatio x its requests, however many operations fail at once: retries cannot multiply
  * the load of a throttled account.
@@ -48,6 +48,14 @@ export interface RetryBudget {
   /** Spends one retry and returns true, or returns false when the budget is exhausted. */
   tryRetry(): boolean;
   /**
+   * Optional: a retry spent by `tryRetry` succeeded, and gives its retry back. A retry that
+   * worked multiplied no load, so the budget binds only while retries keep failing (a storm), and
+   * after a mass failure that ends at once (a frozen endpoint resetting every held connection as it
+   * serves again) the retries waiting for it go as fast as the first ones succeed, as the AWS SDKs'
+   * retry quota refunds a success.
+   */
+  refund?(): void;
+  /**
    * What the budget holds right now (for tests, logs and the docs' bound): `requests`
    * counted in the window, `retries` spent in it, and the retries still `available` now
    * (floored to whole retries).
@@ -55,8 +63,8 @@ export interface RetryBudget {
   snapshot(): { requests: number; retries: number; available: number };
   /**
    * Free of side effects: 0 when a retry may be spent now, otherwise when the window next
-   * moves on (a withdrawal may expire then). Successes deposit meanwhile, so a caller that
-   * waits for the budget asks again sooner than this.
+   * moves on (a withdrawal may expire then). New requests deposit and successful retries are
+   * refunded meanwhile, so a caller that waits for the budget asks again sooner than this.
    */
   retryAfterInMs(): number;
 }
@@ -143,6 +151,12 @@ export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget
       const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
       retries[slot] = (retries[slot] as number) + 1;
       return true;
+    },
+    refund(): void {
+      const epoch = advance();
+      const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
+      // Net of the window: never more back than was spent in it.
+      if (totals(epoch).retries >= 1) retries[slot] = (retries[slot] as number) - 1;
     },
     snapshot(): RetryBudgetSnapshot {
       const t = totals(advance());

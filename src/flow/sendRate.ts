@@ -9,10 +9,16 @@
  *   rate it served, and that becomes the plateau (CUBIC's W_max) it probes past, slowly at
  *   first. When it served (almost) nothing, it is out or throttled as a whole: the rate drops
  *   to `decreaseFactor` × the rate sent, and nothing is learnt about its capacity.
- * - **Slow start**: from the first success after a cut, the rate doubles every
- *   {@link DOUBLING_IN_MS} up to `decreaseFactor` × the plateau (all the way, when no plateau is
- *   known), then follows CUBIC's curve to the plateau. So a scope back from an outage is at
- *   full speed within about a second; only near the rate where it last throttled is the climb careful.
+ * - **An outage teaches nothing** (TCP's ssthresh keeps what loss *while delivering* taught, not
+ *   what a dead link did): a throttle while the scope served nothing at all (a partition being
+ *   moved, an account throttled as a whole) holds the rate at the cut while the outage lasts, and
+ *   the first success after it lets the scope go at once: unpaced when no capacity is known, back
+ *   at its plateau when one is. Its waiters and newcomers then go as fast as the scope answers;
+ *   a capacity is learnt again only from throttles while it serves.
+ * - **Slow start**: from the first success after a cut that found the scope serving a little
+ *   (below {@link MIN_SERVED_SHARE}), the rate doubles every {@link DOUBLING_IN_MS} up to
+ *   `decreaseFactor` × the plateau (all the way, when no plateau is known), then follows
+ *   CUBIC's curve to the plateau; only near the rate where it last throttled is the climb careful.
  * - **Probing**: past the plateau, only CUBIC's convex curve (+1 % after a second, +8 % after
  *   two, +27 % after three, doubled after about 4.6 s): no doubling on a quiet spell, which a
  *   paced queue makes by itself (its slots were reserved at the old rate, so the quiet says
@@ -37,6 +43,8 @@ export class SendRate {
   #atCapacity = false;
   /** The first success after the last cut (slow start runs from it); undefined until then. */
   #growFrom: number | undefined;
+  /** The last cut found the scope serving nothing (an outage): its first success ends it ({@link served}). */
+  #outage = false;
   readonly #sends: RateMeter;
   readonly #successes: RateMeter;
   readonly #settings: SendRateSettings;
@@ -87,10 +95,25 @@ export class SendRate {
     this.#sends.count(now);
   }
 
-  /** An answer that proves the scope serves (any answer but a throttle, an outage failure or an abort) came at `now`. */
-  served(now: number): void {
+  /**
+   * An answer that proves the scope serves (any answer but a throttle, an outage failure or an
+   * abort) came at `now`. Returns true when it ended an outage: the rate is let go (unpaced, or
+   * back at the plateau), so a queue spaced at the outage's rate should be asked about again.
+   */
+  served(now: number): boolean {
     this.#successes.count(now);
-    if (this.#paced && this.#growFrom === undefined && now >= this.#cutAt) this.#growFrom = now;
+    if (!this.#paced || this.#growFrom !== undefined || now < this.#cutAt) return false;
+    this.#growFrom = now;
+    if (!this.#outage) return false;
+    this.#outage = false;
+    // Answers to attempts sent before this moment were sent into the outage: they cut nothing now.
+    this.#cutAt = now;
+    if (this.#plateau === Infinity) this.#paced = false;
+    else {
+      this.#atCapacity = true;
+      this.#startRate = this.#plateau;
+    }
+    return true;
   }
 
   /**
@@ -108,7 +131,10 @@ export class SendRate {
     // The share served, from counts over the same window (a rate read from a few successes is noise; a share is not).
     const share = this.#successes.countAt(now) / Math.max(1, this.#sends.countAt(now));
     const served = this.#successes.ratePerSecond(now) ?? share * sentRate;
-    this.#atCapacity = share >= MIN_SERVED_SHARE;
+    // Nothing served for a while, not just a burst of throttles between two successes (a partition's pacer
+    // made at its second throttle counts only from its first: a hot partition's two may come in the same moment).
+    this.#outage = this.#successes.countAt(now) === 0 && this.#successes.spanInMs(now) >= OUTAGE_EVIDENCE_IN_MS;
+    this.#atCapacity = !this.#outage && share >= MIN_SERVED_SHARE;
     if (this.#atCapacity) {
       this.#plateau = Math.max(minRatePerSecond, Math.min(served, sentRate));
       this.#startRate = this.#plateau;
@@ -132,6 +158,7 @@ export class SendRate {
   /** The curve's rate at `at`, before the floor and the clamp. */
   #curveAt(at: number): number {
     const w = this.#plateau;
+    if (this.#outage) return this.#startRate;
     if (this.#atCapacity) return this.#probe(this.#cutAt, at);
     if (this.#growFrom === undefined || at <= this.#growFrom) return this.#startRate;
     const threshold = w === Infinity ? Infinity : this.#settings.decreaseFactor * w;
@@ -212,6 +239,12 @@ const MAX_AHEAD_OF_SENT = 2;
 /** RFC 8312's C, as the AWS SDK uses it: from decreaseFactor x W, the plateau W is reached K = cbrt(W × (1 − β) / C) s later. */
 const CUBIC_SCALE = 0.4;
 
+/**
+ * A cut is an outage's when nothing was served over at least this long before it: the quarter
+ * second a circuit also asks of a partition before it opens (breaker/circuit.ts, QUIET_IN_MS).
+ */
+const OUTAGE_EVIDENCE_IN_MS = 250;
+
 /** Events are counted in buckets this long; the rate is read over the current and the previous one. */
 const METER_BUCKET_IN_MS = 500;
 /** A rate read from fewer events than this, over less than a bucket, is noise: no cut on it yet. */
@@ -245,11 +278,16 @@ class RateMeter {
     this.#current += 1;
   }
 
+  /** How long the count of {@link countAt} covers: one to two buckets, less while the meter is younger. */
+  spanInMs(now: number): number {
+    this.#roll(now);
+    return Math.min(now - this.#since, now - this.#bucketStart + METER_BUCKET_IN_MS);
+  }
+
   /** Events per second over the last one to two buckets; undefined while too little is known. */
   ratePerSecond(now: number): number | undefined {
-    this.#roll(now);
+    const spanInMs = this.spanInMs(now);
     const events = this.#current + this.#previous;
-    const spanInMs = Math.min(now - this.#since, now - this.#bucketStart + METER_BUCKET_IN_MS);
     if (events < MIN_EVENTS_TO_MEASURE && spanInMs < METER_BUCKET_IN_MS) return undefined;
     // Nothing lately (a late answer after a long timeout): no rate.
     if (events === 0) return undefined;

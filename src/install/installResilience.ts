@@ -27,7 +27,6 @@ import { rejectUnknownKeys } from "../validation/rejectUnknownKeys.js";
 import { validateObjectOption } from "../validation/validateObjectOption.js";
 import { findPipeline } from "./findPipeline.js";
 import type { StorageService } from "../address/partitionScope.js";
-import { linkTableResults } from "./tableResultInfo.js";
 import {
   accountOf,
   createCircuitBreaker,
@@ -240,8 +239,6 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   pipeline.addPolicy(retryPolicy, { phase: "Retry" });
   // Before the credential policy, so read-backs are signed by the client's own pipeline (docs/data-safety.md).
   if (readBackRoutes) pipeline.addPolicy(ambiguousWriteReadBackPolicy(readBackRoutes), { phase: "Serialize" });
-  // A Tables result keeps no link to its request: the client's methods mark it for getRetryInfo.
-  const unlinkResults = service === "table" ? linkTableResults(target, pipeline) : undefined;
 
   let disposed = false;
   const account = accountOf(target, service);
@@ -266,7 +263,6 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
       disposed = true;
       pipeline.removePolicy({ name: resilientRetryPolicyName });
       pipeline.removePolicy({ name: ambiguousWriteReadBackPolicyName });
-      unlinkResults?.();
       if (!sharedBreaker) circuitBreaker?.dispose();
       metrics?.dispose();
       for (const policy of removedPolicies) pipeline.addPolicy(policy, { phase: "Retry" });

@@ -9,6 +9,7 @@ import { SEND_NOW, type Admission, type Refusal, type SendAdmission } from "../b
 import type { RetryBudget } from "../flow/retryBudget.js";
 import { SHORT_WAIT_IN_MS, type DecisionFacts } from "./decideNext.js";
 import type { RetryPolicySettings } from "./retryPolicyOptions.js";
+import type { WakeSource } from "../timing/wake.js";
 
 /** How soon an operation deferring on an empty budget asks it again, at the least. */
 const MIN_BUDGET_POLL_IN_MS = 10;
@@ -23,6 +24,8 @@ export abstract class AdmittedOperation {
   #reserved: SendAdmission | undefined;
   #pacedDelayInMs = 0;
   #lastPaced = false;
+  /** The attempt in flight spent a retry of the budget (given back if it succeeds). */
+  #spentRetry = false;
   #refusal: Refusal | undefined;
 
   constructor(s: RetryPolicySettings, address: RequestAddress) {
@@ -33,6 +36,15 @@ export abstract class AdmittedOperation {
   /** The gate's last refusal, for the error a refused operation surfaces. */
   get refusal(): Refusal | undefined {
     return this.#refusal;
+  }
+
+  /**
+   * What may end a wait early, if anything: for a circuit or a paced slot, the gate's last answer
+   * (its circuit closing, its queue let out); for a backoff, the partition the attempt failed on
+   * (the same, for a retry the gate would now let go at once).
+   */
+  wakeFor(on: "circuit" | "pacing" | "backoff"): WakeSource | undefined {
+    return on === "backoff" ? this.s.gate?.wakeOf?.(this.address) : this.#admission.wake;
   }
 
   /** The wait for the paced slot the next attempt goes on (0 when none). */
@@ -83,6 +95,7 @@ export abstract class AdmittedOperation {
     const budget = this.s.budget as RetryBudget;
     if (budget.tryRetry()) {
       f.budget = "available";
+      this.#spentRetry = true;
       return;
     }
     this.s.gate?.abandon?.(this.address, admission);
@@ -111,10 +124,12 @@ export abstract class AdmittedOperation {
     this.s.gate?.abandon?.(this.address, reserved);
   }
 
-  /** A primary attempt came back: the gate learns from it. Returns the paced wait it went after. */
+  /** A primary attempt came back: the gate learns from it, and a successful retry gives its budget back. Returns the paced wait it went after. */
   protected recordAdmitted(result: AttemptResult): number {
     const admission = this.#admission as SendAdmission;
     this.s.gate?.record(this.address, admission, result);
+    if (this.#spentRetry && result.outcomeClass === "success") this.s.budget?.refund?.();
+    this.#spentRetry = false;
     this.#lastPaced = admission.paced === true;
     const pacedDelayInMs = this.#pacedDelayInMs;
     this.#pacedDelayInMs = 0;

@@ -83,8 +83,8 @@ export interface DecisionFacts {
 /** Floor under a circuit wait, so a gate that answers 0 cannot make us spin. */
 export const MIN_CIRCUIT_WAIT_IN_MS = 10;
 /**
- * Circuit waits are drawn from [t, (1 + spread) t], so that callers queued on a partition do
- * not all come back as one herd when it closes (docs/benchmarks.md has the measurement).
+ * Polls while a half-open circuit's probe is out are drawn from [t, (1 + spread) t]. They are
+ * only for a probe that fails: the gate wakes every waiter at once when one closes the circuit.
  */
 export const CIRCUIT_WAIT_SPREAD = 1;
 /** An empty budget is asked again within [t, 2t] of this (sooner than its window moves: successes refill it). */
@@ -139,10 +139,10 @@ function beforeAttempt(f: DecisionFacts): Step {
     case "circuit-open": {
       // An open circuit keeps reads off the primary, not off the secondary.
       if (f.secondaryOpen && f.remainingInMs > 0) return { action: "send", to: "secondary", reserveInMs: 0 };
+      // Until the probe is due: the first waiter back takes it, and the rest are woken when it closes the circuit.
       const probeIn = Math.max(MIN_CIRCUIT_WAIT_IN_MS, f.gateDelayInMs);
       if (!f.callerMayWait || probeIn > f.remainingInMs) return stop("circuit-open");
-      const spread = probeIn * (1 + CIRCUIT_WAIT_SPREAD * f.jitter);
-      return { action: "wait", on: "circuit", delayInMs: spread <= f.remainingInMs ? spread : probeIn };
+      return { action: "wait", on: "circuit", delayInMs: probeIn };
     }
     case "probe-out": {
       if (f.secondaryOpen && f.remainingInMs > 0) return { action: "send", to: "secondary", reserveInMs: 0 };

@@ -2,10 +2,10 @@
 // backoff): its place among the caller policy's waiters, what the observers are told, and the
 // sleep, which a bounded caller's policy or an opened circuit may cut short. The loop decides
 // that it waits (decideNext); this carries the wait out.
-import { delay } from "@azure/core-util";
 import { logger } from "../logging/logger.js";
 import type { AttemptClass, LocalWaitReason } from "../observers/retryEvents.js";
 import { RELEASED, sleepInSlices, type SleepEnd } from "../timing/sleepInSlices.js";
+import { delayUntilWoken } from "../timing/wake.js";
 import { SHORT_WAIT_IN_MS, type Step } from "./decideNext.js";
 import type { Operation } from "./resilientRetryPolicy.js";
 
@@ -25,7 +25,9 @@ export async function sleepFor(op: Operation, step: Step & { action: "wait" }): 
   const letGo = letGoOf(op, step.on, step.delayInMs);
   if (letGo?.() === true) return RELEASED;
   const signal = op.request.abortSignal;
-  return sleepInSlices(step.delayInMs, (ms) => delay(ms, { abortSignal: signal, abortErrorMsg: "The operation was aborted." }), letGo, CHECK_EVERY_IN_MS);
+  // Ends early when the gate wakes it: the circuit closed (its probe found the partition back), the queue was let out.
+  const wake = step.on === "budget" ? undefined : op.wakeFor(step.on);
+  return sleepInSlices(step.delayInMs, (ms) => delayUntilWoken(ms, wake, signal), letGo, CHECK_EVERY_IN_MS);
 }
 
 /** The operation sends, or ends: it is no longer a waiter. */

@@ -46,15 +46,31 @@ export function startRetryInfo(request: PipelineRequest): RetryInfo {
 }
 
 /**
- * The attempt count and classifications behind a result, without changing its shape:
- * pass the SDK's `RestError`, a `PipelineResponse` (the raw response from `onResponse`,
- * Blob's and Queue's `result._response`), the result itself, or the `PipelineRequest`.
- * Undefined when the request did not go through the policy.
+ * What the retry policy did for one operation, read from what the SDK hands the caller:
+ * - an error: the SDK's `RestError` (it carries the request) or the package's own
+ *   (`CircuitOpenError`, `PartitionBusyError`);
+ * - a raw response, `PipelineResponse`: on Tables the one the `onResponse` operation option
+ *   receives (`{ onResponse: (raw) => ... }`); on Blob and Queue a result's `_response`, or
+ *   the result itself;
+ * - the `PipelineRequest` (an observer's `event.request`).
+ *
+ * A Tables result (an entity, a write's headers, a transaction's result) is built afresh by
+ * the SDK with no link to its request: it answers undefined; read the `onResponse` raw
+ * response instead (docs/troubleshooting.md). Undefined too when the request did not go
+ * through the policy.
+ *
+ * @example
+ * ```ts
+ * let raw: PipelineResponse | undefined;
+ * const entity = await tableClient.getEntity("p1", "r1", { onResponse: (response) => (raw = response) });
+ * getRetryInfo(raw); // { attempts: 2, classes: ["throttled", "success"], stopReason: "success", ... }
+ * ```
  */
 export function getRetryInfo(source: unknown): RetryInfo | undefined {
   if (typeof source !== "object" || source === null) return undefined;
   return (
     retryInfoMarkOf<RetryInfo>(source) ??
+    // A raw response or an error: the mark is on the request the policy was given.
     retryInfoMarkOf<RetryInfo>((source as { request?: unknown }).request) ??
     // A Blob or Queue result: its non-enumerable `_response` carries the mark.
     retryInfoMarkOf<RetryInfo>((source as { _response?: unknown })._response)

@@ -5,7 +5,8 @@ const WAITED: SleepEnd = Object.freeze({ ended: "waited" });
 export const RELEASED: SleepEnd = Object.freeze({ ended: "released" });
 
 /**
- * Sleeps `delayInMs` through `sleep` (which rejects when the caller aborts). With `letGo`, the
+ * Sleeps `delayInMs` through `sleep` (which rejects when the caller aborts, and resolves `true`
+ * when it was woken early: what the wait was for has come, so the whole wait ends). With `letGo`, the
  * sleep is cut into slices of `sliceInMs` and `letGo` is asked between them: a true answer
  * ends it early (`"released"`). The retry loop uses it for waits that the caller policy may
  * let go of and backoffs that an opened circuit makes pointless; without `letGo` it is one
@@ -13,14 +14,14 @@ export const RELEASED: SleepEnd = Object.freeze({ ended: "released" });
  */
 export async function sleepInSlices(
   delayInMs: number,
-  sleep: (ms: number) => Promise<void>,
+  sleep: (ms: number) => Promise<boolean | void>,
   letGo: (() => boolean) | undefined,
   sliceInMs: number,
 ): Promise<SleepEnd> {
   for (let left = delayInMs; left > 0; ) {
     const slice = letGo === undefined ? left : Math.min(left, sliceInMs);
     try {
-      await sleep(slice);
+      if ((await sleep(slice)) === true) return WAITED;
     } catch (error) {
       return { ended: "aborted", error };
     }

@@ -7,6 +7,15 @@ import {
   POOL_FEEDS,
   TRAFFIC_SHAPES,
 } from "../../bench/callerShapes.js";
+import {
+  COMEBACK_BUSY_CONFIGURATIONS,
+  COMEBACK_CONFIGURATIONS,
+  COMEBACK_FAULTS,
+  COMEBACK_POOL_CONFIGURATIONS,
+  comeBackSettings,
+  FULL_COMEBACK_SETTINGS,
+  type ComeBackFault,
+} from "../../bench/comeBack.js";
 import { HOT_PARTITION_CONFIGURATION_IDS } from "../../bench/hotPartition.js";
 import { CLOSED_LOOP_CONFIGURATION_IDS, CONFIGURATION_IDS, CONFIGURATION_LABELS } from "../../bench/tableConfigurations.js";
 import { applySections, renderCharts, renderSections, type BenchResults } from "../../bench/report.js";
@@ -22,6 +31,16 @@ function expectFigures(object: object, keys: readonly string[]): void {
   for (const key of keys) expect(finite((object as Record<string, unknown>)[key]), `${key} = ${String((object as Record<string, unknown>)[key])}`).toBe(true);
 }
 
+describe("come back: the command line's choices", () => {
+  it("narrow the full settings, and a name or count it does not know is a RangeError naming it", () => {
+    const narrowed = comeBackSettings(FULL_COMEBACK_SETTINGS, { seeds: 3, faults: ["throttle"], configurations: ["package", "sdk-default"], parts: ["faults"] });
+    expect([narrowed.seeds, narrowed.faults, narrowed.configurations, narrowed.parts]).toEqual([3, ["throttle"], ["package", "sdk-default"], ["faults"]]);
+    expect(narrowed.workload).toEqual(FULL_COMEBACK_SETTINGS.workload);
+    expect(() => comeBackSettings(FULL_COMEBACK_SETTINGS, { faults: ["throttled" as ComeBackFault] })).toThrow(/faults takes throttle, frozen, refused, rebalancing; got "throttled"/);
+    expect(() => comeBackSettings(FULL_COMEBACK_SETTINGS, { seeds: 0 })).toThrow(RangeError);
+  });
+});
+
 describe("benchmarks (smoke configuration)", () => {
   let results: BenchResults;
 
@@ -30,7 +49,7 @@ describe("benchmarks (smoke configuration)", () => {
     expect(results.smoke).toBe(true);
     expect(results.machine.cores).toBeGreaterThan(0);
     expect(results.machine.node).toMatch(/^v\d+/);
-  }, 120_000);
+  }, 180_000);
 
   it("overhead: every variant of every comparison has a cost and a ratio", () => {
     const overhead = results.overhead!;
@@ -165,17 +184,54 @@ describe("benchmarks (smoke configuration)", () => {
     expect(mapping.open).toBe(callerInstallOptions({ open: true }).declared);
   });
 
-  it("the report renders every section and both charts from the results", () => {
+  it("come back: every fault and configuration, the pool and the busy partition; the figures add up", () => {
+    const { runs, charts, pool, busy, settings } = results.comeBack!;
+    expect(runs.map((r) => `${r.fault}/${r.configuration}`)).toEqual(COMEBACK_FAULTS.flatMap((f) => COMEBACK_CONFIGURATIONS.map((c) => `${f}/${c}`)));
+    const operations = Math.floor((settings.workload.opsPerSecond * settings.workload.durationInMs) / 1000);
+    for (const r of runs) {
+      expectFigures(r, ["succeeded", "failedLocal", "failedOther", "inFault", "pastEndP50InMs", "pastEndP99InMs", "arrivedAfter", "arrivedAfterP50InMs", "arrivedAfterP99InMs", "attempts", "attemptsIntoFault"]);
+      expect(r.operations).toBe(operations);
+      expect(r.succeeded + r.failedLocal + r.failedOther).toBe(r.operations);
+      expect(r.inFault).toBeGreaterThan(0);
+      expect(r.arrivedAfter).toBeGreaterThan(0);
+      // Clamped at 0: an operation that ended inside its fault counts 0, never less.
+      expect(r.pastEndP50InMs).toBeGreaterThanOrEqual(0);
+      expect(r.pastEndP99InMs).toBeGreaterThanOrEqual(r.pastEndP50InMs);
+      // Every fault met every configuration: the proxy (or, refused, the client) counted attempts into it.
+      expect(r.attemptsIntoFault).toBeGreaterThan(0);
+      // No retry: one attempt per operation, and nothing the package could refuse locally.
+      if (r.configuration === "no-retry") expect(r.failedLocal).toBe(0);
+      if (r.configuration === "no-retry" && r.fault !== "refused") expect(r.attempts).toBe(r.operations);
+    }
+    expect(charts.map((c) => c.fault)).toEqual([...COMEBACK_FAULTS]);
+    for (const chart of charts) expect(chart.series.map((s) => s.configuration)).toEqual(["package", "sdk-default"]);
+    expect(pool.map((r) => r.configuration)).toEqual([...COMEBACK_POOL_CONFIGURATIONS]);
+    for (const r of pool) {
+      expectFigures(r, ["operations", "succeeded", "failedLocal", "notStarted", "healthyDoneDuring", "healthyShareOfNoRetry", "attemptsIntoFault"]);
+      expect(r.succeeded).toBeLessThanOrEqual(r.operations - r.notStarted);
+    }
+    expect(pool.find((r) => r.configuration === "no-retry")!.healthyShareOfNoRetry).toBe(1);
+    expect(busy.map((r) => r.configuration)).toEqual([...COMEBACK_BUSY_CONFIGURATIONS]);
+    for (const r of busy) {
+      expectFigures(r, ["elapsedInMs", "ratioToSdk", "attempts", "busyAnswers"]);
+      // Both callers finish, and every round's paged query returns the upserted rows.
+      expect(r.finished).toBe(true);
+      expect(r.queried).toBe(settings.busy.upserts * settings.busy.rounds);
+      expect(r.attempts).toBeGreaterThanOrEqual(settings.busy.upserts * settings.busy.rounds);
+    }
+  });
+
+  it("the report renders every section and every chart from the results", () => {
     const sections = renderSections(JSON.parse(JSON.stringify(results)) as BenchResults);
     const doc = applySections("# Benchmarks\n\n<!-- bench:overhead:start -->\nold\n<!-- bench:overhead:end -->\n\nprose\n", sections);
     expect(doc).not.toContain("\nold\n");
     expect(doc).toContain("prose");
-    for (const name of ["machine", "overhead", "rebalancing", "many-partitions", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes"]) {
+    for (const name of ["machine", "overhead", "rebalancing", "many-partitions", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes", "comeback"]) {
       expect(doc.split(`<!-- bench:${name}:start -->`).length).toBe(2);
     }
     for (const id of CONFIGURATION_IDS) expect(sections.rebalancing).toContain(CONFIGURATION_LABELS[id]);
     const charts = renderCharts(results);
-    expect(Object.keys(charts).sort()).toEqual(["bench-closed-loop.svg", "bench-rebalancing.svg"]);
+    expect(Object.keys(charts).sort()).toEqual(["bench-closed-loop.svg", ...COMEBACK_FAULTS.map((f) => `bench-comeback-${f}.svg`), "bench-rebalancing.svg"].sort());
     for (const svg of Object.values(charts)) expect(svg).toMatch(/^<svg[\s\S]*<polyline[\s\S]*<\/svg>\n$/);
   });
 });

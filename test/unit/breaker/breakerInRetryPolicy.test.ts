@@ -68,7 +68,7 @@ describe("partition breaker inside resilientRetryPolicy", () => {
   });
 
   it("a failFast caller: callers get CircuitOpenError at once, without an attempt", async () => {
-    breaker = createPartitionBreaker();
+    breaker = createPartitionBreaker({ resetTimeoutInMs: RESET_IN_MS });
     const policy = resilientRetryPolicy({ gate: breaker, caller: { failFast: true }, retry: fixedBackoff({ maxRetries: 40, delayInMs: 10 }) });
     const calls: Array<{ pk: string; at: number }> = [];
     const next = partitionService(calls, Date.now());

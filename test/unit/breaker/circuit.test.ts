@@ -4,7 +4,7 @@ import type { CircuitState } from "../../../src/breaker/circuitStateSource.js";
 
 const RESET_IN_MS = 3_000;
 const POLL_IN_MS = 300;
-const config = (consecutiveFailures = 5): CircuitConfig => ({ resetTimeoutInMs: RESET_IN_MS, consecutiveFailures, halfOpenPollInMs: POLL_IN_MS });
+const config = (consecutiveFailures = 5): CircuitConfig => ({ resetTimeoutInMs: RESET_IN_MS, consecutiveFailures, halfOpenPollInMs: POLL_IN_MS, probeLostAfterInMs: RESET_IN_MS });
 
 /** One outcome at a time (ms): `S` served, `F` a rebalancing failure, `-` aborted (no evidence). */
 type Step = [at: number, evidence: "S" | "F" | "-"];

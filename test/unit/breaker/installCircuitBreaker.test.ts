@@ -37,7 +37,8 @@ describe("installResilience: circuitBreaker", () => {
     // Retries 100 ms apart: the 5th failure in a row comes after the partition has served nothing for 250 ms.
     const handle = installResilience(client, {
       retry: fixedBackoff({ maxRetries: 12, delayInMs: 100 }),
-      circuitBreaker: { consecutiveFailures: 5 },
+      // A probe period longer than the second the test waits: the circuit is still open when asked.
+      circuitBreaker: { consecutiveFailures: 5, resetTimeoutInMs: 3_000 },
       caller: { failFast: true },
     });
     try {

@@ -128,6 +128,7 @@ describe("createPartitionBreaker: an offline partition", () => {
       scope: key("p1"),
       retryAfterInMs: 4000,
       probeOut: false,
+      wake: expect.objectContaining({ listen: expect.any(Function) }),
     });
     vi.advanceTimersByTime(1000);
     expect(attempt(breaker, "p1", "success")).toMatchObject({ decision: "refuse", reason: "circuit-open", retryAfterInMs: 3000 });
@@ -434,13 +435,17 @@ describe("createPartitionBreaker: half-open", () => {
     expect(attempt(breaker, "p1", "success")).toMatchObject({ decision: "refuse", retryAfterInMs: 1 });
     vi.advanceTimersByTime(1);
     expect(breaker.stateCounts()).toEqual({ closed: 0, open: 0, half_open: 1 });
-    expect(transitions.map((t) => `${t.from}>${t.to}`)).toEqual(["closed>open", "open>half_open"]);
     expect(breaker.halfOpenScopes()).toEqual([key("p1")]);
     expect(breaker.openScopes()).toEqual([]);
     expect(breaker.stateOf(key("p1"))).toBe("half_open");
+    expect(breaker.statusOf(key("p1"))).toMatchObject({ state: "half_open", available: true });
+    // Queries change nothing and tell nobody: the half-open is announced when an attempt meets it.
+    expect(transitions.map((t) => `${t.from}>${t.to}`)).toEqual(["closed>open"]);
+    attempt(breaker, "p1", "throttled");
+    expect(transitions.map((t) => `${t.from}>${t.to}`)).toEqual(["closed>open", "open>half_open", "half_open>open"]);
   });
 
-  it("announces open → half-open once, whichever looks first, and admitting the probe announces nothing more", () => {
+  it("announces open → half-open once, when the probe is admitted (the queries before it announce nothing), and nothing more", () => {
     const { breaker, transitions } = opened();
     vi.advanceTimersByTime(3000);
     expect(breaker.stateOf(key("p1"))).toBe("half_open");
@@ -463,7 +468,8 @@ describe("createPartitionBreaker: half-open", () => {
     }
     expect(breaker.admit(address, 60_000)).toMatchObject(SENT); // the probe, never reported
     expect(breaker.refusesNow?.(address)).toBe(true);
-    expect(breaker.statusOf(key("p1"))).toEqual({ state: "half_open", available: false, retryAfterInMs: 300 });
+    // The poll while a probe is out is a reset period: its waiters are woken when it closes the circuit.
+    expect(breaker.statusOf(key("p1"))).toEqual({ state: "half_open", available: false, retryAfterInMs: 3000 });
     vi.advanceTimersByTime(3000);
     expect(breaker.refusesNow?.(address)).toBe(false);
     expect(breaker.statusOf(key("p1"))).toEqual({ state: "half_open", available: true, retryAfterInMs: 0 });
@@ -498,23 +504,29 @@ describe("createPartitionBreaker: half-open", () => {
     expect(breaker.stateOf(key("p1"))).toBe("half_open");
   });
 
-  it("lets exactly one probe through; the others are refused with a short retryAfterInMs", () => {
+  it("lets exactly one probe through; the others are refused until its answer, and woken by it", () => {
     const { breaker } = opened();
     vi.advanceTimersByTime(3000);
     const address = readRequestAddress(entityRequest("p1"));
     const probe = breaker.admit(address, 60_000);
     expect(probe).toMatchObject(SENT);
+    let woken = 0;
     for (let i = 0; i < 5; i++) {
-      expect(breaker.admit(readRequestAddress(entityRequest("p1")), 60_000)).toEqual({
+      const refusal = breaker.admit(readRequestAddress(entityRequest("p1")), 60_000);
+      expect(refusal).toEqual({
         decision: "refuse",
         reason: "circuit-open",
         scope: key("p1"),
-        retryAfterInMs: 300,
+        retryAfterInMs: 3000,
         probeOut: true,
+        wake: expect.objectContaining({ listen: expect.any(Function) }),
       });
+      if (refusal.decision === "refuse") refusal.wake?.listen(() => woken++);
     }
+    expect(woken).toBe(0);
     if (probe.decision === "send") breaker.record(address, probe, result("success"));
     expect(breaker.stateOf(key("p1"))).toBe("closed");
+    expect(woken).toBe(5); // every waiter at once, as the probe closes it
     expect(attempt(breaker, "p1", "success")).toMatchObject(SENT);
   });
 
@@ -670,18 +682,25 @@ describe("createPartitionBreaker: events, logging", () => {
     }
   });
 
-  it("logs each transition at warning with the scope key", () => {
+  it("logs the opening and the closing at warning, each probe's round (half-open, a failed probe) at info, with the scope key", () => {
     const warning = vi.mocked(logger.warning);
-    const breaker = make();
+    const info = vi.mocked(logger.info);
+    const breaker = make({ resetTimeoutInMs: 300 });
     open(breaker, "p1");
-    vi.advanceTimersByTime(3000);
+    vi.advanceTimersByTime(300);
+    attempt(breaker, "p1", "throttled");
+    vi.advanceTimersByTime(300);
     attempt(breaker, "p1", "success");
-    const lines = warning.mock.calls.map((c) => String(c[0]));
-    expect(lines).toHaveLength(3);
-    for (const line of lines) expect(line).toContain(`"${key("p1")}"`);
-    expect(lines[0]).toMatch(/opened/);
-    expect(lines[1]).toMatch(/half-open/);
-    expect(lines[2]).toMatch(/closed/);
+    const warnings = warning.mock.calls.map((c) => String(c[0]));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/opened \(the partition served nothing/);
+    expect(warnings[1]).toMatch(/closed/);
+    const infos = info.mock.calls.map((c) => String(c[0])).filter((line) => line.startsWith("Circuit"));
+    expect(infos).toHaveLength(3);
+    expect(infos[0]).toMatch(/half-open/);
+    expect(infos[1]).toMatch(/opened \(the probe failed\)/);
+    expect(infos[2]).toMatch(/half-open/);
+    for (const line of [...warnings, ...infos]) expect(line).toContain(`"${key("p1")}"`);
   });
 
   it("a throwing transition listener is ignored; unsubscribe stops delivery", () => {
@@ -811,6 +830,58 @@ describe("createPartitionBreaker: the account pacer", () => {
   });
 });
 
+describe("createPartitionBreaker: the end of an outage", () => {
+  const accountEntries = (breaker: PartitionBreaker) => breaker.pacedScopes().filter((p) => p.level === "account");
+  it("the account's queue, spaced while it served nothing, is let out at its first success: waiters woken, slots come, newcomers unpaced", () => {
+    const breaker = make({ consecutiveFailures: 1_000 });
+    for (let i = 0; i < 300; i++) {
+      attempt(breaker, `p${i % 10}`, "throttled");
+      vi.advanceTimersByTime(5);
+    }
+    expect(accountEntries(breaker)).toHaveLength(1);
+    const fresh = readRequestAddress(entityRequest("fresh"));
+    const queued: SendAdmission[] = [];
+    let woken = 0;
+    for (let i = 0; i < 50; i++) {
+      const admission = breaker.admit(fresh, 60_000);
+      if (admission.decision !== "send") throw new Error("refused");
+      admission.wake?.listen(() => woken++);
+      queued.push(admission);
+    }
+    const last = queued.at(-1) as SendAdmission;
+    expect(last.delayInMs).toBeGreaterThan(0);
+    expect(breaker.admit(fresh, 60_000, last)).not.toBe(last); // still ahead: the rest of the wait
+    attempt(breaker, "p3", "success");
+    expect(woken).toBe(queued.filter((a) => a.delayInMs > 0).length); // every one that waits, at once
+    expect(breaker.admit(fresh, 60_000, last)).toBe(last); // its slot has come
+    expect(accountEntries(breaker)).toEqual([]);
+    expect(breaker.admit(fresh, 60_000)).toMatchObject({ decision: "send", delayInMs: 0 });
+  });
+
+  it("a backoff's wake source fires when the partition's circuit opens (the retry waits for the probe) and when it closes on a probe's success", () => {
+    const breaker = make({ resetTimeoutInMs: 300 });
+    const address = readRequestAddress(entityRequest("p1"));
+    attempts(breaker, "p1", "throttled", 4);
+    let woken = 0;
+    const listen = () => breaker.wakeOf(address)?.listen(() => woken++);
+    listen();
+    vi.advanceTimersByTime(GAP_IN_MS);
+    attempt(breaker, "p1", "throttled"); // the fifth in a row: opens it
+    expect(breaker.stateOf(key("p1"))).toBe("open");
+    expect(woken).toBe(1);
+    listen();
+    vi.advanceTimersByTime(300);
+    expect(woken).toBe(1); // half-open by time: nothing to wake for, the probe is due to whoever asks
+    expect(attempt(breaker, "p1", "throttled").decision).toBe("send"); // a failed probe: open again
+    expect(woken).toBe(2);
+    listen();
+    vi.advanceTimersByTime(300);
+    expect(attempt(breaker, "p1", "success").decision).toBe("send");
+    expect(woken).toBe(3);
+    expect(breaker.wakeOf(readRequestAddress(entityRequest("never-failed")))).toBeUndefined();
+  });
+});
+
 describe("createPartitionBreaker: circuits opened by the account's throttle as a whole", () => {
   const address = (pk: string) => readRequestAddress(entityRequest(pk));
   /** Ten partitions throttled in turn, 200 attempts/s, until every circuit is open: the account throttling as a whole. */
@@ -875,16 +946,16 @@ describe("createPartitionBreaker: circuits opened by the account's throttle as a
     const breaker = make();
     throttleAccount(breaker);
     vi.advanceTimersByTime(2_000);
-    // A partition with no circuit fills the account's queue, at its throttled rate.
+    // A partition with no circuit fills the account's queue, at its throttled rate, until its next slot is
+    // over a second away (a paced wait is handed out in slices, so the refusal of a caller with 1 s left tells).
     let queued = 0;
     for (; queued < 10_000; queued++) {
-      const fresh = breaker.admit(address("fresh"), Infinity);
-      if (fresh.decision === "send" && fresh.delayInMs > 1_000) break;
+      if (breaker.admit(address("fresh"), 1_000).decision === "refuse") break;
     }
     expect(queued).toBeLessThan(10_000);
     const refusal = breaker.admit(address("p0"), Infinity);
     expect(refusal).toMatchObject({ decision: "refuse", reason: "circuit-open" });
-    expect(refusal.decision === "refuse" ? refusal.retryAfterInMs : -1).toBeLessThanOrEqual(DEFAULT_PARTITION_BREAKER_OPTIONS.resetTimeoutInMs / 10);
+    expect(refusal.decision === "refuse" ? refusal.retryAfterInMs : -1).toBeLessThanOrEqual(DEFAULT_PARTITION_BREAKER_OPTIONS.resetTimeoutInMs);
     // No probe is out: the circuit is half-open and would take one.
     expect(breaker.stateOf(key("p0"))).toBe("half_open");
     expect(breaker.statusOf(key("p0")).available).toBe(true);

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
 import { Circuit } from "../../../src/breaker/circuit.js";
-import { entityAddressOf as addr, entityUrlOf as urlOf, SCOPE_P as P, sent, throttleAccountAsAWhole } from "../../support/throttleAccount.js";
+import { entityAddressOf as addr, entityUrlOf as urlOf, SCOPE_P as P, throttleAccountAsAWhole } from "../../support/throttleAccount.js";
 import { resilientRetryPolicy } from "../../../src/index.js";
 
 beforeEach(() => {
@@ -32,9 +32,9 @@ function halfOpenPBehindALongAccountQueue(): PartitionBreaker {
   expect(breaker.stateOf(P)).toBe("open");
   vi.advanceTimersByTime(3_000);
   expect(breaker.stateOf(P)).toBe("half_open");
+  // Until the next slot is over 3.5 s away: a paced wait is handed out in slices, so a caller with 3.5 s left is refused then.
   for (let i = 0; i < 5_000; i++) {
-    const admission = sent(breaker.admit(addr(`healthy${i % 50}`), 30_000));
-    if (admission.delayInMs > 3_500) break;
+    if (breaker.admit(addr(`healthy${i % 50}`), 3_500).decision === "refuse") break;
   }
   return breaker;
 }
@@ -48,7 +48,7 @@ describe("a paced probe whose slot is further than the reset period", () => {
   });
 
   it("circuit: a confirmation holds its probe only while the circuit holds it (not once taken for lost, nor after it reported)", () => {
-    const circuit = new Circuit(0, { resetTimeoutInMs: 3_000, consecutiveFailures: 1, halfOpenPollInMs: 300 });
+    const circuit = new Circuit(0, { resetTimeoutInMs: 3_000, consecutiveFailures: 1, halfOpenPollInMs: 300, probeLostAfterInMs: 3_000 });
     for (const t of [0, 300]) circuit.record("failed", t);
     expect(circuit.stateAt(3_300)).toBe("half_open");
     expect(circuit.admit(3_300)).toBe(true);

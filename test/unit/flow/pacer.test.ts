@@ -1,13 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { Pacer } from "../../../src/flow/pacer.js";
 
-/** decreaseFactor 0.5: 100 sends in the first second, then a throttle, make a rate of 50/s (slots 20 ms apart). */
+/**
+ * decreaseFactor 0.5: 100 sends in the first second, a few of them served (too few to be a
+ * capacity, not an outage), then a throttle, make a rate of 50/s (slots 20 ms apart), which
+ * grows by slow start from the next success.
+ */
 const SETTINGS = { decreaseFactor: 0.5, minRatePerSecond: 1 };
 const CUT_AT = 1000;
 
 function pacedAt50PerSecond(): Pacer {
   const pacer = new Pacer(0, SETTINGS);
   for (let i = 0; i < 100; i++) pacer.reserve(i * 10, Infinity);
+  for (let i = 0; i < 10; i++) pacer.rate.served(i * 100);
   expect(pacer.rate.throttled(CUT_AT, CUT_AT)).toBe(true);
   expect(pacer.rate.rateAt(CUT_AT)).toBeCloseTo(50, 9);
   return pacer;
@@ -92,15 +97,16 @@ describe("Pacer", () => {
     expect(pacer.delayOf(slot, CUT_AT + 1500)).toBe(0);
   });
 
-  it("a pacer made not to squeeze (the account's: its waiters keep their delays) keeps its queue's tail where it was", () => {
-    const pacer = new Pacer(0, SETTINGS, undefined, false);
+  it("a queue spaced during an outage (nothing served) comes at once when the outage ends, and a newcomer goes at once", () => {
+    const pacer = new Pacer(0, SETTINGS);
     for (let i = 0; i < 100; i++) pacer.reserve(i * 10, Infinity);
     expect(pacer.rate.throttled(CUT_AT, CUT_AT)).toBe(true);
-    for (let i = 0; i < 100; i++) pacer.reserve(CUT_AT, Infinity);
-    pacer.rate.served(CUT_AT + 100);
-    // The rate has grown 4x, as in the squeeze above; a newcomer still queues behind every slot given.
-    expect(pacer.queueInMs(CUT_AT + 350)).toBeCloseTo(2000 - 350, 6);
-    expect(pacer.reserve(CUT_AT + 350, Infinity)).toBeCloseTo(2000 - 350, 6);
+    const slots = Array.from({ length: 50 }, () => (pacer.reserve(CUT_AT, Infinity), pacer.lastSlot));
+    const last = slots[49];
+    if (last === undefined) throw new Error("the last slot has no place");
+    expect(pacer.delayOf(last, CUT_AT + 100)).toBeGreaterThan(800);
+    expect(pacer.rate.served(CUT_AT + 100)).toBe(true); // the outage's end: let out
+    for (const slot of slots.slice(1)) expect(pacer.delayOf(slot as NonNullable<typeof slot>, CUT_AT + 100)).toBe(0);
+    expect(pacer.reserve(CUT_AT + 100, 0)).toBe(0);
   });
 });
-

@@ -51,6 +51,19 @@ describe("createRetryBudget", () => {
     expect(own.snapshot().requests).toBe(1);
   });
 
+  it("a retry that succeeded gives its retry back, never more than the window spent", () => {
+    const c = clock();
+    const budget = createRetryBudget({ now: c.now, minRetriesPerSecond: 1, windowInMs: 10_000 });
+    expect(drain(budget)).toBe(10);
+    budget.refund?.();
+    budget.refund?.();
+    expect(budget.snapshot()).toEqual({ requests: 0, retries: 8, available: 2 });
+    expect(drain(budget)).toBe(2);
+    c.advance(10_000); // every withdrawal expired
+    for (let i = 0; i < 5; i++) budget.refund?.();
+    expect(budget.snapshot()).toEqual({ requests: 0, retries: 0, available: 10 });
+  });
+
   it("a budget with no floor allows exactly the ratio", () => {
     const c = clock();
     const budget = createRetryBudget({ now: c.now, minRetriesPerSecond: 0, retryRatio: 0.1 });

@@ -184,7 +184,7 @@ describe("SendRate: a scope at capacity (it serves part of what it is sent)", ()
   });
 });
 
-describe("SendRate: slow start after a scope served (almost) nothing", () => {
+describe("SendRate: an outage (a cut while the scope served nothing) teaches nothing", () => {
   const cutAt = 1000;
   /** 100 sends/s for a second, none served (an outage, or an account throttled as a whole): a cut to 0.7 x 100. */
   function out(): SendRate {
@@ -194,15 +194,70 @@ describe("SendRate: slow start after a scope served (almost) nothing", () => {
     return rate;
   }
 
-  it("holds the cut rate until an answer succeeds", () => {
+  it("a burst of throttles with no time to see a success (a pacer made at a hot partition's second throttle, 5 ms after its first) is no outage", () => {
+    const rate = new SendRate(1000, DEFAULTS, { since: 995, sent: 10, served: 0 });
+    expect(rate.throttled(1000, 1000)).toBe(true);
+    expect(rate.served(1010)).toBe(false); // slow start, not let go
+    expect(rate.paced).toBe(true);
+  });
+
+  it("holds the cut rate while the outage lasts", () => {
     const rate = out();
     for (const at of [cutAt, cutAt + 500, cutAt + 3000]) expect(rate.rateAt(at)).toBeCloseTo(70, 6);
   });
 
-  it("from the first success, doubles every 125 ms: back past 10x within half a second, with no plateau to stop at", () => {
+  it("the first success after it lets the scope go at once: unpaced, and says so", () => {
     const rate = out();
     const firstSuccess = cutAt + 2000;
-    rate.served(firstSuccess);
+    expect(rate.served(firstSuccess)).toBe(true);
+    expect(rate.paced).toBe(false);
+    expect(rate.rateAt(firstSuccess)).toBe(Infinity);
+    expect(rate.served(firstSuccess + 5)).toBe(false); // only the first ends it
+  });
+
+  it("a throttled answer to an attempt sent into the outage cuts nothing after it; one sent after it cuts from what was sent", () => {
+    const rate = out();
+    rate.served(3000);
+    every(100, 2500, 3500, (at) => rate.sent(at));
+    expect(rate.throttled(2999, 3500)).toBe(false);
+    expect(rate.paced).toBe(false);
+    expect(rate.throttled(3100, 3500)).toBe(true);
+    expect(rate.rateAt(3500)).toBeCloseTo(70, 0); // 0.7 x the ~100/s sent: no success in the window but the one at 3000, rolled out
+  });
+
+  it("with a capacity learnt before, it goes back to that plateau at once, then probes past it along the curve", () => {
+    const rate = new SendRate(0, DEFAULTS);
+    every(100, 0, 1000, (at) => rate.sent(at));
+    every(50, 0, 1000, (at) => rate.served(at));
+    rate.throttled(1000, 1000); // plateau 50
+    // Then two seconds sending 20/s, none served: an outage cut.
+    every(20, 1000, 3000, (at) => rate.sent(at));
+    expect(rate.throttled(2999, 3000)).toBe(true);
+    expect(rate.plateau).toBeCloseTo(50, 6);
+    // 0.7 x the 20/s sent is 14/s, but one cut keeps half of the 50/s allowed: a window partly idle reads low.
+    expect(rate.rateAt(3000)).toBeCloseTo(25, 6);
+    expect(rate.served(4000)).toBe(true);
+    expect(rate.paced).toBe(true);
+    expect(rate.rateAt(4000)).toBeCloseTo(50, 6);
+    expect(rate.rateAt(4000, 5000)).toBeCloseTo(50, 6); // a later slot gets no probe past the plateau
+  });
+});
+
+describe("SendRate: slow start after a scope served a little (below the capacity share)", () => {
+  const cutAt = 1000;
+  /** 100 sends/s for a second, 5 of them served: too few to be a capacity, not an outage. */
+  function little(): SendRate {
+    const rate = sentEvenly(100, 1000);
+    every(5, 500, 1000, (at) => rate.served(at));
+    expect(rate.throttled(cutAt, cutAt)).toBe(true);
+    expect(rate.plateau).toBe(Infinity);
+    return rate;
+  }
+
+  it("from the first success, doubles every 125 ms: back past 10x within half a second, with no plateau to stop at", () => {
+    const rate = little();
+    const firstSuccess = cutAt + 2000;
+    expect(rate.served(firstSuccess)).toBe(false);
     expect(rate.rateAt(firstSuccess)).toBeCloseTo(70, 6);
     expect(rate.rateAt(firstSuccess + 125)).toBeCloseTo(140, 6);
     expect(rate.rateAt(firstSuccess + 500)).toBeCloseTo(70 * 16, 6);
@@ -215,13 +270,14 @@ describe("SendRate: slow start after a scope served (almost) nothing", () => {
     every(100, 0, 1000, (at) => rate.sent(at));
     every(50, 0, 1000, (at) => rate.served(at));
     rate.throttled(1000, 1000); // plateau 50
-    // Then two seconds sending 20/s, none served: an outage cut.
+    // Then two seconds sending 20/s, one of them served in the last second: below the capacity share, not an outage.
     every(20, 1000, 3000, (at) => rate.sent(at));
+    rate.served(2600);
     expect(rate.throttled(2999, 3000)).toBe(true);
     expect(rate.plateau).toBeCloseTo(50, 6);
     // 0.7 x the 20/s sent is 14/s, but one cut keeps half of the 50/s allowed: a window partly idle reads low.
     expect(rate.rateAt(3000)).toBeCloseTo(25, 6);
-    rate.served(4000);
+    expect(rate.served(4000)).toBe(false);
     expect(rate.rateAt(4000, 4030)).toBeCloseTo(25 * 2 ** (30 / 125), 6);
     const handOver = 4000 + 125 * Math.log2(35 / 25); // where the doubling reaches 0.7 x 50
     expect(rate.rateAt(4000, handOver + 1)).toBeCloseTo(35, 0);
@@ -230,7 +286,7 @@ describe("SendRate: slow start after a scope served (almost) nothing", () => {
   });
 
   it("a throttle in slow start cuts from what was sent, not from the projected rate", () => {
-    const rate = out();
+    const rate = little();
     rate.served(1100);
     every(60, 1100, 2000, (at) => rate.sent(at));
     expect(rate.rateAt(2000)).toBeGreaterThan(10_000); // the projection after 900 ms of doubling
@@ -240,3 +296,4 @@ describe("SendRate: slow start after a scope served (almost) nothing", () => {
     expect(rate.rateAt(2000)).toBeLessThan(60);
   });
 });
+

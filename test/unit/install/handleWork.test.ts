@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
-import { createHttpHeaders, type HttpClient, type PipelineRequest } from "@azure/core-rest-pipeline";
+import { createHttpHeaders, type HttpClient, type PipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
 import { getRetryInfo, installResilience, type ResilienceHandle } from "../../../src/index.js";
 
 // handle.work: a bounded caller's unit of work counts as one of its slots for as long as it
@@ -35,8 +35,9 @@ function install(): { client: TableClient; handle: ResilienceHandle } {
 describe("handle.work", () => {
   it("with a free slot, an operation inside a unit of work sleeps its backoff and succeeds", async () => {
     const { client, handle } = install();
-    const entity = await handle.work(() => client.getEntity("p1", "r1"));
-    expect(getRetryInfo(entity)).toMatchObject({ attempts: 2, stopReason: "success" });
+    let raw: PipelineResponse | undefined;
+    await handle.work(() => client.getEntity("p1", "r1", { onResponse: (response) => (raw = response) }));
+    expect(getRetryInfo(raw)).toMatchObject({ attempts: 2, stopReason: "success" });
   });
 
   it("with the other slot busy in a unit of work outside the client, the backoff finds no spare slot: caller-busy at once", async () => {

@@ -82,7 +82,8 @@ describe("installResilience: metrics", () => {
     const handle = install(client, {
       metrics: { registry },
       retry: fixedBackoff({ maxRetries: 12, delayInMs: 100 }),
-      circuitBreaker: { consecutiveFailures: 5 },
+      // A probe period longer than the second the test waits: the circuit is still open when scraped.
+      circuitBreaker: { consecutiveFailures: 5, resetTimeoutInMs: 3_000 },
       caller: { failFast: true },
     });
     const first = expect(client.upsertEntity({ partitionKey: "hot", rowKey: "r" })).rejects.toMatchObject({ statusCode: 503 });

@@ -47,6 +47,31 @@ describe("the retry budget counts every retry sent", () => {
   });
 });
 
+describe("a retry that succeeds gives its budget back", () => {
+  it("after a mass failure, each successful retry frees a retry for the next operation waiting on the budget", async () => {
+    // Room for one retry at a time: every operation's first attempt fails once, then succeeds.
+    const budget = createRetryBudget({ retryRatio: 0, minRetriesPerSecond: 0.1 });
+    const failedOnce = new Set<string>();
+    const next = vi.fn<SendRequest>(async (req) => {
+      if (failedOnce.has(req.url)) return reply(req, 200);
+      failedOnce.add(req.url);
+      return busy(req);
+    });
+    const policy = resilientRetryPolicy({ retryBudget: budget, retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }) });
+    const statuses: number[] = [];
+    const controller = new AbortController();
+    for (let i = 0; i < 5; i++) {
+      const request = createPipelineRequest({ url: PRIMARY.replace("r1", `r${i}`), method: "GET", abortSignal: controller.signal });
+      void policy.sendRequest(request, next).then((r) => statuses.push(r.status), () => statuses.push(0));
+    }
+    await vi.advanceTimersByTimeAsync(2_000);
+    // Without the refund, the one retry in the window is spent and the other four wait for it to expire (10 s).
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    expect(budget.snapshot().retries).toBe(0);
+    controller.abort();
+  });
+});
+
 describe("an open loop deferring on an empty budget does not poll it in a tight loop", () => {
   it("a budget that refuses while answering retryAfterInMs() = 0: asked again no more often than every 10 ms (MIN_CIRCUIT_WAIT_IN_MS)", async () => {
     let asked = 0;

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { WakeList } from "../../../src/timing/wake.js";
 import { Readable } from "node:stream";
 import {
   createHttpHeaders,
@@ -473,8 +474,8 @@ describe("resilientRetryPolicy option validation", () => {
   });
 });
 
-describe("resilientRetryPolicy spreads circuit waits", () => {
-  it("waits between t and 2t for an open circuit, as the random source says", async () => {
+describe("resilientRetryPolicy's circuit waits", () => {
+  it("waits until the probe is due for an open circuit, whatever the random source says", async () => {
     let refusals = 1;
     const gate: AttemptGate = {
       admit: () => (refusals-- > 0 ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 } : SEND_NOW),
@@ -482,9 +483,60 @@ describe("resilientRetryPolicy spreads circuit waits", () => {
     };
     const next = scripted(ok);
     const pending = resilientRetryPolicy({ gate: asGateOption(gate), random: () => 0.5 }).sendRequest(request(), next);
-    await vi.advanceTimersByTimeAsync(1499);
+    await vi.advanceTimersByTimeAsync(999);
     expect(next).not.toHaveBeenCalled();
     await vi.advanceTimersByTimeAsync(1);
+    expect((await pending).status).toBe(200);
+  });
+
+  it("a waiter on a refused circuit is woken by the gate at once, and asks again then", async () => {
+    const wake = new WakeList();
+    let open = true;
+    const gate: AttemptGate = {
+      admit: () => (open ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 300, probeOut: true, wake } : SEND_NOW),
+      record: () => {},
+    };
+    const next = scripted(ok);
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate), random: () => 0.5 }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(next).not.toHaveBeenCalled();
+    open = false;
+    wake.wakeAll();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(next).toHaveBeenCalledTimes(1);
+    expect((await pending).status).toBe(200);
+  });
+
+  it("a backoff after a failure is woken by the gate when its partition's circuit closes, and the retry goes at once", async () => {
+    const wake = new WakeList();
+    const gate: AttemptGate = { admit: () => SEND_NOW, record: () => {}, wakeOf: () => wake };
+    const next = scripted(serverBusy, ok);
+    const retry = fixedBackoff({ maxRetries: 3, delayInMs: 5_000 });
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate), retry }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(300);
+    expect(next).toHaveBeenCalledTimes(1);
+    wake.wakeAll();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(next).toHaveBeenCalledTimes(2);
+    expect((await pending).status).toBe(200);
+  });
+
+  it("a paced waiter is woken by the gate at once when its queue is let out", async () => {
+    const wake = new WakeList();
+    let asked = 0;
+    const ticket = {};
+    const gate: AttemptGate = {
+      admit: (_address, _remaining, reserved) => (asked++ === 0 ? { decision: "send", delayInMs: 500, ticket, paced: true, wake } : (reserved ?? SEND_NOW)),
+      record: () => {},
+    };
+    const next = scripted(ok);
+    const pending = resilientRetryPolicy({ gate: asGateOption(gate) }).sendRequest(request(), next);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(next).not.toHaveBeenCalled();
+    wake.wakeAll();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(next).toHaveBeenCalledTimes(1);
+    expect(asked).toBe(2);
     expect((await pending).status).toBe(200);
   });
 

@@ -34,13 +34,17 @@ afterEach(() => {
 describe("the retry budget follows the admission a retry is sent on", () => {
   it("a retry sent unpaced after a paced attempt is counted against the budget", async () => {
     const budget = createRetryBudget();
+    const tryRetry = vi.spyOn(budget, "tryRetry");
     const next = scripted(503, 200);
     const gate = gateOf({ decision: "send", delayInMs: 0, paced: true }, SEND_NOW);
     const pending = resilientRetryPolicy({ gate: asGateOption(gate), retryBudget: budget, retry }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(100);
     expect((await pending).status).toBe(200);
     expect(next).toHaveBeenCalledTimes(2);
-    expect(budget.snapshot().retries).toBe(1);
+    expect(tryRetry).toHaveBeenCalledTimes(1);
+    expect(tryRetry).toHaveReturnedWith(true);
+    // Given back when it succeeded: a retry that worked multiplied no load.
+    expect(budget.snapshot().retries).toBe(0);
   });
 
   it("a retry sent paced after an unpaced attempt goes with the budget empty, and spends nothing", async () => {

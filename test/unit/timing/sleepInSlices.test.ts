@@ -40,6 +40,13 @@ describe("sleepInSlices", () => {
     expect(slices).toEqual([250, 250]);
   });
 
+  it("ends the whole wait, waited, when a slice's sleep was woken", async () => {
+    const slices: number[] = [];
+    const sleep = async (ms: number): Promise<boolean> => (slices.push(ms), slices.length === 2);
+    expect(await sleepInSlices(1_000, sleep, () => false, 250)).toEqual({ ended: "waited" });
+    expect(slices).toEqual([250, 250]);
+  });
+
   it("sleeps nothing for no delay", async () => {
     const { slices, sleep } = recordingSleep();
     expect(await sleepInSlices(0, sleep, () => true, 250)).toEqual({ ended: "waited" });
