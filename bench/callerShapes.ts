@@ -4,9 +4,15 @@
 //   a declared open-loop caller and the SDK's default retry, in four faults: a rebalancing
 //   (one partition offline, one timing out, rare resets), an endpoint frozen then reset, an
 //   endpoint refusing connections, an account throttled;
-// - pools of workers (4, 16, 64) fed at a fixed rate below saturation and saturated, with one
-//   partition offline and one timing out: a declared bounded caller, a fail-fast caller and
-//   the SDK client with retries off, all in the same run.
+// - pools of workers (4, 16, 64) consuming a queue of messages, fed at a fixed rate below
+//   saturation or a backlog that keeps them saturated, with one partition offline and one timing
+//   out: a declared bounded caller, a fail-fast caller and the SDK client with retries off, all in
+//   the same run. Each worker follows the queue-consumer recipe of docs/flow-control.md: ask
+//   partitionStatus before sending, and send a message that was refused or failed (not 409) back
+//   to the queue, invisible for the `retryAfterInMs` it carries (1 s without one), in whole
+//   seconds as a queue counts them; a run ends when every message is processed. The queue is
+//   in memory (bench/queueConsumer.ts runs the recipe on a real Azurite queue): nine pools side
+//   by side would otherwise load the machine with the queue's own calls.
 // Within a run every stream has a table and a client of its own and they run side by side
 // behind one simulator, so the faults hit them at the same moments. The open-loop faults run
 // at the same time too, each behind a simulator of its own, to keep a seed under a minute;
@@ -201,15 +207,24 @@ export interface OpenLoopRow {
 /** One pool's figures in one seed. */
 export interface PoolSeedFigures {
   seed: number;
-  operations: number;
-  succeeded: number;
+  /** Messages in the queue over the run (each processed once it succeeds, or answers 409). */
+  messages: number;
+  /** Messages processed before the run's drain limit; `messages` when none was left. */
+  processed: number;
+  /** Times a message went back to the queue: refused or failed, or its partition not available when asked. */
+  requeued: number;
+  /** Of `requeued`, those sent back without sending anything (partitionStatus said not available). */
+  requeuedBeforeSending: number;
+  /** Attempts that failed for a local reason (each message sent back). */
   failedLocal: number;
-  /** Healthy partitions' operations that succeeded inside the outage window. */
+  /** Healthy partitions' messages processed inside the outage window. */
   healthyDoneDuring: number;
   /** Of the no-retry client's in the same run and pool size (1 = as much). */
   healthyShareOfNoRetry: number;
   outageAttempts: number;
-  /** Failed operations by reason (a local stop reason, or the failure). */
+  /** When the last message was processed, from the start of the run. */
+  lastDoneInMs: number;
+  /** Failed attempts by reason (a local stop reason, or the failure); each sent its message back. */
   failures: Record<string, number>;
 }
 
@@ -234,6 +249,8 @@ export interface CallerShapesResult {
 interface Stream {
   client: TableClient;
   refused: { count: number };
+  /** `handle.partitionStatus` of the client's table, where the package is installed: the recipe asks it before sending. */
+  status?(partition: string): { available: boolean; retryAfterInMs: number };
   /** Runs one unit of a pool's work: through `handle.work` where the package is installed, so a worker busy outside the client counts. */
   work<T>(unit: () => Promise<T>): Promise<T>;
   dispose(): void;
@@ -260,7 +277,7 @@ function openStream(endpoint: string, table: string, install: InstallResilienceO
   client.pipeline.addPolicy(refusedCounter(refused), { afterPhase: "Retry" });
   if (typeof install === "string") return { client, refused, work: (unit) => unit(), dispose: () => undefined };
   const handle = installResilience(client, { metrics: { registry: new Registry() }, ...install });
-  return { client, refused, work: (unit) => handle.work(unit), dispose: () => handle.dispose() };
+  return { client, refused, status: (partition) => handle.partitionStatus(table, partition), work: (unit) => handle.work(unit), dispose: () => handle.dispose() };
 }
 
 function openLoopInstall(configuration: OpenLoopConfiguration): InstallResilienceOptions | "sdk-default" {
@@ -377,12 +394,24 @@ interface Outcome {
   ok: boolean;
   local: boolean;
   reason?: string;
+  /** A failure's HTTP status, when it had one. */
+  status?: number;
+  /** A failure's `getRetryInfo(error).retryAfterInMs`: when to come back. */
+  retryAfterInMs?: number;
 }
 
 function settle(promise: Promise<unknown>, op: PlannedOperation, t0: number): Promise<Outcome> {
   return promise.then(
     () => ({ op, endedAt: performance.now() - t0, ok: true, local: false }),
-    (error: unknown) => ({ op, endedAt: performance.now() - t0, ok: false, local: isLocalFailure(error), reason: describeFailure(error) }),
+    (error: unknown) => ({
+      op,
+      endedAt: performance.now() - t0,
+      ok: false,
+      local: isLocalFailure(error),
+      reason: describeFailure(error),
+      status: (error as { statusCode?: number } | undefined)?.statusCode,
+      retryAfterInMs: getRetryInfo(error)?.retryAfterInMs,
+    }),
   );
 }
 
@@ -490,9 +519,39 @@ async function openLoopRun(
   });
 }
 
+/** The longest an idle worker sleeps before looking at the queue again (a message sent back may be due sooner). */
+const IDLE_POLL_IN_MS = 50;
+
+/** One message of a pool's queue: its operation, and from when (run time) a worker may take it. */
+interface QueuedMessage {
+  op: PlannedOperation;
+  visibleAt: number;
+}
+
+/** What one pool did: the messages processed (success or 409), every failed attempt, the re-queues. */
+interface PoolOutcomes {
+  messages: number;
+  processed: Outcome[];
+  failedAttempts: Outcome[];
+  requeued: number;
+  requeuedBeforeSending: number;
+}
+
+/** How many messages a pool gets: fed at its rate over the run, or a backlog its workers cannot clear before the outage ends. */
+function poolMessages(feed: PoolFeed, workers: number, p: CallerShapesSettings["pools"]): { count: number; ratePerSecond: number } {
+  const durationInMs = p.leadInMs + Math.max(p.offlineInMs, p.timeoutStartInMs + p.timeoutInMs) + p.tailInMs;
+  const ratePerSecond = feed === "saturated" ? Infinity : workers * p.fedPerWorkerPerSecond;
+  // Saturated: as many as the workers could take in the run if the table calls cost nothing.
+  const perSecond = feed === "saturated" ? workers * (1000 / p.holdInMs) : ratePerSecond;
+  return { count: Math.floor((durationInMs / 1000) * perSecond), ratePerSecond };
+}
+
 /**
- * One pool: workers taking operations in arrival order, each held `holdInMs` after its table
- * call (the rest of the message's work); the call and the hold are one unit of work (`work`).
+ * One pool consuming its queue by the recipe: each worker takes the first visible message, asks
+ * partitionStatus (where the package is installed), sends, and on a refusal or a failure other
+ * than 409 puts the message back, invisible for `retryAfterInMs` (1 s without one) in whole
+ * seconds; a processed message holds its worker `holdInMs` more (the rest of its work). The call
+ * and the hold are one unit of work (`work`). Ends when every message is processed, or at `signal`.
  */
 async function runPool(
   stream: Stream,
@@ -502,33 +561,53 @@ async function runPool(
   p: CallerShapesSettings["pools"],
   t0: number,
   signal: AbortSignal,
-): Promise<Outcome[]> {
+): Promise<PoolOutcomes> {
   const random = workloadRandom(seed * 1000 + workers);
-  const ops: PlannedOperation[] = [];
-  const durationInMs = p.leadInMs + Math.max(p.offlineInMs, p.timeoutStartInMs + p.timeoutInMs) + p.tailInMs;
-  const ratePerSecond = workers * p.fedPerWorkerPerSecond;
-  const arrivals = feed === "saturated" ? Infinity : Math.floor((durationInMs / 1000) * ratePerSecond);
-  const outcomes: Outcome[] = [];
-  let next = 0;
+  const { count, ratePerSecond } = poolMessages(feed, workers, p);
+  // Ordered by visibleAt: arrivals come in order, and a message sent back is put in its place.
+  const queue: QueuedMessage[] = Array.from({ length: count }, (_, i) => ({
+    op: drawOperation(random, i, `pool${workers}-${feed}-s${seed}-`),
+    visibleAt: Number.isFinite(ratePerSecond) ? (i * 1000) / ratePerSecond : 0,
+  }));
+  const out: PoolOutcomes = { messages: count, processed: [], failedAttempts: [], requeued: 0, requeuedBeforeSending: 0 };
+  const sendBack = (op: PlannedOperation, retryAfterInMs: number): void => {
+    const visibleAt = performance.now() - t0 + Math.max(1, Math.ceil(retryAfterInMs / 1000)) * 1000;
+    let at = queue.length;
+    while (at > 0 && (queue[at - 1] as QueuedMessage).visibleAt > visibleAt) at -= 1;
+    queue.splice(at, 0, { op, visibleAt });
+    out.requeued += 1;
+  };
   const worker = async (): Promise<void> => {
-    while (!signal.aborted) {
-      const index = next++;
-      if (index >= arrivals) return;
-      const arrivesAt = feed === "saturated" ? 0 : (index * 1000) / ratePerSecond;
-      if (feed === "saturated" && performance.now() - t0 >= durationInMs) return;
-      const wait = t0 + arrivesAt - performance.now();
-      if (wait > 0) await sleep(wait);
-      // Drawn in claim order, so each configuration's pool of this size sees the same operations.
-      while (ops.length <= index) ops.push(drawOperation(random, ops.length, `pool${workers}-${feed}-s${seed}-`));
-      const op = ops[index] as PlannedOperation;
+    while (!signal.aborted && out.processed.length < count) {
+      const head = queue[0];
+      const wait = head === undefined ? IDLE_POLL_IN_MS : head.visibleAt - (performance.now() - t0);
+      if (wait > 0) {
+        await sleep(Math.min(wait, IDLE_POLL_IN_MS));
+        continue;
+      }
+      const { op } = queue.shift() as QueuedMessage;
+      // Ask before sending: a partition that takes nothing now costs no worker time.
+      const status = stream.status?.(op.partition);
+      if (status !== undefined && !status.available) {
+        out.requeuedBeforeSending += 1;
+        sendBack(op, status.retryAfterInMs);
+        continue;
+      }
       await stream.work(async () => {
-        outcomes.push(await settle(perform({ run: (_pk, fn, s) => fn(stream.client, s) }, op, signal), op, t0));
-        if (!signal.aborted) await sleep(p.holdInMs);
+        const outcome = await settle(perform({ run: (_pk, fn, s) => fn(stream.client, s) }, op, signal), op, t0);
+        // 409: an insert made before (a message seen twice): processed.
+        if (outcome.ok || outcome.status === 409) {
+          out.processed.push(outcome);
+          if (!signal.aborted) await sleep(p.holdInMs);
+          return;
+        }
+        out.failedAttempts.push(outcome);
+        if (!signal.aborted) sendBack(op, outcome.retryAfterInMs ?? 1000);
       });
     }
   };
   await Promise.all(Array.from({ length: workers }, () => worker()));
-  return outcomes;
+  return out;
 }
 
 /** Runs every pool size and configuration side by side, fed one way, through one outage. */
@@ -557,21 +636,24 @@ async function poolRun(
     );
     clearTimeout(timer);
     counts.recording = false;
-    const healthyDone = (done: Outcome[]) =>
-      done.filter((o) => o.ok && !OUTAGE_PARTITIONS.includes(o.op.partition) && o.endedAt >= outageStart && o.endedAt < outageEnd).length;
+    const healthyDone = (done: PoolOutcomes) =>
+      done.processed.filter((o) => !OUTAGE_PARTITIONS.includes(o.op.partition) && o.endedAt >= outageStart && o.endedAt < outageEnd).length;
     const figures = new Map<string, PoolSeedFigures>();
     keys.forEach((key, i) => {
-      const done = outcomes[i] as Outcome[];
-      const baseline = outcomes[keys.indexOf(`${key.split("/")[0]}/no-retry`)] as Outcome[];
+      const done = outcomes[i] as PoolOutcomes;
+      const baseline = outcomes[keys.indexOf(`${key.split("/")[0]}/no-retry`)] as PoolOutcomes;
       figures.set(key, {
         seed,
-        operations: done.length,
-        succeeded: done.filter((o) => o.ok).length,
-        failedLocal: done.filter((o) => !o.ok && o.local).length,
+        messages: done.messages,
+        processed: done.processed.length,
+        requeued: done.requeued,
+        requeuedBeforeSending: done.requeuedBeforeSending,
+        failedLocal: done.failedAttempts.filter((o) => o.local).length,
         healthyDoneDuring: healthyDone(done),
         healthyShareOfNoRetry: Math.round((healthyDone(done) / Math.max(1, healthyDone(baseline))) * 1000) / 1000,
         outageAttempts: counts.of(tables.get(key) as string).fault,
-        failures: failuresOf(done),
+        lastDoneInMs: Math.round(Math.max(0, ...done.processed.map((o) => o.endedAt))),
+        failures: failuresOf(done.failedAttempts),
       });
     });
     return figures;
@@ -638,7 +720,9 @@ export async function runCallerShapes(accountUrl: string, settings: CallerShapes
       for (const feed of POOL_FEEDS) {
         const figures = await poolRun(accountUrl, poolTables, settings, feed, seed);
         for (const row of pools.filter((r) => r.feed === feed)) row.seeds.push(figures.get(`${row.workers}/${row.configuration}`) as PoolSeedFigures);
-        const line = [...figures.entries()].map(([key, f]) => `${key} ${f.succeeded}/${f.operations}, healthy ${f.healthyDoneDuring} (${Math.round(f.healthyShareOfNoRetry * 100)} %)`).join("; ");
+        const line = [...figures.entries()]
+          .map(([key, f]) => `${key} ${f.processed}/${f.messages} (re-queued ${f.requeued}, last ${(f.lastDoneInMs / 1000).toFixed(1)} s), healthy ${f.healthyDoneDuring} (${Math.round(f.healthyShareOfNoRetry * 100)} %)`)
+          .join("; ");
         log(`caller shapes, seed ${seed}, pools ${feed}: ${line}`);
       }
     }

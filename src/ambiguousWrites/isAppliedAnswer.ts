@@ -1,5 +1,6 @@
 import type { AttemptResult } from "../classification/attemptResult.js";
 import type { TableWrite } from "../address/tableWrite.js";
+import type { StorageOperation } from "../address/storageOperation.js";
 
 /**
  * True when `result` is the answer a retry gets if an earlier attempt of `write` was
@@ -24,4 +25,16 @@ export function isAppliedAnswer(write: TableWrite, result: AttemptResult): boole
     default:
       return false;
   }
+}
+
+/**
+ * True when `result` is what a retried table create or delete gets if an earlier attempt
+ * applied: 409 `TableAlreadyExists` after `create_table`, 404 after `delete_table`. The SDK
+ * takes both as success (`createTable` and `deleteTable` swallow them): the table exists, or
+ * is gone, as asked. Whoever made it so, a table holds nothing of its writer's to tell them
+ * apart (unlike an entity's content), so nothing is left to settle or mark.
+ */
+export function isTableAsAsked(operation: StorageOperation, result: AttemptResult | undefined): boolean {
+  if (operation === "create_table") return result?.status === 409 && result.errorCode === "TableAlreadyExists";
+  return operation === "delete_table" && result?.status === 404;
 }

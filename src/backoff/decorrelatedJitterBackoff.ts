@@ -1,4 +1,4 @@
-import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
+import { checkRetryNumber, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
 import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
@@ -33,7 +33,7 @@ export const resolveDecorrelatedJitterBackoffOptions = optionsObject(
     maxDelayInMs: numberOption({ max: DAY_IN_MS }, d.maxDelayInMs),
     random: (value, path) => resolveRandomSource(path, value),
   } satisfies OptionsShape<DecorrelatedJitterBackoffOptions>,
-  { root: "decorrelatedJitterBackoff options", owner: "decorrelatedJitterBackoff" },
+  { root: "decorrelatedJitterBackoff options", owner: (path) => strategyOwnerAt(path, "decorrelatedJitterBackoff", "decorrelated") },
   (o, at) => {
     if (o.baseDelayInMs > o.maxDelayInMs) {
       throw new RangeError(`${at("baseDelayInMs")} (${o.baseDelayInMs}) must not exceed ${at("maxDelayInMs")} (${o.maxDelayInMs}).`);

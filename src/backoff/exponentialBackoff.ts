@@ -1,4 +1,4 @@
-import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
+import { checkRetryNumber, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
 import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
@@ -40,7 +40,7 @@ export const resolveExponentialBackoffOptions = optionsObject(
     jitter: numberOption({ max: 0.999_999 }, d.jitter),
     random: (value, path) => resolveRandomSource(path, value),
   } satisfies OptionsShape<ExponentialBackoffOptions>,
-  { root: "exponentialBackoff options", owner: "exponentialBackoff" },
+  { root: "exponentialBackoff options", owner: (path) => strategyOwnerAt(path, "exponentialBackoff", "exponential") },
   (o, at) => {
     if (o.minDelayInMs > o.maxDelayInMs) {
       throw new RangeError(`${at("minDelayInMs")} (${o.minDelayInMs}) must not exceed ${at("maxDelayInMs")} (${o.maxDelayInMs}).`);

@@ -1,4 +1,4 @@
-import { checkRetryNumber, type RetryStrategy } from "./retryStrategy.js";
+import { checkRetryNumber, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
@@ -22,7 +22,7 @@ export const resolveFixedBackoffOptions = optionsObject(
     maxRetries: numberOption({ integer: true, max: 1000 }, DEFAULT_FIXED_BACKOFF.maxRetries),
     delayInMs: numberOption({ max: DAY_IN_MS }, DEFAULT_FIXED_BACKOFF.delayInMs),
   } satisfies OptionsShape<FixedBackoffOptions>,
-  { root: "fixedBackoff options", owner: "fixedBackoff" },
+  { root: "fixedBackoff options", owner: (path) => strategyOwnerAt(path, "fixedBackoff", "fixed") },
 );
 
 /**

@@ -34,3 +34,12 @@ export function checkRetryNumber(retryNumber: number): void {
     throw new RangeError(`retryNumber must be an integer >= 1; got ${retryNumber}.`);
   }
 }
+
+/**
+ * Whose option a misspelt key is, as the caller wrote it: `retry with strategy "fixed"` for
+ * options found at a path (the user wrote `retry`, not `fixedBackoff`), the factory's own name
+ * for options it was called with.
+ */
+export function strategyOwnerAt(path: string, factory: string, strategy: string): string {
+  return path === "" ? factory : `${path} with strategy "${strategy}"`;
+}

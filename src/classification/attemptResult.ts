@@ -13,6 +13,11 @@ export interface AttemptResult {
    * answered 202 (see `failedChangeset`); the transaction applied nothing.
    */
   inChangeset?: boolean;
+  /**
+   * A write answered 2xx whose JSON body does not parse: the service says the write applied,
+   * but the SDK's deserializer (after the retry policy) will throw `PARSE_ERROR` on it.
+   */
+  unreadableBody?: boolean;
   /** The server's retry hint when the response's own headers do not carry it (a failed changeset's). */
   retryAfterInMs?: number;
 }

@@ -57,6 +57,11 @@ export interface DecisionFacts {
    * success would cause (409 after an insert, 404 after a delete), and read-back is on.
    */
   answerMayBeOurs: boolean;
+  /**
+   * The last attempt is a write's 2xx whose JSON body does not parse: applied, says the
+   * service, but the caller's SDK cannot read the answer. Settled, never sent again.
+   */
+  answerUnreadable: boolean;
   gate: GateAnswer;
   /** `send`: the paced slot's delay (0 when not paced, or already waited); a refusal: when to ask again. */
   gateDelayInMs: number;
@@ -163,7 +168,8 @@ function askAgainIn(waitInMs: number, remainingInMs: number): number {
 /** A primary attempt came back (or a secondary read after it failed). */
 function afterAttempt(f: DecisionFacts): Step {
   const cls = f.attemptClass;
-  if (cls === "success") return STOP_SUCCESS;
+  // A write's 2xx is the service's word that it applied: an unreadable body is settled (read back where possible), not resent.
+  if (cls === "success") return f.answerUnreadable ? READ_BACK : STOP_SUCCESS;
   if (cls === "aborted" || cls === undefined) return stop("aborted");
   if (cls === "circuit_open") return stop("circuit-open");
   if (!isRetriableClass(cls)) return f.answerMayBeOurs ? READ_BACK : stop("permanent");
@@ -194,6 +200,7 @@ export function newDecisionFacts(): DecisionFacts {
     retryAfterInMs: undefined,
     bodyReplayable: true,
     answerMayBeOurs: false,
+    answerUnreadable: false,
     gate: "send",
     gateDelayInMs: 0,
     budget: "free",

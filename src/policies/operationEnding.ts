@@ -10,6 +10,8 @@ import type { TableWrite } from "../address/tableWrite.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { LOCAL_REFUSALS, type AttemptClass, type StopReason } from "../observers/retryEvents.js";
 import { readBackAmbiguousWrite } from "../ambiguousWrites/ambiguousWriteReadBack.js";
+import { isTableAsAsked } from "../ambiguousWrites/isAppliedAnswer.js";
+import type { ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
 import type { RetryInfo } from "./retryInfo.js";
 import { attachRetryInfo } from "../address/requestMarks.js";
 import type { AmbiguousWriteSettings } from "./retryPolicyOptions.js";
@@ -95,25 +97,43 @@ function refusalError(op: Operation, reason: StopReason): Error | undefined {
 }
 
 /**
- * A retry answered what an earlier, unknown attempt's success would cause: read the entity
- * back. The same as sent: the write succeeded, report success. Otherwise the error surfaces
- * as it is, marked possibly applied.
+ * Settles a write whose last answer leaves its outcome in doubt (decideNext's `read-back`):
+ * a retry answered what an earlier, unknown attempt's success would cause (409 after an
+ * insert, ...), or the write's 2xx came with a body that does not parse. The entity is read
+ * back where that can settle it: the same as sent, the write succeeded, and the caller gets
+ * the success the SDK would have got. Otherwise the last answer (the error, or the 2xx) goes
+ * to the caller as it is, marked possibly applied. A write that no read-back can settle (not
+ * a Tables entity write) or that may not read back (`ambiguousWrites: false`) is marked at once.
  */
-export async function settleAmbiguousWrite(op: Operation, write: TableWrite): Promise<Ending> {
-  const options = op.s.ambiguousWrites as AmbiguousWriteSettings;
-  const timeoutInMs = Math.min(options.readBackTimeoutInMs, op.deadline - performance.now());
-  const outcome = await readBackAmbiguousWrite(op.request, options.readBackRoutes, write, bodyText(op.request), timeoutInMs);
-  logger.info(`An ambiguous ${write.operation} was settled: ${outcome.result}.`);
+export async function settleAmbiguousWrite(op: Operation): Promise<Ending> {
+  const options: AmbiguousWriteSettings | undefined = op.s.ambiguousWrites;
+  const write: TableWrite | undefined = op.tableWrite();
+  const outcome = await readBackIfPossible(op, options, write);
+  logger.info(`An ambiguous ${op.address.operation} was settled: ${outcome.result}.`);
   const endedAt = performance.now();
   if (outcome.result === "applied" && outcome.response !== undefined) {
     const response = outcome.response;
     return { reason: "success", result: { response, status: response.status, outcomeClass: "success" }, resolution: "applied", endedAt };
   }
-  return { reason: "permanent", resolution: outcome.result, endedAt };
+  // The last answer stands: a 2xx whose body did not parse ends as the success it is, an error as the failure it is.
+  return { reason: op.last?.outcomeClass === "success" ? "success" : "permanent", resolution: outcome.result, endedAt };
+}
+
+async function readBackIfPossible(op: Operation, options: AmbiguousWriteSettings | undefined, write: TableWrite | undefined): Promise<ReadBackOutcome> {
+  if (write === undefined) return { result: "not_resolvable" };
+  if (options === undefined) return { result: "unresolved" };
+  const timeoutInMs = Math.min(options.readBackTimeoutInMs, op.deadline - performance.now());
+  return readBackAmbiguousWrite(op.request, options.readBackRoutes, write, bodyText(op.request), timeoutInMs);
 }
 
 /** Marks a write that ended after an unknown outcome, and tells the observers. */
 function noteAmbiguity(op: Operation, stopReason: StopReason, resolution: AmbiguousWriteResult | undefined): void {
+  const operation = op.address.operation;
+  if (resolution === undefined && isTableAsAsked(operation, op.last)) {
+    // Not an ambiguity: the SDK reports this answer as success, and the store is as asked (the SDK logs it at info too).
+    logger.info(`${operation} retried after an unknown outcome: the table ${operation === "create_table" ? "exists" : "is gone"}, as asked.`);
+    return;
+  }
   const write = op.tableWrite();
   // A batch's HTTP success can hide a failed sub-request (the SDK throws after reading the body).
   const result = resolution ?? (write?.kind === "batch" ? "not_resolvable" : stopReason === "success" ? undefined : "unresolved");

@@ -133,7 +133,7 @@ export class Operation extends AdmittedOperation {
             break;
           }
           case "read-back":
-            return this.end(await settleAmbiguousWrite(this, this.tableWrite() as TableWrite));
+            return this.end(await settleAmbiguousWrite(this));
           case "stop": {
             const response = this.end(step);
             // A blob download's body is read after we return: if it is cut, the rest is asked for (downloads/).
@@ -237,6 +237,7 @@ export class Operation extends AdmittedOperation {
     f.attemptClass = cls;
     // Right after an attempt: the clock read when it ended will do.
     f.remainingInMs = this.deadline - this.clock;
+    f.answerUnreadable = result.unreadableBody === true;
     if (cls === "success") return f;
     const retriable = isRetriableClass(cls);
     if (fresh) {

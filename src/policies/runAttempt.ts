@@ -115,7 +115,9 @@ function forwardWeakly(callerSignal: AbortSignalLike, controller: AbortControlle
  * `$batch` answered 202 is classified by its failed changeset, if it has one.
  */
 export function answered(response: PipelineResponse, rules: ClassificationRules | undefined, address?: RequestAddress): AttemptResult {
-  if (isUnreadableWriteAnswer(response)) return { response, status: response.status, errorCode: "PARSE_ERROR", outcomeClass: "transient" };
+  if (isUnreadableWriteAnswer(response)) {
+    return { response, status: response.status, outcomeClass: classify({ status: response.status }, rules), unreadableBody: true };
+  }
   if (response.status === 202 && address !== undefined) {
     const changeset = failedChangeset(response, address, rules);
     if (changeset !== undefined) return changeset;
@@ -125,11 +127,12 @@ export function answered(response: PipelineResponse, rules: ClassificationRules 
 }
 
 /**
- * A write answered 2xx with a JSON body that does not parse: the store had the request, but
- * the SDK's deserialization (after this policy) would throw `PARSE_ERROR` on a write that
- * may well have applied. Caught here, it is an unknown outcome like a reset: retried, then
- * settled or marked. Reads are left to the SDK (nothing to settle); most writes carry no body
- * (`Prefer: return-no-content`), so this parses only the rare one that does.
+ * A write answered 2xx with a JSON body that does not parse: the service says the write
+ * applied, but the SDK's deserialization (after this policy) would throw `PARSE_ERROR` on it.
+ * Flagged here (a fact, read once), it is not sent again: decideNext settles it by reading
+ * the entity back where that can, else it ends marked possibly applied. Reads are left to the
+ * SDK (nothing to settle); most writes carry no body (`Prefer: return-no-content`), so this
+ * parses only the rare one that does.
  */
 function isUnreadableWriteAnswer(response: PipelineResponse): boolean {
   const text = response.bodyAsText;

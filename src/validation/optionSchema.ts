@@ -23,8 +23,12 @@ export type CheckedOptions<S extends Record<string, OptionCheck<unknown>>> = { [
 export interface OptionsNaming {
   /** The object's name when it is a factory's own (path `""`): `"exponentialBackoff options"`. Defaults to `"options"`. */
   root?: string;
-  /** Whose options they are, for an unknown key: `"... is not a known option of exponentialBackoff"`. Defaults to none. */
-  owner?: string;
+  /**
+   * Whose options they are, for an unknown key: `"... is not a known option of exponentialBackoff"`, or a
+   * function of the path for options that may sit under another option (`retry with strategy "exponential"`,
+   * the path the user wrote). Defaults to none.
+   */
+  owner?: string | ((path: string) => string);
   /** What the option must be when it is not an object: `"false or an options object"`. Defaults to `"an object"`. */
   expected?: string;
   /** Options that were removed, each with the error's text after its path (what to use instead). */
@@ -51,7 +55,7 @@ export function optionsObject<S extends Record<string, OptionCheck<unknown>>>(
     }
     for (const key of Object.keys(value)) {
       if (!known.includes(key)) {
-        const of = owner === undefined ? "" : ` of ${owner}`;
+        const of = owner === undefined ? "" : ` of ${typeof owner === "function" ? owner(path) : owner}`;
         throw new TypeError(`${optionPath(path, key)} is not a known option${of}; known options are ${known.join(", ")}.`);
       }
     }

@@ -181,8 +181,12 @@ describe("benchmarks (smoke configuration)", () => {
     for (const row of pools) {
       expect(row.seeds).toHaveLength(settings.seeds);
       for (const f of row.seeds) {
-        expectFigures(f, ["operations", "succeeded", "failedLocal", "healthyDoneDuring", "healthyShareOfNoRetry", "outageAttempts"]);
-        expect(f.succeeded).toBeLessThanOrEqual(f.operations);
+        expectFigures(f, ["messages", "processed", "requeued", "requeuedBeforeSending", "failedLocal", "healthyDoneDuring", "healthyShareOfNoRetry", "outageAttempts", "lastDoneInMs"]);
+        expect(f.messages).toBeGreaterThan(0);
+        expect(f.processed).toBeLessThanOrEqual(f.messages);
+        expect(f.requeuedBeforeSending).toBeLessThanOrEqual(f.requeued);
+        // Every failed attempt sent its message back, and so did every partition that was not available.
+        expect(Object.values(f.failures).reduce((a, b) => a + b, 0) + f.requeuedBeforeSending).toBeGreaterThanOrEqual(f.requeued);
         if (row.configuration === "no-retry") expect(f.failedLocal).toBe(0);
       }
     }

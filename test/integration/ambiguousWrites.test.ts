@@ -374,3 +374,38 @@ describe("a SAS that may add but not read", () => {
   });
 });
 
+
+// Issue 30 item 4: createTable and deleteTable whose answer was lost get 409 TableAlreadyExists
+// or 404 on the retry, which the SDK swallows: the table exists, or is gone, as asked.
+describe("createTable and deleteTable whose answer was lost", () => {
+  it("createTable: reset after Azurite created it, the retry's 409 is no ambiguity; logged at info", async () => {
+    const fresh = uniqueTableName("ambct");
+    const creator = env.tableClient(fresh);
+    install(creator);
+    env.simulator.addFault({ kind: "resetAfterForward", match: firstWrite("POST") });
+    const log = captureAzureLog("info");
+    try {
+      await creator.createTable();
+    } finally {
+      log.stop();
+    }
+    expect(env.simulator.records.map((r) => `${r.method} ${r.status ?? "reset"}`)).toEqual(["POST reset", "POST 409"]);
+    expect(events).toEqual([]);
+    expect(log.lines.join("\n")).toContain("create_table retried after an unknown outcome: the table exists, as asked.");
+    await env.directTableClient(fresh).deleteTable();
+  });
+
+  it("deleteTable: reset after Azurite deleted it, the retry's 404 is no ambiguity; logged at info", async () => {
+    install(client);
+    env.simulator.addFault({ kind: "resetAfterForward", match: firstWrite("DELETE") });
+    const log = captureAzureLog("info");
+    try {
+      await client.deleteTable();
+    } finally {
+      log.stop();
+    }
+    expect(env.simulator.records.map((r) => `${r.method} ${r.status ?? "reset"}`)).toEqual(["DELETE reset", "DELETE 404"]);
+    expect(events).toEqual([]);
+    expect(log.lines.join("\n")).toContain("delete_table retried after an unknown outcome: the table is gone, as asked.");
+  });
+});

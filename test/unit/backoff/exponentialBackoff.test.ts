@@ -75,7 +75,7 @@ describe("exponentialBackoff: validation names the option and value", () => {
     [{ jitter: -0.1 }, RangeError, /jitter/],
     [{ maxDelayInMs: "10" }, TypeError, /maxDelayInMs.*"10"/],
     [{ random: 3 }, TypeError, /random/],
-    [{ maxDelay: 10 }, TypeError, /maxDelay is not a known option/],
+    [{ maxDelay: 10 }, TypeError, /^maxDelay is not a known option of exponentialBackoff;/],
   ])("%o", (options, type, message) => {
     expect(() => exponentialBackoff(options as never)).toThrow(type);
     expect(() => exponentialBackoff(options as never)).toThrow(message);

@@ -21,6 +21,7 @@ const stop = (reason: string): Step => ({ action: "stop", reason } as Step);
 describe("decideNext after an attempt, as a table", () => {
   it.each<[string, Partial<DecisionFacts>, Step]>([
     ["success stops", { attemptClass: "success" }, stop("success")],
+    ["a write's 2xx whose body does not parse is settled (read back or marked), not sent again", { attemptClass: "success", answerUnreadable: true }, { action: "read-back" }],
     ["aborted stops", { attemptClass: "aborted" }, stop("aborted")],
     ["throttled backs off", {}, backOff(800)],
     ["transient backs off", { attemptClass: "transient" }, backOff(800)],
