@@ -60,6 +60,11 @@ export interface SendAdmission {
    */
   readonly paced?: boolean;
   /**
+   * The attempt is a half-open circuit's probe: its failure is the circuit's (the partition is
+   * still out), so the operation's next try waits for the next probe and uses up no retry.
+   */
+  readonly probe?: boolean;
+  /**
    * Fires when the paced wait may end sooner than `delayInMs` (the scope's queue was let out:
    * its outage ended, its pacer was dropped): the loop then asks again at once.
    */

@@ -116,7 +116,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       return { decision: "refuse", reason: "circuit-open", scope: key as string, retryAfterInMs: scope.retryAfterInMs(at), probeOut: before === "half_open", wake: scope.waiters };
     }
     // Confirmed: the slot is the caller's. Admitted half-open, it now holds the circuit's new probe.
-    if (reserved !== undefined) return before === "closed" ? recheck(reserved, scope, address, at, remainingInMs) : { ...reserved, delayInMs: 0, ticket: { ...(reserved.ticket as PacedTicket), probeAt: at } };
+    if (reserved !== undefined) return before === "closed" ? recheck(reserved, scope, address, at, remainingInMs) : { ...reserved, delayInMs: 0, ticket: { ...(reserved.ticket as PacedTicket), probeAt: at }, probe: true };
     // Admitted half-open: this attempt is the probe.
     const probeAt = before === "closed" ? undefined : at;
     const slot = scope.reserve(at, remainingInMs, probeAt !== undefined);
@@ -146,12 +146,12 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const pacer = scope?.pacerAt(at);
     if (pacer === undefined && account === undefined) {
       // An unpaced probe still carries its ticket, so that abandoning it gives the probe back.
-      return probeAt === undefined ? SEND_NOW : { decision: "send", delayInMs: 0, ticket: { reservedAt: -Infinity, probeAt } satisfies PacedTicket };
+      return probeAt === undefined ? SEND_NOW : { decision: "send", delayInMs: 0, ticket: { reservedAt: -Infinity, probeAt } satisfies PacedTicket, probe: true };
     }
     const accountDelayInMs = accountDelay ?? 0;
     const delayInMs = Math.max(scopeDelayInMs, accountDelayInMs);
     // A probe's slot is not asked about again (it holds its circuit half-open): only other attempts' slots may come sooner.
-    if (delayInMs === 0 || probeAt !== undefined) return { decision: "send", delayInMs, ticket: { reservedAt: at, probeAt } satisfies PacedTicket, paced: true };
+    if (delayInMs === 0 || probeAt !== undefined) return { decision: "send", delayInMs, ticket: { reservedAt: at, probeAt } satisfies PacedTicket, paced: true, probe: probeAt !== undefined || undefined };
     const scopeWaits = scopeDelayInMs > 0 ? scope : undefined;
     const accountWaits = accountDelayInMs > 0 ? account : undefined;
     const ticket: PacedTicket = {

@@ -24,6 +24,7 @@ export abstract class AdmittedOperation {
   #reserved: SendAdmission | undefined;
   #pacedDelayInMs = 0;
   #lastPaced = false;
+  #lastProbe = false;
   /** The attempt in flight spent a retry of the budget (given back if it succeeds). */
   #spentRetry = false;
   #refusal: Refusal | undefined;
@@ -45,6 +46,11 @@ export abstract class AdmittedOperation {
    */
   wakeFor(on: "circuit" | "pacing" | "backoff"): WakeSource | undefined {
     return on === "backoff" ? this.s.gate?.wakeOf?.(this.address) : this.#admission.wake;
+  }
+
+  /** Whether the last primary attempt was a half-open circuit's probe. */
+  get lastWasProbe(): boolean {
+    return this.#lastProbe;
   }
 
   /** The wait for the paced slot the next attempt goes on (0 when none). */
@@ -131,6 +137,7 @@ export abstract class AdmittedOperation {
     if (this.#spentRetry && result.outcomeClass === "success") this.s.budget?.refund?.();
     this.#spentRetry = false;
     this.#lastPaced = admission.paced === true;
+    this.#lastProbe = admission.probe === true;
     const pacedDelayInMs = this.#pacedDelayInMs;
     this.#pacedDelayInMs = 0;
     return pacedDelayInMs;

@@ -52,6 +52,8 @@ export interface DecisionFacts {
   retryAfterInMs: number | undefined;
   /** Whether the request's body can be sent again. */
   bodyReplayable: boolean;
+  /** The last attempt was a half-open circuit's probe (its failure is the circuit's, not a retry of the operation's). */
+  wasProbe: boolean;
   /**
    * A write whose earlier attempt had an unknown outcome got the answer that attempt's
    * success would cause (409 after an insert, 404 after a delete), and read-back is on.
@@ -174,6 +176,9 @@ function afterAttempt(f: DecisionFacts): Step {
   if (cls === "circuit_open") return stop("circuit-open");
   if (!isRetriableClass(cls)) return f.answerMayBeOurs ? READ_BACK : stop("permanent");
   if (!f.bodyReplayable) return stop("body-not-replayable");
+  // A failed probe says the partition is still out: its operation waits for the next probe, as any waiter on the
+  // circuit does, and uses up no retry (volunteering for the probe every period would spend them all in one outage).
+  if (f.wasProbe && f.callerMayWait) return { action: "wait", on: "circuit", delayInMs: MIN_CIRCUIT_WAIT_IN_MS };
   if (f.retriesDone >= f.maxRetries) return stop("retries-exhausted");
   const hint = f.retryAfterInMs;
   const fromHint = hint !== undefined && hint > f.backoffInMs;
@@ -199,6 +204,7 @@ export function newDecisionFacts(): DecisionFacts {
     backoffInMs: 0,
     retryAfterInMs: undefined,
     bodyReplayable: true,
+    wasProbe: false,
     answerMayBeOurs: false,
     answerUnreadable: false,
     gate: "send",

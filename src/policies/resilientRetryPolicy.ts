@@ -249,6 +249,7 @@ export class Operation extends AdmittedOperation {
       f.retryAfterInMs = retriable ? retryAfterOf(result, this.s.maxRetryAfterInMs) : undefined;
       // Read now rather than up front: only a retry needs it, and a policy after ours may have replaced the body.
       f.bodyReplayable = !retriable || isReplayable(this.request);
+      f.wasProbe = retriable && this.lastWasProbe;
       f.answerMayBeOurs = !retriable && this.answerMayBeOurs(result);
     }
     this.forecastBudget(f, retriable);

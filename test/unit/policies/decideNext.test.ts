@@ -29,6 +29,8 @@ describe("decideNext after an attempt, as a table", () => {
     ["a longer Retry-After wins", { retryAfterInMs: 2000 }, backOff(2000, "retry-after")],
     ["a shorter Retry-After loses to the backoff", { retryAfterInMs: 100 }, backOff(800)],
     ["retries run out", { retriesDone: 3 }, stop("retries-exhausted")],
+    ["a failed probe waits for the next probe, and uses up no retry (even the last)", { wasProbe: true, retriesDone: 3 }, { action: "wait", on: "circuit", delayInMs: 10 }],
+    ["a failed probe of a caller that may not wait backs off as any failure", { wasProbe: true, callerMayWait: false }, backOff(800)],
     ["the wait would pass the deadline", { remainingInMs: 800 }, stop("deadline")],
     ["a consumed stream body is not sent again", { bodyReplayable: false }, stop("body-not-replayable")],
     ["permanent stops", { attemptClass: "permanent" }, stop("permanent")],
