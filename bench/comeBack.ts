@@ -110,7 +110,7 @@ export const FULL_COMEBACK_SETTINGS: ComeBackSettings = {
   window: { startInMs: 1_000, endInMs: 4_000 },
   rebalancing: { offlineStartInMs: 800, offlineEndInMs: 4_800, timeoutStartInMs: 2_500, timeoutEndInMs: 5_000, timeoutDelayInMs: 1_000 },
   pool: { workers: 16 },
-  busy: { upserts: 100, pageSize: 50, rounds: 3, everyInMs: 4_000, forInMs: 1_000, maxInMs: 300_000 },
+  busy: { upserts: 100, pageSize: 50, rounds: 10, everyInMs: 4_000, forInMs: 1_000, maxInMs: 300_000 },
   chartBinInMs: 100,
 };
 
