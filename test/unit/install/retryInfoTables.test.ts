@@ -82,6 +82,20 @@ const fast = fixedBackoff({ maxRetries: 3, delayInMs: 1 });
 const once = { attempts: 1, classes: ["success"], stopReason: "success", unknownOutcomes: 0 };
 const afterThrottle = { attempts: 2, classes: ["throttled", "success"], stopReason: "success", possiblyApplied: false };
 
+/** How a call ends: it throws before returning, its promise rejects, or it resolves. */
+async function outcome(call: () => Promise<unknown>): Promise<{ kind: "thrown" | "rejected" | "resolved"; error?: unknown }> {
+  let pending: Promise<unknown>;
+  try {
+    pending = call();
+  } catch (error) {
+    return { kind: "thrown", error };
+  }
+  return pending.then(
+    () => ({ kind: "resolved" }),
+    (error: unknown) => ({ kind: "rejected", error }),
+  );
+}
+
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -269,5 +283,23 @@ describe("the install leaves the TableClient as the SDK made it", () => {
     const transaction = await client.submitTransaction([["upsert", { partitionKey: "p1", rowKey: "r3" }]]);
     expect(transaction.status).toBe(202);
     expect([getRetryInfo(entity), getRetryInfo(written), getRetryInfo(transaction)]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it("lets the SDK's errors through untouched, thrown or rejected", async () => {
+    // A missing partition key: recent SDKs throw at once, older ones (13.1) reject; either way,
+    // the installed client does what the bare one does, with the same error.
+    const bare = await outcome(() => tableClient(routedClient()).getEntity(undefined as unknown as string, "r1"));
+    expect(bare.kind).not.toBe("resolved");
+    const client = tableClient(routedClient());
+    installResilience(client, { retry: fast, metrics: false });
+    const installed = await outcome(() => client.getEntity(undefined as unknown as string, "r1"));
+    expect(installed.kind).toBe(bare.kind);
+    expect(installed.error).toBeInstanceOf(Error);
+    expect((installed.error as Error).message).toBe((bare.error as Error).message);
+    const failing = tableClient(scriptedClient(404));
+    installResilience(failing, { retry: fast, metrics: false });
+    const error = await failing.getEntity("p1", "r1").catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "RestError", statusCode: 404 });
+    expect(getRetryInfo(error)).toMatchObject({ attempts: 1, stopReason: "permanent" });
   });
 });
