@@ -706,7 +706,8 @@ function comeBackSection(c: ComeBackResult): string {
       "",
       `**A sequential caller on an intermittently busy partition**: one call after another, ${b.rounds} round${b.rounds === 1 ? "" : "s"} of ${b.upserts} upserts and then a query of the partition ` +
         `${b.pageSize} per page, on a partition answering 503 ServerBusy for ${seconds(b.forInMs)} in every ${seconds(b.everyInMs)} (the cycle's phase drawn by the seed; no resets). ` +
-        `The package's defaults and the SDK default run side by side, every seed's pair at the same time (each caller makes one call at a time).`,
+        `The package's defaults and the SDK default run side by side, every seed's pair at the same time (each caller makes one call at a time). ` +
+        `A caller not done after ${seconds(b.maxInMs)} is stopped: its time, and its ratio, are then a lower bound.`,
       "",
       "| configuration | time, s | to the SDK default's, same seed | busy answers | finished |",
       "| --- | ---: | ---: | ---: | ---: |",
