@@ -116,11 +116,13 @@ describe("bounded-concurrency callers", () => {
     const a = figures(auto);
     const f = figures(fail);
     console.log("bounded callers:", JSON.stringify({ auto: a, fail: f }));
-    // The declared pool is not starved: the healthy partitions keep a good part of their throughput
-    // through the outage (an open loop's waiting would keep about 1 %: docs/benchmarks.md). The issue's 80 % is a
-    // timing figure, measured by `npm run bench` on a quiet machine (closed loop: 85 %); here two
-    // cores shared with the rest of the suite move both runs' rates too much to hold it to that.
-    expect(a.during / a.before).toBeGreaterThanOrEqual(0.3);
+    // The declared pool is not starved: through the outage its healthy partitions keep at least half
+    // the rate of failFast's, measured in the same window, so that the machine's load meets both
+    // (an open loop's waiting would keep about 1 %: docs/benchmarks.md). Not its rate before the
+    // outage: a ratio across two windows moves with whatever else the machine does in between. The
+    // issue's 80 % of the rate before is a timing figure, measured by `npm run bench` on a quiet
+    // machine (closed loop: 85 %), and printed above.
+    expect(a.during).toBeGreaterThanOrEqual(0.5 * f.during);
     // At least as many operations succeed as with failFast in the same wall time (issue 23's figure),
     // the two pools side by side. Not the share of operations: a declared pool without a spare slot
     // fails a troubled partition's retry at once (caller-busy) where failFast sleeps its backoff,

@@ -150,7 +150,10 @@ describe("partition circuit breaker on a real TableClient", () => {
         `(median ${latencies.sort((a, b) => a - b)[10]!.toFixed(1)} ms); ${env.simulator.count({ partition: "hot" }) - before} requests reached it`,
     );
     expect(env.simulator.count({ partition: "hot" })).toBe(before);
-    expect(Math.max(...latencies)).toBeLessThan(250);
+    // Promptly: none of them waited for the circuit. Waiting would cost each call up to the open
+    // window (RESET_IN_MS); all twenty together take far less. A bound set by the behaviour it rules
+    // out, not by this machine's speed (the figures above are printed, not held to).
+    expect(latencies.reduce((sum, ms) => sum + ms, 0)).toBeLessThan(RESET_IN_MS);
     expect(transitions.every((t) => t.scope === hotScope())).toBe(true);
     for (const pk of COOL) expect(load.failures.get(pk) ?? [], pk).toEqual([]);
   }, 30_000);

@@ -59,15 +59,31 @@ describe("a hot partition, with installResilience defaults", () => {
     const hotAttempts = env.simulator.count({ partition: "hot" });
     const hotThrottled = env.simulator.count({ partition: "hot", fault: "throttle" });
     const lastHotDoneAt = Math.max(...hot.map((o) => o.doneAt));
+    const lastCoolDoneAt = Math.max(...cool.map((o) => o.doneAt));
     const coolAttempts = COOL.reduce((sum, pk) => sum + env.simulator.count({ partition: pk }), 0);
-    const summary = { hotOk: hot.filter((o) => o.ok).length, hotOps, hotAttempts, hotThrottled, lastHotDoneAt, coolOk: cool.filter((o) => o.ok).length, coolAttempts };
+    const summary = {
+      hotOk: hot.filter((o) => o.ok).length,
+      hotOps,
+      hotAttempts,
+      hotThrottled,
+      lastHotDoneAt,
+      lastCoolDoneAt,
+      coolOk: cool.filter((o) => o.ok).length,
+      coolAttempts,
+    };
     console.log("hot partition:", JSON.stringify(summary));
 
     expect(summary.hotOk).toBeGreaterThanOrEqual(0.98 * hotOps);
     expect(hotAttempts).toBeLessThanOrEqual(1.3 * hotOps);
     expect(hotThrottled).toBeLessThanOrEqual(0.2 * hotAttempts);
-    // All of them served at capacity would take hotOps / capacity seconds; allow twice that.
-    expect(lastHotDoneAt).toBeLessThanOrEqual(2 * (hotOps / HOT_CAPACITY_PER_SECOND) * 1000);
+    // Served at capacity, not paced below it: at least half the capacity, or half the rate this machine
+    // served the unpaced partitions at in the same run when that is less (offered 100/s like the hot
+    // one, they finish in about 4 s on a quiet machine; a loaded one serves everyone slower, and the
+    // same load meets both). On a quiet machine this asks what it always asked: the hot operations
+    // done within twice hotOps / capacity.
+    const hotRate = (hotOps * 1000) / lastHotDoneAt;
+    const coolRate = (coolOps * 1000) / lastCoolDoneAt;
+    expect(hotRate).toBeGreaterThanOrEqual(0.5 * Math.min(HOT_CAPACITY_PER_SECOND, coolRate));
     expect(summary.coolOk).toBe(coolOps);
     // The other partitions were neither paced nor retried: one attempt per operation.
     expect(coolAttempts).toBe(coolOps);

@@ -1,3 +1,5 @@
+import { Agent } from "node:http";
+import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import { AzureNamedKeyCredential, TableClient, type TableServiceClientOptions } from "@azure/data-tables";
 import { afterAll, beforeAll } from "vitest";
 import { startAzurite, type RunningAzurite, type StartAzuriteOptions } from "../../src/testing/azurite/startAzurite.js";
@@ -76,10 +78,26 @@ export function withTableSimulator(options: Omit<SimulatorOptions, "target"> = {
       return client(`${running().url}/${fixture.azurite.accountName}`, table, options);
     },
     directTableClient(table) {
-      return client(fixture.azurite.tableUrl, table);
+      return client(fixture.azurite.tableUrl, table, { additionalPolicies: [{ policy: freshConnections, position: "perCall" }] });
     },
   };
 }
+
+/**
+ * Sends each request on a connection of its own, closed after the answer. For the checking
+ * client, which has no retries: Azurite closes a connection idle for 5 s (its keep-alive
+ * timeout, which its command line cannot change for Tables), the SDKs' agent keeps idle
+ * connections without a timeout of its own, and a request that reuses one just as Azurite
+ * closes it fails with `socket hang up`, as the check after a test's 5 s run once did on a loaded machine.
+ */
+const NO_KEEP_ALIVE = new Agent({ keepAlive: false });
+const freshConnections: PipelinePolicy = {
+  name: "testFreshConnections",
+  sendRequest(request, next) {
+    request.agent = NO_KEEP_ALIVE;
+    return next(request);
+  },
+};
 
 let tableCounter = 0;
 

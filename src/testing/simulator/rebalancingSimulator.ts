@@ -165,6 +165,11 @@ class Simulator implements RebalancingSimulator {
 
   constructor(config: SimulatorConfig) {
     this.#config = config;
+    // Idle keep-alive connections stay open until a client closes them or stop() destroys them.
+    // Node's 5 s default closes them under clients that never do (the Azure SDKs' agent keeps idle
+    // sockets without a timeout): a request reusing one just as it closes fails with `socket hang
+    // up`, a reset no fault rule asked for (0 disables the timeout).
+    this.#server.keepAliveTimeout = 0;
     this.#schedule = new FaultSchedule({ now: () => performance.now(), random: mulberry32(config.seed) });
     this.#log = new RequestLog(config.maxRecords);
     this.#server.on("connection", (socket: Socket) => {
@@ -448,6 +453,15 @@ class Simulator implements RebalancingSimulator {
   }
 
   #forward(req: IncomingMessage, body: Buffer, record: RequestRecord): Promise<IncomingMessage | undefined> {
+    return this.#forwardOnce(req, body, record, true);
+  }
+
+  /**
+   * One forward. A kept-alive connection to the target that the target closed as idle just as
+   * it was reused fails before any answer (`reusedSocket`, Node's documented case): sent again
+   * once on a new connection, as the target never read it, instead of answering an unscheduled 502.
+   */
+  #forwardOnce(req: IncomingMessage, body: Buffer, record: RequestRecord, mayResend: boolean): Promise<IncomingMessage | undefined> {
     return new Promise((resolve) => {
       const target = this.#config.target;
       const outgoing = httpRequest(
@@ -463,9 +477,14 @@ class Simulator implements RebalancingSimulator {
         },
         (response) => resolve(response),
       );
-      outgoing.once("error", () => resolve(undefined));
-      record.forwarded = true;
-      this.#log.countForwarded();
+      outgoing.once("error", (error: NodeJS.ErrnoException) => {
+        const idleClosed = outgoing.reusedSocket && error.code === "ECONNRESET";
+        resolve(idleClosed && mayResend && !this.#stopped ? this.#forwardOnce(req, body, record, false) : undefined);
+      });
+      if (mayResend) {
+        record.forwarded = true;
+        this.#log.countForwarded();
+      }
       outgoing.end(body);
     });
   }

@@ -114,6 +114,51 @@ describe("startRebalancingSimulator: forwarding", () => {
     expect(sim.records[0]?.scope).toEqual({ service: "table", account: "devstoreaccount1", resource: "orders", partition: "a b" });
   });
 
+  it("keeps an idle client connection open (no keep-alive timeout to race a reused connection)", async () => {
+    const sim = await simulator();
+    const result = answer(await send(sim.url, { path: ENTITY, headers: ["Connection", "keep-alive"] }));
+    expect(result.status).toBe(201);
+    expect(result.headers.connection).toBe("keep-alive");
+    // Node announces its idle timeout as "Keep-Alive: timeout=5" and closes the connection then;
+    // a client reusing it at that moment would see "socket hang up".
+    expect(result.headers["keep-alive"]).toBeUndefined();
+  });
+
+  it("sends a request again, once, when the target closed the kept-alive connection it was sent on", async () => {
+    // A target that answers the first request of each connection and closes the connection
+    // unanswered on the next one, as a server closing an idle connection while it is reused.
+    const perConnection = new WeakMap<object, number>();
+    let closedUnanswered = 0;
+    const target = createServer((req, res) => {
+      const n = (perConnection.get(req.socket) ?? 0) + 1;
+      perConnection.set(req.socket, n);
+      if (n > 1) {
+        closedUnanswered++;
+        req.socket.destroy();
+        return;
+      }
+      req.resume();
+      req.on("end", () => res.writeHead(200, { "content-type": "text/plain" }).end("ok"));
+    });
+    await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+    try {
+      const address = target.address();
+      const sim = await simulator({ target: `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}` });
+      // The client's Connection header is forwarded: keep-alive, so the target keeps the connection.
+      const keepAlive = { path: ENTITY, headers: ["Connection", "keep-alive"] };
+      expect(answer(await send(sim.url, keepAlive)).status).toBe(200);
+      // Once the first connection is back in the simulator's pool, its agent reuses it for the next
+      // request; the target closes it; the request is sent again on a new connection.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(answer(await send(sim.url, keepAlive)).status).toBe(200);
+      expect(closedUnanswered).toBe(1);
+      expect(sim.count({ status: 200 })).toBe(2);
+    } finally {
+      target.closeAllConnections();
+      await new Promise<void>((resolve) => target.close(() => resolve()));
+    }
+  });
+
   it("answers 502 when the target is unreachable", async () => {
     const sim = await simulator({ target: "http://127.0.0.1:1" });
     expect(answer(await send(sim.url, { path: ENTITY })).status).toBe(502);
@@ -295,7 +340,8 @@ describe("startRebalancingSimulator: stop", () => {
     await expect.poll(() => sim.count()).toBe(1);
     const startedAt = performance.now();
     await Promise.all([sim.stop(), sim.stop()]);
-    expect(performance.now() - startedAt).toBeLessThan(1_000);
+    // Far below the 60 s delay it cancels; not a speed figure (a loaded machine takes its time).
+    expect(performance.now() - startedAt).toBeLessThan(10_000);
     expect(await pending).toBeInstanceOf(Error);
     const after = await send(sim.url, { path: ENTITY });
     expect((after as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
