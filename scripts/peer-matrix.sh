@@ -48,7 +48,7 @@ range_of() {
 
 # The newest release inside the range, from the registry (prereleases excluded).
 newest_in_range() {
-  npm view "$1@$2" version --json --fetch-retries=1 --fetch-timeout=20000 2>/dev/null |
+  npm view "$1@$2" version --json --fetch-retries=0 --fetch-timeout=15000 2>/dev/null |
     "$NODE" -e 'let text = ""; process.stdin.on("data", (d) => (text += d)).on("end", () => {
       const found = [].concat(JSON.parse(text));
       const key = (v) => v.split(".").map(Number);
