@@ -84,8 +84,11 @@ describe("a hot partition, with installResilience defaults", () => {
       ctx.skip();
     }
     expect(summary.hotOk).toBeGreaterThanOrEqual(0.98 * hotOps);
-    expect(hotAttempts).toBeLessThanOrEqual(1.3 * hotOps);
-    expect(hotThrottled).toBeLessThanOrEqual(0.2 * hotAttempts);
+    // Few attempts throttled: pacing's share, with room for a loaded machine, whose late timers send
+    // paced slots in bunches (with two busy loops beside it: up to 1.31x attempts, 24 % throttled;
+    // npm run bench on a quiet one: 1.19x, 16 %). Pacing off in this same test: 1.74x, 42 %.
+    expect(hotAttempts).toBeLessThanOrEqual(1.5 * hotOps);
+    expect(hotThrottled).toBeLessThanOrEqual(0.3 * hotAttempts);
     // Served at capacity, not paced below it: at least half the capacity, or half the rate this machine
     // served the unpaced partitions at in the same run when that is less (offered 100/s like the hot
     // one, they finish in about 4 s on a quiet machine; a loaded one serves everyone slower, and the
