@@ -23,18 +23,20 @@ NODE="${PEER_MATRIX_NODE:-node_modules/.bin/node}"
 # the core pipeline and wrapping the methods on real client classes of each SDK, on a mock
 # transport); retry (Tables: 503s, resets, Retry-After, abort, the SDK's own retry removed);
 # blob and queue (every kind of Blob and Queue client installed, retried through busy windows
-# and resets, no nested retry, retry info); tableResultInfo and batchChangeset (the wrapped
-# TableClient methods and transactions, which Tables 13.0 sent through a pipeline of its own);
-# ambiguousWrites (read-backs built with the package's own core-rest-pipeline and sent through
-# the SDK's, two copies of it when the package's is older than the SDK's).
+# and resets, no nested retry); retryInfo (what each SDK hands the caller: Tables' onResponse,
+# Blob and Queue results' _response, the errors); batchChangeset (transactions, which Tables 13.0
+# sent through a pipeline of its own); blobDownloadResume (a cut Get Blob body resumed under the
+# Blob SDK's download stream); ambiguousWrites (read-backs built with the package's own
+# core-rest-pipeline and sent through the SDK's, two copies of it when the package's is older).
 FILES=(
   test/peers
   test/unit/install
   test/integration/retry.test.ts
   test/integration/blob.test.ts
   test/integration/queue.test.ts
-  test/integration/tableResultInfo.test.ts
+  test/integration/retryInfo.test.ts
   test/integration/batchChangeset.test.ts
+  test/integration/blobDownloadResume.test.ts
   test/integration/ambiguousWrites.test.ts
 )
 
