@@ -20,13 +20,14 @@ MATRIX_DIR="${PEER_MATRIX_DIR:-${TMPDIR:-/tmp}/azure-storage-resilience-peers}"
 NODE="${PEER_MATRIX_NODE:-node_modules/.bin/node}"
 
 # The tests each cell runs, and why these: the version check; the install unit tests (finding
-# the core pipeline on real client classes of each SDK, and getRetryInfo from onResponse and the
-# error, on a mock transport); retry (Tables: 503s, resets, Retry-After, abort, the SDK's own retry removed);
+# the core pipeline and wrapping the methods on real client classes of each SDK, on a mock
+# transport); retry (Tables: 503s, resets, Retry-After, abort, the SDK's own retry removed);
 # blob and queue (every kind of Blob and Queue client installed, retried through busy windows
-# and resets, no nested retry, retry info); retryInfo and batchChangeset (getRetryInfo from what
-# each SDK hands the caller, and transactions, which Tables 13.0 sent through a pipeline of its own);
-# ambiguousWrites (read-backs built with the package's own core-rest-pipeline and sent through
-# the SDK's, two copies of it when the package's is older than the SDK's).
+# and resets, no nested retry); retryInfo (what each SDK hands the caller: Tables' onResponse,
+# Blob and Queue results' _response, the errors); batchChangeset (transactions, which Tables 13.0
+# sent through a pipeline of its own); blobDownloadResume (a cut Get Blob body resumed under the
+# Blob SDK's download stream); ambiguousWrites (read-backs built with the package's own
+# core-rest-pipeline and sent through the SDK's, two copies of it when the package's is older).
 FILES=(
   test/peers
   test/unit/install
@@ -35,6 +36,7 @@ FILES=(
   test/integration/queue.test.ts
   test/integration/retryInfo.test.ts
   test/integration/batchChangeset.test.ts
+  test/integration/blobDownloadResume.test.ts
   test/integration/ambiguousWrites.test.ts
 )
 
