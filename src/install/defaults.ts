@@ -15,7 +15,7 @@ import { DEFAULT_AMBIGUOUS_WRITE_OPTIONS, DEFAULT_RETRY_POLICY_OPTIONS } from ".
  * `maxElapsedInMs` and `tryTimeoutInMs`.
  *
  * @example
- * DEFAULTS.partitionBreaker.resetTimeoutInMs; // 3000
+ * DEFAULTS.partitionBreaker.resetTimeoutInMs; // 300
  */
 export const DEFAULTS = Object.freeze({
   /** {@link resilientRetryPolicy}'s own options. */
