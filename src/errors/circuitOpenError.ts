@@ -10,7 +10,8 @@ export class CircuitOpenError extends ResilienceError {
   readonly scope: string;
   /**
    * Milliseconds until the next probe may go through. While a probe is in flight
-   * (half-open) it is a short polling interval instead, a tenth of the reset period.
+   * (half-open) it is a polling interval instead, one reset period (a waiter in the
+   * retry policy is woken as soon as the probe closes the circuit).
    */
   readonly retryAfterInMs: number;
 
