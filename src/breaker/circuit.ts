@@ -115,7 +115,7 @@ export class Circuit {
   /**
    * Gives back a probe admitted but not sent (refused by the pacing after the circuit let it, or
    * its operation ended while paced), so another may go at once. With `admittedAt`, only the
-   * probe admitted then: one whose holder outlasted a probeLostAfterInMs may have been replaced.
+   * probe admitted then: one whose holder outlasted probeLostAfterInMs may have been replaced.
    */
   returnProbe(now: number, admittedAt?: number): void {
     const phase = this.#phase;
