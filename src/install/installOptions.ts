@@ -11,7 +11,7 @@ import { createPrometheusObserver, type MetricsObserver } from "../metrics/metri
 import { resolveMetricsOptions, type MetricsOptions } from "../metrics/metricsOptions.js";
 import { createOpenTelemetryMetricsObserver } from "../metrics/openTelemetryObserver.js";
 import { choosesOpenTelemetry, resolveOpenTelemetryMetricsOptions, type OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
-import { isPeerInstalled } from "../metrics/optionalPeer.js";
+import { isPeerInstalled, isPeerResolvable } from "../metrics/optionalPeer.js";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import { createTracingObserver } from "../tracing/tracingObserver.js";
@@ -164,7 +164,8 @@ export function createTracing(
   if (option === false) return undefined;
   // null is a mistake to name, not "defaults".
   const { partitionAttribute } = resolveTracingOptions(option === undefined ? {} : option, "tracing");
-  if (!isPeerInstalled("@opentelemetry/api")) return undefined;
+  // Resolved, not loaded: the observer loads it at the first call it has to look a span up for.
+  if (!isPeerResolvable("@opentelemetry/api")) return undefined;
   return { observer: createTracingObserver({ partitionAttribute, circuitBreaker }), resendCount: resendCountPolicy() };
 }
 

@@ -261,7 +261,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   installed.get(pipeline)?.dispose();
   const removedPolicies = removeRetryPolicies(pipeline);
   pipeline.addPolicy(retryPolicy, { phase: "Retry" });
-  // Right after the SDK's tracingPolicy, which makes each attempt's span the active one.
+  // After the SDK's tracingPolicy, which makes each attempt's span the active one for the policies after it.
   if (tracing !== undefined) pipeline.addPolicy(tracing.resendCount, { afterPhase: "Retry", afterPolicies: [SDK_TRACING_POLICY_NAME] });
   // Before the credential policy, so read-backs are signed by the client's own pipeline (docs/data-safety.md).
   if (readBackRoutes) pipeline.addPolicy(ambiguousWriteReadBackPolicy(readBackRoutes), { phase: "Serialize" });

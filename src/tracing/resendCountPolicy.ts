@@ -1,7 +1,7 @@
 // The resend count on each HTTP attempt span. The Azure SDK's tracingPolicy (core-rest-pipeline
 // 1.10-1.25) starts a span per attempt but does not set `http.request.resend_count`, which the
 // OpenTelemetry HTTP conventions and the Azure SDK's tracing conventions ask of a resent request.
-// This policy sits right after tracingPolicy, inside the context it makes active for the attempt.
+// This policy sits after tracingPolicy, inside the context it makes active for the attempt.
 import type { PipelinePolicy, PipelineRequest } from "@azure/core-rest-pipeline";
 import type { Context } from "@opentelemetry/api";
 import { retryInfoMarkOf } from "../address/requestMarks.js";
