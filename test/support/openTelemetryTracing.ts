@@ -127,8 +127,10 @@ export function traceSvg(call: ExplainedCall): string {
   const bar = (label: string, from: number, length: number, fill: string, text: string) => {
     rows.push(`<text x="8" y="${y + 13}" font-size="12">${escape(label)}</text>`);
     rows.push(`<rect x="${x(from).toFixed(1)}" y="${y}" width="${Math.max(2, length * scale).toFixed(1)}" height="18" fill="${fill}" rx="2"/>`);
-    const textX = Math.min(x(from) + 4, width - 380);
-    rows.push(`<text x="${textX.toFixed(1)}" y="${y + 13}" font-size="11">${escape(text)}</text>`);
+    // After the bar's start, or before it when the label would run off the right edge.
+    const fits = x(from) + 4 + text.length * 6.2 < width;
+    const textX = fits ? x(from) + 4 : x(from) - 4;
+    rows.push(`<text x="${textX.toFixed(1)}" y="${y + 13}" font-size="11"${fits ? "" : ' text-anchor="end"'}>${escape(text)}</text>`);
     y += 26;
   };
   bar(call.method.name.replace(/^.*\./, ""), 0, call.durationInMs, "#9ecae1", `${call.method.name}  ${(call.durationInMs / 1000).toFixed(2)} s`);
