@@ -146,7 +146,7 @@ export interface WaitEvent {
   /** Whether the wait begins or is over. */
   state: "started" | "ended";
   /** What it waits for: a backoff before a retry, an open circuit, a paced slot, or the retry budget. */
-  reason: LocalWaitReason;
+  reason: "circuit" | "pacing" | "budget" | "backoff";
   /** For a backoff: whether its length came from the strategy or the server's `Retry-After`; otherwise undefined. */
   source?: "backoff" | "retry-after";
   /** How long the policy meant to wait. */
