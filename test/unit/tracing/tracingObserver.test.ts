@@ -5,6 +5,9 @@ import { createTracingClient } from "@azure/core-tracing";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import { createTracingObserver, fixedBackoff, resendCountPolicy, resilientRetryPolicy, type RetryBudget } from "../../../src/index.js";
 import { attachRetryInfo } from "../../../src/address/requestMarks.js";
+import { WakeList } from "../../../src/timing/wake.js";
+import type { PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
+import { asGateOption, gateOf } from "../../support/scriptedGate.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 
@@ -96,6 +99,28 @@ describe("tracing observer: what it writes on the call's span", () => {
     expect(typeof wait.time).toBe("number");
     expect(span.attributes).toMatchObject({ "azure.storage.attempts": 3, "azure.storage.stop_reason": "success" });
     expect(span.attributes["azure.storage.waited_ms"]).toBeGreaterThanOrEqual(8);
+  });
+
+  it("a paced wait: the partition's state and send rate when it began, and a wake that ends it early", async () => {
+    const span = recordingSpan();
+    const queue = new WakeList();
+    const gate = gateOf({ decision: "send", delayInMs: 200, paced: true, ticket: {}, wake: queue });
+    const breaker = { statusOf: () => ({ state: "paced", available: false, retryAfterInMs: 200, ratePerSecond: 12.345 }) } as unknown as PartitionBreaker;
+    const policy = resilientRetryPolicy({ observers: [createTracingObserver({ circuitBreaker: breaker })], gate: asGateOption(gate) });
+    setTimeout(() => queue.wakeAll(), 20);
+    await policy.sendRequest(request(trace.setSpan(ROOT_CONTEXT, span as unknown as Span)), answers(200));
+    const wait = span.events.find((e) => e.name === "azure.storage.wait");
+    expect(wait?.attributes).toMatchObject({
+      "azure.storage.wait.reason": "pacing",
+      "azure.storage.wait.planned_ms": 200,
+      "azure.storage.wait.ended": "woken",
+      "azure.storage.partition.state": "paced",
+      "azure.storage.partition.rate_per_s": 12.3,
+    });
+    expect(wait?.attributes["azure.storage.wait.actual_ms"]).toBeLessThan(200);
+    // The first attempt after it is written too: the call did not go straight through.
+    expect(span.events.map((e) => e.name)).toEqual(["azure.storage.wait", "azure.storage.attempt"]);
+    expect(span.attributes).toMatchObject({ "azure.storage.attempts": 1, "azure.storage.stop_reason": "success" });
   });
 
   it("a local refusal: the stop reason, what it could not wait for, and when to come back", async () => {
