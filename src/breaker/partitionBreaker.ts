@@ -21,6 +21,7 @@ import { createScopeRegistry } from "./scopeRegistry.js";
 import { eitherWake } from "../timing/wake.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import { TroubledScope, type Evidence } from "./troubledScope.js";
+import { withRecoveryWindows } from "./recoveryWindow.js";
 
 export type { PartitionBreaker } from "./partitionBreakerInterface.js";
 
@@ -232,7 +233,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     return keys;
   };
 
-  return {
+  return withRecoveryWindows({
     get size() {
       return registry.size();
     },
@@ -287,5 +288,5 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       accountGate.clear();
       announcer.clear();
     },
-  };
+  });
 }
