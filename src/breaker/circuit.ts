@@ -128,8 +128,8 @@ export class Circuit {
    * `"served"` (any answer that proves the partition works, even a 404), `"failed"` (a
    * rebalancing outcome) or `"none"` (aborted: says nothing about the partition).
    * `resetInMs`: how long the circuit stays open if this opens it (defaults to the
-   * configured `resetTimeoutInMs`; the breaker passes a shorter one while the whole account
-   * is throttled, see {@link ACCOUNT_THROTTLE_RESET_IN_MS}).
+   * configured `resetTimeoutInMs`; the breaker passes a shorter one when the circuit is its
+   * account's, see {@link ACCOUNT_PROBE_IN_MS}).
    */
   record(evidence: "served" | "failed" | "none", now: number, resetInMs = this.#config.resetTimeoutInMs): CircuitChange | undefined {
     const phase = this.#phase;
