@@ -67,8 +67,12 @@ describe("a TableClient call's trace", () => {
   it("records a local refusal: the stop reason and when to come back", async () => {
     handle = installResilience(client, { metrics: false, retry: RETRY, circuitBreaker: { ...BREAKER, resetTimeoutInMs: 5_000 }, caller: { failFast: true } });
     env.simulator.addFault({ name: "moving", kind: "serverBusy", match: { partition: "gone" }, durationInMs: 10_000 });
-    // Two calls fail at the partition and open its circuit; the next is refused without sending.
-    for (let i = 0; i < 2; i++) await client.upsertEntity({ partitionKey: "gone", rowKey: `r${i}` }).catch(() => undefined);
+    // Calls fail at the partition until its circuit opens (two failures in a row, a quarter second apart at least); the next is refused without sending.
+    for (let i = 0; i < 20 && handle.partitionStatus(table, "gone").state !== "open"; i++) {
+      await client.upsertEntity({ partitionKey: "gone", rowKey: `r${i}` }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(handle.partitionStatus(table, "gone").state).toBe("open");
     tracing.exporter.reset();
     const error = await client.upsertEntity({ partitionKey: "gone", rowKey: "refused" }).catch((e: unknown) => e);
     expect(isCircuitOpenError(error)).toBe(true);
