@@ -3,6 +3,7 @@
 // sends the primary's, when decideNext says so (an open circuit, a failed primary attempt).
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { AttemptResult } from "../classification/attemptResult.js";
+import type { AttemptClass } from "../observers/retryEvents.js";
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import { parseSecondaryEndpoint } from "../address/secondaryUrl.js";
@@ -37,7 +38,7 @@ export function resolveSecondaryReads(option: unknown, name = "secondaryReads"):
  * Only reads go to the secondary: it serves nothing else, and a write there could not be
  * replicated back. By method first (cheap, at the operation's start); a Queue "Get Messages"
  * is a GET that dequeues (it changes visibility and the pop receipt), so the route also
- * refuses `receive_messages` when it opens (see {@link SecondaryRoute.open}).
+ * refuses `receive_messages` (see {@link SecondaryRoute.readable}).
  */
 export function isSecondaryReadMethod(method: string): boolean {
   return method === "GET" || method === "HEAD";
@@ -47,15 +48,15 @@ export function isSecondaryReadMethod(method: string): boolean {
 const NOT_READS: ReadonlySet<StorageOperation> = new Set<StorageOperation>(["receive_messages"]);
 
 /**
- * One operation's way to the secondary. Made only for a GET or HEAD of a client with
- * `secondaryReads` on. Closed for the rest of the operation once the secondary answered 404:
- * the secondary lags, so its "not found" may be a write not replicated yet, and only the
- * primary may say so (as the storage SDKs do).
+ * One operation's way to the secondary, and what it knows of it: made only for a GET or HEAD of a
+ * client with `secondaryReads` on. It decides nothing: decideNext reads its facts (whether the
+ * read can go there, its last answer, whether it was read since the primary last failed) and
+ * says when the read goes.
  */
 export class SecondaryRoute {
   readonly #settings: SecondaryReadSettings;
   #url: string | undefined | null = null;
-  #closed = false;
+  #answer: AttemptClass | "not-found" | undefined;
   /** The primary's failure count when the secondary was last read; -1 before. */
   #readAfterFailures = -1;
 
@@ -63,22 +64,25 @@ export class SecondaryRoute {
     this.#settings = settings;
   }
 
-  /**
-   * True while a read may go to the secondary now: it has one, the operation is a read (not a
-   * dequeue), the secondary has not answered 404 or a permanent failure, and it has not been
-   * read since the primary last failed (`primaryFailures`, the primary's failed attempts so
-   * far): one secondary read per failure at most, so an operation waiting on an open circuit
-   * does not poll the secondary.
-   */
-  open(address: RequestAddress, primaryFailures: number): boolean {
-    if (this.#closed || primaryFailures === this.#readAfterFailures) return false;
+  /** Whether the operation's read can go to the secondary: not a dequeue, and a secondary URL (derived on first ask). */
+  readable(address: RequestAddress): boolean {
     // Derived on first use: an operation that never fails never pays for it.
     if (this.#url === null) this.#url = NOT_READS.has(address.operation) ? undefined : address.secondaryUrl(this.#settings.endpoint);
     return this.#url !== undefined;
   }
 
+  /** The secondary's last answer: `not-found` for a 404, else its class; undefined before it was read. */
+  get answer(): AttemptClass | "not-found" | undefined {
+    return this.#answer;
+  }
+
+  /** Whether the secondary was read after the primary's `primaryFailures`-th failure. */
+  readSince(primaryFailures: number): boolean {
+    return primaryFailures === this.#readAfterFailures;
+  }
+
   /**
-   * Points `request` at the secondary for one attempt (call after `open()`), and returns the
+   * Points `request` at the secondary for one attempt (call after `readable()`), and returns the
    * primary's URL, which {@link restore} puts back: the operation's address (breaker scope,
    * labels) stays the primary's.
    */
@@ -92,14 +96,9 @@ export class SecondaryRoute {
     pointRequestAt(request, primaryUrl);
   }
 
-  /**
-   * Learns from the secondary's answer. A 404 may be a write not replicated yet; a permanent
-   * failure (403 on a GRS account without read access, a wrong endpoint) will not change
-   * within the operation: the primary alone goes on.
-   */
+  /** Records the secondary's answer (a 404, as a response or as an error, is `not-found`). */
   learn(result: AttemptResult): void {
-    if (result.outcomeClass === "permanent" || result.status === 404 || (result.error as { statusCode?: unknown } | undefined)?.statusCode === 404) {
-      this.#closed = true;
-    }
+    const notFound = result.status === 404 || (result.error as { statusCode?: unknown } | undefined)?.statusCode === 404;
+    this.#answer = notFound ? "not-found" : result.outcomeClass;
   }
 }
