@@ -7,7 +7,7 @@ import type { RequestAddress } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { SEND_NOW, type Admission, type Refusal, type SendAdmission } from "../breaker/attemptGate.js";
 import type { RetryBudget } from "../flow/retryBudget.js";
-import type { DecisionFacts } from "./decideNext.js";
+import type { DecisionFacts } from "./decisionFacts.js";
 import type { RetryPolicySettings } from "./retryPolicyOptions.js";
 import type { WakeSource } from "../timing/wake.js";
 

@@ -19,7 +19,8 @@ import type { Refusal } from "../breaker/attemptGate.js";
 import type { RetryInfo } from "./retryInfo.js";
 import { attachRetryInfo } from "../address/requestMarks.js";
 import type { AmbiguousWriteSettings, RetryPolicySettings } from "./retryPolicyOptions.js";
-import type { DecisionFacts, StopStep } from "./decideNext.js";
+import type { DecisionFacts } from "./decisionFacts.js";
+import type { StopStep } from "./decideNext.js";
 
 /** What the ending reads of its operation: all of it fixed when the operation starts. */
 export interface EndingContext {

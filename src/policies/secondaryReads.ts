@@ -4,6 +4,7 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import type { AttemptClass } from "../observers/retryEvents.js";
+import type { DecisionFacts } from "./decisionFacts.js";
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import { parseSecondaryEndpoint } from "../address/secondaryUrl.js";
@@ -38,7 +39,7 @@ export function resolveSecondaryReads(option: unknown, name = "secondaryReads"):
  * Only reads go to the secondary: it serves nothing else, and a write there could not be
  * replicated back. By method first (cheap, at the operation's start); a Queue "Get Messages"
  * is a GET that dequeues (it changes visibility and the pop receipt), so the route also
- * refuses `receive_messages` (see {@link SecondaryRoute.readable}).
+ * refuses `receive_messages` (see {@link SecondaryRoute.readFacts}).
  */
 export function isSecondaryReadMethod(method: string): boolean {
   return method === "GET" || method === "HEAD";
@@ -64,25 +65,22 @@ export class SecondaryRoute {
     this.#settings = settings;
   }
 
-  /** Whether the operation's read can go to the secondary: not a dequeue, and a secondary URL (derived on first ask). */
-  readable(address: RequestAddress): boolean {
+  /**
+   * Writes its facts into `f`: whether the read can go there (not a dequeue, and a secondary URL,
+   * derived on first ask), its last answer (`not-found` for a 404), and whether it was read after
+   * the primary's `primaryFailures`-th failure. Returns whether it can be read.
+   */
+  readFacts(f: DecisionFacts, address: RequestAddress, primaryFailures: number): boolean {
     // Derived on first use: an operation that never fails never pays for it.
     if (this.#url === null) this.#url = NOT_READS.has(address.operation) ? undefined : address.secondaryUrl(this.#settings.endpoint);
-    return this.#url !== undefined;
-  }
-
-  /** The secondary's last answer: `not-found` for a 404, else its class; undefined before it was read. */
-  get answer(): AttemptClass | "not-found" | undefined {
-    return this.#answer;
-  }
-
-  /** Whether the secondary was read after the primary's `primaryFailures`-th failure. */
-  readSince(primaryFailures: number): boolean {
-    return primaryFailures === this.#readAfterFailures;
+    f.secondaryReadable = this.#url !== undefined;
+    f.secondaryAnswer = this.#answer;
+    f.secondaryReadSinceFailure = primaryFailures === this.#readAfterFailures;
+    return f.secondaryReadable;
   }
 
   /**
-   * Points `request` at the secondary for one attempt (call after `readable()`), and returns the
+   * Points `request` at the secondary for one attempt (call after `readFacts()`), and returns the
    * primary's URL, which {@link restore} puts back: the operation's address (breaker scope,
    * labels) stays the primary's.
    */
@@ -96,9 +94,10 @@ export class SecondaryRoute {
     pointRequestAt(request, primaryUrl);
   }
 
-  /** Records the secondary's answer (a 404, as a response or as an error, is `not-found`). */
-  learn(result: AttemptResult): void {
+  /** Records the secondary's answer (a failed 404, as a response or as an error, is `not-found`), and returns it. */
+  learn(result: AttemptResult): AttemptClass | "not-found" {
+    if (result.outcomeClass === "success") return (this.#answer = "success");
     const notFound = result.status === 404 || (result.error as { statusCode?: unknown } | undefined)?.statusCode === 404;
-    this.#answer = notFound ? "not-found" : result.outcomeClass;
+    return (this.#answer = notFound ? "not-found" : result.outcomeClass);
   }
 }

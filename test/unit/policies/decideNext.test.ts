@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { decideNext, newDecisionFacts, type DecisionFacts, type Step, type StopStep } from "../../../src/policies/decideNext.js";
+import { decideNext, type Step, type StopStep, type WaitStep } from "../../../src/policies/decideNext.js";
+import { newDecisionFacts, type DecisionFacts } from "../../../src/policies/decisionFacts.js";
 
 /** A retriable failure with retries and time left, nothing refused, an open-loop caller. */
 const afterFailure: DecisionFacts = {
@@ -19,10 +20,10 @@ const atGate: DecisionFacts = { ...afterFailure, point: "gate", attemptClass: un
 /** A read whose secondary may be read (never read yet). */
 const secondary: Partial<DecisionFacts> = { secondaryReadable: true };
 
-const backOff = (delayInMs: number, source: "backoff" | "retry-after" = "backoff"): Step => ({ action: "wait", on: "backoff", delayInMs, source });
+const backOff = (delayInMs: number, source: "backoff" | "retry-after" = "backoff"): WaitStep => ({ action: "wait", on: "backoff", delayInMs, source });
 const stop = (reason: string, more: Partial<StopStep> = {}): Step => ({ action: "stop", reason, ...more }) as Step;
 /** A circuit refusal the operation waits on or stops at: recorded as an attempt (class circuit_open). */
-const refusedWait = (delayInMs: number): Step => ({ action: "wait", on: "circuit", delayInMs, refused: true });
+const refusedWait = (delayInMs: number): WaitStep => ({ action: "wait", on: "circuit", delayInMs, refused: true });
 const refusedStop: Step = stop("circuit-open", { answer: "refusal", refused: true });
 
 describe("decideNext after an attempt, as a table", () => {
