@@ -1,10 +1,16 @@
-// An operation as the attempt gate and the retry budget see it: the admission its next attempt
-// goes on, a paced slot held while it is waited for (and given back when it is not sent on), and
-// the retries it spends. It carries out decideNext's `admit` and `take-retry` steps and writes
-// what the gate and the budget answered into the facts; it decides nothing. A base class of
-// Operation rather than a field: one object per operation, not two, and this state stays private.
-import type { RequestAddress } from "../address/requestAddress.js";
+// An operation as the attempt gate, the retry budget and the observers see it: its request and
+// record, the admission its next attempt goes on, a paced slot held while it is waited for (and
+// given back when it is not sent on), the retries it spends, and each attempt as it is recorded.
+// It carries out decideNext's `admit` and `take-retry` steps and writes what the gate and the
+// budget answered into the facts; it decides nothing. A base class of Operation rather than a
+// field: one object per operation, not two, and this state stays private.
+import type { PipelineRequest } from "@azure/core-rest-pipeline";
+import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
+import { isWriteMethod } from "../address/requestMethod.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
+import type { ObserverHooks } from "../observers/observerHooks.js";
+import type { AttemptClass } from "../observers/retryEvents.js";
+import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import { SEND_NOW, type Admission, type Refusal, type SendAdmission } from "../breaker/attemptGate.js";
 import type { RetryBudget } from "../flow/retryBudget.js";
 import type { DecisionFacts } from "./decisionFacts.js";
@@ -14,10 +20,16 @@ import type { WakeSource } from "../timing/wake.js";
 /** How soon an operation deferring on an empty budget asks it again, at the least. */
 const MIN_BUDGET_POLL_IN_MS = 10;
 
-/** The gate and budget half of an operation; {@link Operation} is the loop over it. */
+/** The record, gate and budget half of an operation; {@link Operation} is the loop over it. */
 export abstract class AdmittedOperation {
+  readonly request: PipelineRequest;
   readonly s: RetryPolicySettings;
+  readonly hooks: ObserverHooks;
   readonly address: RequestAddress;
+  readonly started = performance.now();
+  /** What the policy did for the operation, as `getRetryInfo` reads it. */
+  readonly info: RetryInfo;
+  readonly write: boolean;
   /** What the gate last answered: the next attempt is sent on it. */
   #admission: Admission = SEND_NOW;
   /** A paced slot waited for, to be confirmed by the gate. */
@@ -29,9 +41,13 @@ export abstract class AdmittedOperation {
   #spentRetry = false;
   #refusal: Refusal | undefined;
 
-  constructor(s: RetryPolicySettings, address: RequestAddress) {
+  constructor(request: PipelineRequest, s: RetryPolicySettings, hooks: ObserverHooks) {
+    this.request = request;
     this.s = s;
-    this.address = address;
+    this.hooks = hooks;
+    this.address = readRequestAddress(request, s.service);
+    this.info = startRetryInfo(request);
+    this.write = isWriteMethod(request.method);
   }
 
   /** The gate's last refusal, for the error a refused operation surfaces. */
@@ -134,6 +150,26 @@ export abstract class AdmittedOperation {
     if (reserved === undefined) return;
     this.#reserved = undefined;
     this.s.gate?.abandon?.(this.address, reserved);
+  }
+
+  /** An attempt made (or refused by a circuit): counted in the record, and told to `onAttempt`. */
+  protected recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined, pacedDelayInMs = 0, secondary = false): void {
+    this.info.attempts += 1;
+    this.info.classes.push(attemptClass);
+    if (this.hooks.listens("onAttempt")) {
+      this.hooks.notify("onAttempt", {
+        request: this.request,
+        address: this.address,
+        attempt: this.info.attempts,
+        attemptClass,
+        status: result?.status,
+        errorCode: result?.errorCode,
+        inChangeset: result?.inChangeset,
+        durationInMs,
+        pacedDelayInMs,
+        secondary: secondary ? true : undefined,
+      });
+    }
   }
 
   /** A primary attempt came back: the gate learns from it, and a successful retry gives its budget back. Returns the paced wait it went after. */

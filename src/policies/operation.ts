@@ -3,38 +3,30 @@
 // budget are asked in admittedOperation.ts, the waits carried out in operationWaits.ts, the ending
 // in operationEnding.ts.
 import type { PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
-import { readRequestAddress } from "../address/requestAddress.js";
 import { isRetriableClass } from "../classification/outcomeClass.js";
 import { OperationBackoff } from "../backoff/operationBackoff.js";
 import type { SleepEnd } from "../timing/sleepInSlices.js";
 import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
 import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
 import type { ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
-import { isWriteMethod } from "../address/requestMethod.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import type { CallerPolicy } from "./callerPolicy.js";
 import { decideNext, type Step, type StopStep, type WaitStep } from "./decideNext.js";
 import { newDecisionFacts, type DecisionFacts } from "./decisionFacts.js";
 import type { ObserverHooks } from "../observers/observerHooks.js";
 import { isReplayable } from "./replayableBody.js";
-import { LOCAL_REFUSALS, type AttemptClass, type LocalWaitReason } from "../observers/retryEvents.js";
-import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
+import type { LocalWaitReason } from "../observers/retryEvents.js";
 import type { RetryPolicySettings } from "./retryPolicyOptions.js";
 import { answered, endAttempt, failed, retryAfterOf, startAttempt, type ArmedAttempt } from "./runAttempt.js";
 import { isSecondaryReadMethod, SecondaryRoute } from "./secondaryReads.js";
-import { endOperation, readBack, refusalRetryAfterInMs } from "./operationEnding.js";
+import { endOperation, readBack } from "./operationEnding.js";
 import { OperationWaits } from "./operationWaits.js";
 import { AdmittedOperation } from "./admittedOperation.js";
 import { resumableDownload } from "../downloads/resumableDownload.js";
 
 /** One operation: the loop, and the state it keeps between steps. The only place that sleeps, sends and tells the observers. */
 export class Operation extends AdmittedOperation {
-  readonly request: PipelineRequest;
-  readonly hooks: ObserverHooks;
   readonly caller: CallerPolicy;
-  readonly started = performance.now();
-  readonly info: RetryInfo;
-  readonly write: boolean;
   /** When the operation gives up; a download's resume moves it (see {@link Operation.resume}). */
   #deadline: number;
   /** The way to the secondary region, for a read of a client with `secondaryReads` on. */
@@ -46,7 +38,6 @@ export class Operation extends AdmittedOperation {
   /** The clock (performance.now()) when the last attempt ended. */
   #clock = 0;
   #attemptStarted = 0;
-  #primaryUrl = "";
   #primaryFailures = 0;
   /** Retries sent (a backoff waited is a retry on its way). */
   #retries = 0;
@@ -60,13 +51,9 @@ export class Operation extends AdmittedOperation {
   #resuming = false;
 
   constructor(request: PipelineRequest, s: RetryPolicySettings, hooks: ObserverHooks, caller: CallerPolicy) {
-    super(s, readRequestAddress(request, s.service));
-    this.request = request;
-    this.hooks = hooks;
+    super(request, s, hooks);
     this.caller = caller;
     this.#deadline = this.started + s.maxElapsedInMs;
-    this.info = startRetryInfo(request);
-    this.write = isWriteMethod(request.method);
     this.#secondary = s.secondaryReads !== undefined && isSecondaryReadMethod(request.method) ? new SecondaryRoute(s.secondaryReads) : undefined;
     const f = (this.#facts = newDecisionFacts());
     f.callerKind = caller.settings.kind;
@@ -109,7 +96,7 @@ export class Operation extends AdmittedOperation {
             break;
           }
           case "wait":
-            if (step.refused === true) this.#recordAttempt("circuit_open", 0, undefined);
+            if (step.refused === true) this.recordAttempt("circuit_open", 0, undefined);
             step = decideNext(this.#readyFacts(await this.#wait(step), step.on));
             break;
           case "read-back":
@@ -117,7 +104,7 @@ export class Operation extends AdmittedOperation {
             step = decideNext(this.#settledFacts());
             break;
           case "stop": {
-            if (step.refused === true) this.#recordAttempt("circuit_open", 0, undefined);
+            if (step.refused === true) this.recordAttempt("circuit_open", 0, undefined);
             const response = this.#end(step);
             // A blob download's body is read after we return: if it is cut, the rest is asked for (downloads/).
             return this.#resuming ? response : resumableDownload(this, next, response);
@@ -184,13 +171,13 @@ export class Operation extends AdmittedOperation {
     // The built-in budget granted it (decideNext read it); a budget of one's own that refuses here lets this read go uncounted.
     if (step.spendsRetry === true) this.s.budget?.tryRetry();
     this.#facts.secondaryFrom = this.#facts.point === "gate" ? "gate" : "attempt";
-    this.#primaryUrl = (this.#secondary as SecondaryRoute).redirect(this.request, this.#primaryFailures);
+    (this.#secondary as SecondaryRoute).redirect(this.request, this.#primaryFailures);
     return startAttempt(this.request, this.#deadline - step.reserveInMs, this.s.tryTimeoutInMs, now, this.s.deadlines);
   }
 
   #endSend(step: Step & { action: "send" }, armed: ArmedAttempt | undefined, response: PipelineResponse | undefined): void {
     if (armed !== undefined) endAttempt(this.request, armed, response?.readableStreamBody);
-    if (step.to === "secondary") (this.#secondary as SecondaryRoute).restore(this.request, this.#primaryUrl);
+    if (step.to === "secondary") (this.#secondary as SecondaryRoute).restore(this.request);
   }
 
   /** Record: tell the gate and the observers, then read the facts after the attempt. */
@@ -198,24 +185,18 @@ export class Operation extends AdmittedOperation {
     this.#clock = performance.now();
     if (step.to === "secondary") return this.#recordSecondary(result);
     const pacedDelayInMs = this.recordAdmitted(result);
-    this.#recordAttempt(result.outcomeClass, this.#clock - this.#attemptStarted, result, pacedDelayInMs);
+    this.recordAttempt(result.outcomeClass, this.#clock - this.#attemptStarted, result, pacedDelayInMs);
     if (this.write && (isUnknownOutcome(result) || result.outcomeClass === "aborted")) this.info.unknownOutcomes += 1;
     this.#last = result;
     return this.#attemptFacts(true);
   }
 
   #recordSecondary(result: AttemptResult): DecisionFacts {
-    const answer = (this.#secondary as SecondaryRoute).learn(result);
-    this.info.secondaryAttempts = (this.info.secondaryAttempts ?? 0) + 1;
-    this.#recordAttempt(result.outcomeClass, this.#clock - this.#attemptStarted, result, 0, true);
-    if (result.outcomeClass === "success") {
-      this.info.answeredBySecondary = true;
-      this.#last = result;
-    } else {
-      result.response?.readableStreamBody?.resume();
-      // The primary's failure, if there is one, read again for the rows that follow a failed secondary read.
-      if (this.#last !== undefined) this.#attemptFacts(false);
-    }
+    const answer = (this.#secondary as SecondaryRoute).learn(result, this.info);
+    this.recordAttempt(result.outcomeClass, this.#clock - this.#attemptStarted, result, 0, true);
+    if (answer === "success") this.#last = result;
+    // The primary's failure, if there is one, read again for the rows that follow a failed secondary read.
+    else if (this.#last !== undefined) this.#attemptFacts(false);
     const f = this.#facts;
     f.point = "secondary";
     f.aborted = false;
@@ -283,10 +264,8 @@ export class Operation extends AdmittedOperation {
   #wait(step: WaitStep): Promise<SleepEnd> {
     if (step.on === "backoff") this.#retries += 1;
     if (step.on === "pacing") this.reserveSlot(step.delayInMs);
-    const waits = (this.#waits ??= new OperationWaits(this.caller, this.hooks, this.request, this.address));
-    const gate = this.s.gate;
-    const refusesNow = step.untilRefused === true && gate?.refusesNow !== undefined ? (): boolean => gate.refusesNow?.(this.address) === true : undefined;
-    return waits.sleep(step, this.wakeFor(step.on), refusesNow, this.info.attempts, this.#last);
+    const waits = (this.#waits ??= new OperationWaits(this.caller, this.hooks, this.request, this.address, this.s.gate));
+    return waits.sleep(step, this.wakeFor(step.on), this.info.attempts, this.#last);
   }
 
   /** A write's answer is one an earlier unknown attempt's success would cause (409 after an insert, ...), and read-back is on. */
@@ -296,41 +275,13 @@ export class Operation extends AdmittedOperation {
     return write !== undefined && isAppliedAnswer(write, result);
   }
 
-  #recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined, pacedDelayInMs = 0, secondary = false): void {
-    this.info.attempts += 1;
-    this.info.classes.push(attemptClass);
-    if (this.hooks.listens("onAttempt")) {
-      this.hooks.notify("onAttempt", {
-        request: this.request,
-        address: this.address,
-        attempt: this.info.attempts,
-        attemptClass,
-        status: result?.status,
-        errorCode: result?.errorCode,
-        inChangeset: result?.inChangeset,
-        durationInMs,
-        pacedDelayInMs,
-        secondary: secondary ? true : undefined,
-      });
-    }
-  }
-
   /** Carries out a stop (operationEnding.ts): returns or throws what the caller gets. */
   #end(step: StopStep): PipelineResponse {
     this.#waits?.leave();
     const f = this.#facts;
     // Right after an attempt the loop's clock reading will do.
     const endedAt = f.point === "attempt" || f.point === "secondary" ? this.#clock : performance.now();
-    const local = LOCAL_REFUSALS[step.reason] !== undefined;
-    return endOperation(this, {
-      step,
-      last: this.#last,
-      readBack: this.#readBack,
-      abort: this.#abort,
-      retryAfterInMs: local ? refusalRetryAfterInMs(step.reason, f, this.refusal, this.s) : undefined,
-      refusal: this.refusal,
-      elapsedInMs: endedAt - this.started,
-      resumed: this.#resuming,
-    });
+    const ending = { step, facts: f, last: this.#last, readBack: this.#readBack, abort: this.#abort, refusal: this.refusal };
+    return endOperation(this, ending, endedAt - this.started, this.#resuming);
   }
 }

@@ -35,26 +35,28 @@ export interface EndingContext {
 /** How an operation ends: decideNext's step, and what the loop holds when it takes it. */
 export interface Ending {
   readonly step: StopStep;
+  /** The facts the step was decided on. */
+  readonly facts: DecisionFacts;
   /** The last attempt (the primary's, or the secondary's success); undefined when none was sent. */
   readonly last: AttemptResult | undefined;
   /** The read-back's outcome, when the write was read back. */
-  readonly readBack?: ReadBackOutcome;
+  readonly readBack: ReadBackOutcome | undefined;
   /** With `answer: "abort"`: the abort a wait saw, if one did (else our own AbortError). */
-  readonly abort?: unknown;
-  /** With a local refusal: when to come back ({@link refusalRetryAfterInMs}), and the gate's refusal. */
-  readonly retryAfterInMs?: number;
-  readonly refusal?: Refusal;
-  readonly elapsedInMs: number;
-  /** A resumed download's operation: it was reported when its first answer came. */
-  readonly resumed: boolean;
+  readonly abort: unknown;
+  /** The gate's last refusal, if it refused. */
+  readonly refusal: Refusal | undefined;
 }
 
 /** Says why a retriable failure was not retried, and what makes it retriable. */
 const NOT_REPLAYABLE_WARNING =
   "Not retrying: the request body is a stream that the first attempt consumed; pass a stream factory to make it retriable.";
 
-/** Ends an operation: records why, tells the observers, and returns or throws what the caller gets. */
-export function endOperation(op: EndingContext, ending: Ending): PipelineResponse {
+/**
+ * Ends an operation after `elapsedInMs`: records why, tells the observers (unless `resumed`: a
+ * resumed download's operation was reported when its first answer came), and returns or throws
+ * what the caller gets.
+ */
+export function endOperation(op: EndingContext, ending: Ending, elapsedInMs: number, resumed: boolean): PipelineResponse {
   const { info, request } = op;
   const { step, readBack } = ending;
   const reason = step.reason;
@@ -62,12 +64,12 @@ export function endOperation(op: EndingContext, ending: Ending): PipelineRespons
   const result: AttemptResult | undefined = response === undefined ? ending.last : { response, status: response.status, outcomeClass: "success" };
   const finalClass = step.answer === "abort" ? "aborted" : (result?.outcomeClass ?? "circuit_open");
   info.stopReason = reason;
-  info.elapsedInMs = ending.elapsedInMs;
+  info.elapsedInMs = elapsedInMs;
   if (reason === "body-not-replayable") logger.warning(NOT_REPLAYABLE_WARNING);
   // Blob's and Queue's results carry a copy of the request (`_response.request`): their response is marked too.
   // Not a Tables one (the SDK hands back the request itself, already marked): a property added to a response is not free.
   if (result?.response !== undefined && op.s.service !== "table") attachRetryInfo(result.response, info);
-  if (LOCAL_REFUSALS[reason] !== undefined) info.retryAfterInMs = ending.retryAfterInMs;
+  if (LOCAL_REFUSALS[reason] !== undefined) info.retryAfterInMs = refusalRetryAfterInMs(reason, ending.facts, ending.refusal, op.s);
   const error = step.answer === "abort" ? (ending.abort ?? new AbortError("The operation was aborted.")) : step.answer === "refusal" ? refusalError(op, ending) : undefined;
   if (op.write && info.unknownOutcomes > 0) noteAmbiguity(op, reason, readBack?.result, ending.last);
   if (reason !== "success" && reason !== "permanent") {
@@ -76,8 +78,8 @@ export function endOperation(op: EndingContext, ending: Ending): PipelineRespons
         `${reason} (last: ${finalClass}).`,
     );
   }
-  // A resumed download's operation was reported when its first answer came; its resumes' attempts and retries are told as they happen.
-  if (op.hooks.listens("onOperationEnd") && !ending.resumed) {
+  // A resumed download's resumes' attempts and retries are told as they happen.
+  if (op.hooks.listens("onOperationEnd") && !resumed) {
     op.hooks.notify("onOperationEnd", {
       request,
       address: op.address,
@@ -96,7 +98,7 @@ export function endOperation(op: EndingContext, ending: Ending): PipelineRespons
  * When to come back after a local refusal (`getRetryInfo(error).retryAfterInMs`), from the facts
  * the operation stopped on: the budget's refill, the backoff it would have slept, or the gate's word.
  */
-export function refusalRetryAfterInMs(reason: StopReason, f: DecisionFacts, refusal: Refusal | undefined, s: RetryPolicySettings): number | undefined {
+function refusalRetryAfterInMs(reason: StopReason, f: DecisionFacts, refusal: Refusal | undefined, s: RetryPolicySettings): number | undefined {
   if (reason === "budget-exhausted") return f.budgetRetryAfterInMs > 0 ? f.budgetRetryAfterInMs : s.budget?.retryAfterInMs();
   if (reason === "caller-busy") return Math.max(f.backoffInMs, f.retryAfterInMs ?? 0);
   return refusal?.retryAfterInMs ?? f.gateDelayInMs;
@@ -105,7 +107,7 @@ export function refusalRetryAfterInMs(reason: StopReason, f: DecisionFacts, refu
 /** Our own error for a refusal with no attempt's answer in hand. */
 function refusalError(op: EndingContext, ending: Ending): Error {
   const scope = ending.refusal?.scope ?? op.address.scopeKey ?? "unknown";
-  const retryAfterInMs = ending.retryAfterInMs ?? 0;
+  const retryAfterInMs = op.info.retryAfterInMs ?? 0;
   return ending.step.reason === "partition-busy" ? new PartitionBusyError(scope, retryAfterInMs) : new CircuitOpenError(scope, retryAfterInMs);
 }
 

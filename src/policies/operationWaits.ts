@@ -4,6 +4,7 @@
 // step's `releasable` and `untilRefused`); this carries the wait out.
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { RequestAddress } from "../address/requestAddress.js";
+import type { AttemptGate } from "../breaker/attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { logger } from "../logging/logger.js";
 import type { ObserverHooks } from "../observers/observerHooks.js";
@@ -22,13 +23,15 @@ export class OperationWaits {
   readonly #hooks: ObserverHooks;
   readonly #request: PipelineRequest;
   readonly #address: RequestAddress;
+  readonly #gate: AttemptGate | undefined;
   #waiter: Waiter | undefined;
 
-  constructor(caller: CallerPolicy, hooks: ObserverHooks, request: PipelineRequest, address: RequestAddress) {
+  constructor(caller: CallerPolicy, hooks: ObserverHooks, request: PipelineRequest, address: RequestAddress, gate: AttemptGate | undefined) {
     this.#caller = caller;
     this.#hooks = hooks;
     this.#request = request;
     this.#address = address;
+    this.#gate = gate;
   }
 
   /** The caller policy's answer: may the operation begin a wait for `reason`, or go on waiting? */
@@ -39,14 +42,13 @@ export class OperationWaits {
 
   /**
    * Sleeps the wait `step` asks for, as one of the caller policy's waiters (it stays one until
-   * {@link leave}), ended early by `wake` (what it waits for has come) or as the step allows:
-   * `refusesNow` is the gate's check of the partition, for a step `untilRefused`. `attempt` and
-   * `failed` (the last failure, for a backoff) are what `onRetry` is told.
+   * {@link leave}), ended early by `wake` (what it waits for has come) or as the step allows.
+   * `attempt` and `failed` (the last failure, for a backoff) are what `onRetry` is told.
    */
-  sleep(step: WaitStep, wake: WakeSource | undefined, refusesNow: (() => boolean) | undefined, attempt: number, failed: AttemptResult | undefined): Promise<SleepEnd> {
+  sleep(step: WaitStep, wake: WakeSource | undefined, attempt: number, failed: AttemptResult | undefined): Promise<SleepEnd> {
     this.#enter(step.on);
     if (step.on === "backoff" || step.on === "circuit") this.#notifyRetry(step, attempt, step.on === "backoff" ? failed : undefined);
-    const letGo = this.#letGoOf(step, refusesNow);
+    const letGo = this.#letGoOf(step);
     if (letGo?.() === true) return Promise.resolve(RELEASED);
     const signal = this.#request.abortSignal;
     return sleepInSlices(step.delayInMs, (ms) => delayUntilWoken(ms, wake, signal), letGo, CHECK_EVERY_IN_MS);
@@ -72,8 +74,9 @@ export class OperationWaits {
   }
 
   /** What the step allows to cut the wait short, checked between slices; undefined: one sleep, one timer. */
-  #letGoOf(step: WaitStep, refusesNow: (() => boolean) | undefined): (() => boolean) | undefined {
-    const circuitOpened = step.untilRefused === true ? refusesNow : undefined;
+  #letGoOf(step: WaitStep): (() => boolean) | undefined {
+    const gate = this.#gate;
+    const circuitOpened = step.untilRefused === true && gate?.refusesNow !== undefined ? (): boolean => gate.refusesNow?.(this.#address) === true : undefined;
     if (step.releasable !== true) return circuitOpened;
     const waiter = this.#waiter as Waiter;
     return () => this.#caller.mustRelease(waiter) || circuitOpened?.() === true;

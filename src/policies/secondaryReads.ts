@@ -5,6 +5,7 @@ import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import type { AttemptClass } from "../observers/retryEvents.js";
 import type { DecisionFacts } from "./decisionFacts.js";
+import type { RetryInfo } from "./retryInfo.js";
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import { parseSecondaryEndpoint } from "../address/secondaryUrl.js";
@@ -57,6 +58,7 @@ const NOT_READS: ReadonlySet<StorageOperation> = new Set<StorageOperation>(["rec
 export class SecondaryRoute {
   readonly #settings: SecondaryReadSettings;
   #url: string | undefined | null = null;
+  #primaryUrl = "";
   #answer: AttemptClass | "not-found" | undefined;
   /** The primary's failure count when the secondary was last read; -1 before. */
   #readAfterFailures = -1;
@@ -80,23 +82,30 @@ export class SecondaryRoute {
   }
 
   /**
-   * Points `request` at the secondary for one attempt (call after `readFacts()`), and returns the
-   * primary's URL, which {@link restore} puts back: the operation's address (breaker scope,
-   * labels) stays the primary's.
+   * Points `request` at the secondary for one attempt (call after `readFacts()`); {@link restore}
+   * puts the primary's URL back: the operation's address (breaker scope, labels) stays the primary's.
    */
-  redirect(request: PipelineRequest, primaryFailures: number): string {
+  redirect(request: PipelineRequest, primaryFailures: number): void {
     this.#readAfterFailures = primaryFailures;
-    return pointRequestAt(request, this.#url as string);
+    this.#primaryUrl = pointRequestAt(request, this.#url as string);
   }
 
   /** Puts the primary's URL back on `request`, whatever the attempt did. */
-  restore(request: PipelineRequest, primaryUrl: string): void {
-    pointRequestAt(request, primaryUrl);
+  restore(request: PipelineRequest): void {
+    pointRequestAt(request, this.#primaryUrl);
   }
 
-  /** Records the secondary's answer (a failed 404, as a response or as an error, is `not-found`), and returns it. */
-  learn(result: AttemptResult): AttemptClass | "not-found" {
-    if (result.outcomeClass === "success") return (this.#answer = "success");
+  /**
+   * Records the secondary's answer in `info` and here (a failed 404, as a response or as an
+   * error, is `not-found`), and returns it. A failed answer's body is drained: nobody reads it.
+   */
+  learn(result: AttemptResult, info: RetryInfo): AttemptClass | "not-found" {
+    info.secondaryAttempts = (info.secondaryAttempts ?? 0) + 1;
+    if (result.outcomeClass === "success") {
+      info.answeredBySecondary = true;
+      return (this.#answer = "success");
+    }
+    result.response?.readableStreamBody?.resume();
     const notFound = result.status === 404 || (result.error as { statusCode?: unknown } | undefined)?.statusCode === 404;
     return (this.#answer = notFound ? "not-found" : result.outcomeClass);
   }
