@@ -1,5 +1,5 @@
 import { isRetriableClass } from "../classification/outcomeClass.js";
-import type { LocalWaitReason, StopReason } from "../observers/retryEvents.js";
+import { LOCAL_REFUSALS, type LocalWaitReason, type StopReason } from "../observers/retryEvents.js";
 import type { DecisionFacts } from "./decisionFacts.js";
 
 /**
@@ -53,13 +53,8 @@ export const BUDGET_POLL_IN_MS = 100;
 /** A wait this short is taken whatever the caller policy says: it holds a worker no longer than an attempt does. */
 export const SHORT_WAIT_IN_MS = 50;
 
-/** The stop reason of a waiter let go, by what it waited for. */
-const RELEASED: Readonly<Record<LocalWaitReason, StopReason>> = {
-  circuit: "circuit-open",
-  pacing: "partition-busy",
-  budget: "budget-exhausted",
-  backoff: "caller-busy",
-};
+/** The stop reason of a waiter let go, by what it waited for: the local refusals read backwards. */
+const RELEASED = Object.fromEntries(Object.entries(LOCAL_REFUSALS).map(([stop, on]) => [on, stop])) as Record<LocalWaitReason, StopReason>;
 
 const STOPS = new Map<string, StopStep>();
 /** A stop step, shared per reason and variant. */
