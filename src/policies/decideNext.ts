@@ -1,4 +1,5 @@
 import { isRetriableClass } from "../classification/outcomeClass.js";
+import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import { LOCAL_REFUSALS, type LocalWaitReason, type StopReason } from "../observers/retryEvents.js";
 import type { DecisionFacts } from "./decisionFacts.js";
 
@@ -17,13 +18,16 @@ export type WaitStep = (
 /**
  * The end, and what the caller gets: the last attempt's answer, unless `answer` says our own
  * refusal error (nothing was sent: `CircuitOpenError`, `PartitionBusyError`), the abort a wait
- * saw, or the read-back's answer. `refused` as in {@link WaitStep}.
+ * saw, or the read-back's answer. `refused` as in {@link WaitStep}. `ambiguity`: how a write
+ * that had an unknown outcome is reported (`RetryInfo.ambiguousWrite`, `onAmbiguousWrite`);
+ * `as-asked`, a table created or deleted as asked, is no ambiguity (only logged).
  */
 export interface StopStep {
   readonly action: "stop";
   readonly reason: StopReason;
   readonly answer?: "refusal" | "abort" | "read-back";
   readonly refused?: true;
+  readonly ambiguity?: AmbiguousWriteResult | "as-asked";
 }
 
 /**
@@ -58,11 +62,11 @@ const RELEASED = Object.fromEntries(Object.entries(LOCAL_REFUSALS).map(([stop, o
 
 const STOPS = new Map<string, StopStep>();
 /** A stop step, shared per reason and variant. */
-function stop(reason: StopReason, answer?: StopStep["answer"], refused?: true): StopStep {
-  const key = `${reason}|${answer ?? ""}|${refused ?? ""}`;
+function stop(reason: StopReason, answer?: StopStep["answer"], refused?: true, ambiguity?: StopStep["ambiguity"]): StopStep {
+  const key = `${reason}|${answer ?? ""}|${refused ?? ""}|${ambiguity ?? ""}`;
   let step = STOPS.get(key);
   if (step === undefined) {
-    step = Object.freeze({ action: "stop", reason, ...(answer === undefined ? {} : { answer }), ...(refused === undefined ? {} : { refused }) });
+    step = Object.freeze({ action: "stop", reason, ...(answer && { answer }), ...(refused && { refused }), ...(ambiguity && { ambiguity }) });
     STOPS.set(key, step);
   }
   return step;
@@ -79,6 +83,11 @@ const READ_BACK: Step = Object.freeze({ action: "read-back" });
  * covers every row.
  */
 export function decideNext(f: DecisionFacts): Step {
+  const step = decide(f);
+  return f.unknownOutcome && step.action === "stop" ? withAmbiguity(step, f) : step;
+}
+
+function decide(f: DecisionFacts): Step {
   switch (f.point) {
     case "ready":
       return beforeGate(f);
@@ -191,6 +200,18 @@ function afterReadBack(f: DecisionFacts): Step {
   if (f.readBack === "applied") return stop("success", "read-back");
   // Otherwise the last answer stands: a 2xx whose body did not parse ends as the success it is, an error as the failure it is.
   return f.attemptClass === "success" ? STOP_SUCCESS : stop("permanent");
+}
+
+/**
+ * A write that had an unknown outcome ends reported as what settled it (docs/data-safety.md):
+ * the read-back's result; else a table created or deleted as asked is no ambiguity (the SDK takes
+ * its 409 or 404 as success, and a table holds nothing of its writer's to tell apart); a `$batch`
+ * is `not_resolvable` (its HTTP success can hide a failed sub-request); any other success is the
+ * service's word that it applied, and a failure leaves it `unresolved`.
+ */
+function withAmbiguity(step: StopStep, f: DecisionFacts): StopStep {
+  const ambiguity = f.readBack ?? (f.tableAsAsked ? "as-asked" : f.batch ? "not_resolvable" : step.reason === "success" ? undefined : "unresolved");
+  return ambiguity === undefined ? step : stop(step.reason, step.answer, step.refused, ambiguity);
 }
 
 /**

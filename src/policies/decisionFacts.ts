@@ -89,6 +89,12 @@ export function newDecisionFacts() {
     secondaryReadSinceFailure: false,
     /** Where the last secondary read was decided: after a refusal (`gate`) or after a failed attempt (`attempt`). */
     secondaryFrom: "gate" as "gate" | "attempt",
+    /** A write of this operation had an attempt whose outcome is unknown: it may have applied. */
+    unknownOutcome: false,
+    /** With `unknownOutcome`: the last answer is a retried table create's 409 or delete's 404 (the table is as asked). */
+    tableAsAsked: false,
+    /** With `unknownOutcome`: the write is a Tables `$batch`. */
+    batch: false,
     /** `settled`: what the read-back found. */
     readBack: undefined as AmbiguousWriteResult | undefined,
     /** A uniform draw in [0, 1) that spreads probe polls and budget waits (0 when neither is at hand). */

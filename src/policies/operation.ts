@@ -6,7 +6,7 @@ import type { PipelineRequest, PipelineResponse, SendRequest } from "@azure/core
 import { isRetriableClass } from "../classification/outcomeClass.js";
 import { OperationBackoff } from "../backoff/operationBackoff.js";
 import type { SleepEnd } from "../timing/sleepInSlices.js";
-import { isAppliedAnswer } from "../ambiguousWrites/isAppliedAnswer.js";
+import { isAppliedAnswer, isTableAsAsked } from "../ambiguousWrites/isAppliedAnswer.js";
 import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
 import type { ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
@@ -186,7 +186,7 @@ export class Operation extends AdmittedOperation {
     if (step.to === "secondary") return this.#recordSecondary(result);
     const pacedDelayInMs = this.recordAdmitted(result);
     this.recordAttempt(result.outcomeClass, this.#clock - this.#attemptStarted, result, pacedDelayInMs);
-    if (this.write && (isUnknownOutcome(result) || result.outcomeClass === "aborted")) this.info.unknownOutcomes += 1;
+    if (this.write && (isUnknownOutcome(result) || result.outcomeClass === "aborted")) this.#unknownOutcome();
     this.#last = result;
     return this.#attemptFacts(true);
   }
@@ -218,6 +218,7 @@ export class Operation extends AdmittedOperation {
     // Right after an attempt: the clock read when it ended will do.
     f.remainingInMs = this.#deadline - this.#clock;
     f.answerUnreadable = result.unreadableBody === true;
+    if (f.unknownOutcome) f.tableAsAsked = isTableAsAsked(this.address.operation, result);
     if (cls === "success") return f;
     const retriable = isRetriableClass(cls);
     if (fresh) {
@@ -266,6 +267,12 @@ export class Operation extends AdmittedOperation {
     if (step.on === "pacing") this.reserveSlot(step.delayInMs);
     const waits = (this.#waits ??= new OperationWaits(this.caller, this.hooks, this.request, this.address, this.s.gate));
     return waits.sleep(step, this.wakeFor(step.on), this.info.attempts, this.#last);
+  }
+
+  #unknownOutcome(): void {
+    this.info.unknownOutcomes += 1;
+    this.#facts.unknownOutcome = true;
+    this.#facts.batch = this.address.tableWrite?.kind === "batch";
   }
 
   /** A write's answer is one an earlier unknown attempt's success would cause (409 after an insert, ...), and read-back is on. */

@@ -13,7 +13,6 @@ import type { AttemptResult } from "../classification/attemptResult.js";
 import type { ObserverHooks } from "../observers/observerHooks.js";
 import { LOCAL_REFUSALS, type StopReason } from "../observers/retryEvents.js";
 import { readBackAmbiguousWrite } from "../ambiguousWrites/ambiguousWriteReadBack.js";
-import { isTableAsAsked } from "../ambiguousWrites/isAppliedAnswer.js";
 import type { ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
 import type { Refusal } from "../breaker/attemptGate.js";
 import type { RetryInfo } from "./retryInfo.js";
@@ -71,7 +70,7 @@ export function endOperation(op: EndingContext, ending: Ending, elapsedInMs: num
   if (result?.response !== undefined && op.s.service !== "table") attachRetryInfo(result.response, info);
   if (LOCAL_REFUSALS[reason] !== undefined) info.retryAfterInMs = refusalRetryAfterInMs(reason, ending.facts, ending.refusal, op.s);
   const error = step.answer === "abort" ? (ending.abort ?? new AbortError("The operation was aborted.")) : step.answer === "refusal" ? refusalError(op, ending) : undefined;
-  if (op.write && info.unknownOutcomes > 0) noteAmbiguity(op, reason, readBack?.result, ending.last);
+  if (step.ambiguity !== undefined) noteAmbiguity(op, step.ambiguity);
   if (reason !== "success" && reason !== "permanent") {
     logger.warning(
       `Gave up on ${op.address.operation} (partition scope ${op.address.scopeKey ?? "unknown"}) after ${info.attempts} attempt(s): ` +
@@ -133,25 +132,21 @@ async function readBackIfPossible(op: EndingContext, options: AmbiguousWriteSett
   return readBackAmbiguousWrite(op.request, options.readBackRoutes, write, bodyText(op.request), timeoutInMs);
 }
 
-/** Marks a write that ended after an unknown outcome, and tells the observers. */
-function noteAmbiguity(op: EndingContext, stopReason: StopReason, resolution: AmbiguousWriteResult | undefined, last: AttemptResult | undefined): void {
+/** Marks a write that ended after an unknown outcome as decideNext reported it, and tells the observers. */
+function noteAmbiguity(op: EndingContext, ambiguity: AmbiguousWriteResult | "as-asked"): void {
   const operation = op.address.operation;
-  if (resolution === undefined && isTableAsAsked(operation, last)) {
+  if (ambiguity === "as-asked") {
     // Not an ambiguity: the SDK reports this answer as success, and the store is as asked (the SDK logs it at info too).
     logger.info(`${operation} retried after an unknown outcome: the table ${operation === "create_table" ? "exists" : "is gone"}, as asked.`);
     return;
   }
-  const write = op.address.tableWrite;
-  // A batch's HTTP success can hide a failed sub-request (the SDK throws after reading the body).
-  const result = resolution ?? (write?.kind === "batch" ? "not_resolvable" : stopReason === "success" ? undefined : "unresolved");
-  if (result === undefined) return;
-  op.info.ambiguousWrite = result;
-  op.info.possiblyApplied = result !== "applied";
+  op.info.ambiguousWrite = ambiguity;
+  op.info.possiblyApplied = ambiguity !== "applied";
   op.hooks.notify("onAmbiguousWrite", {
     request: op.request,
     address: op.address,
-    operation: write?.operation ?? "other",
-    result,
+    operation: op.address.tableWrite?.operation ?? "other",
+    result: ambiguity,
     unknownOutcomes: op.info.unknownOutcomes,
   });
 }

@@ -170,3 +170,20 @@ describe("decideNext after a read-back, as a table", () => {
     expect(decideNext({ ...afterFailure, point: "settled", ...change })).toEqual(expected);
   });
 });
+
+describe("decideNext for a write that had an unknown outcome: how it is reported when it stops, as a table", () => {
+  const unknown: Partial<DecisionFacts> = { unknownOutcome: true };
+  it.each<[string, Partial<DecisionFacts>, Step]>([
+    ["a success is the service's word that it applied: no ambiguity", { ...unknown, attemptClass: "success" }, stop("success")],
+    ["a failure leaves it unresolved", { ...unknown, attemptClass: "permanent" }, stop("permanent", { ambiguity: "unresolved" })],
+    ["retries run out: unresolved", { ...unknown, retriesDone: 3 }, stop("retries-exhausted", { ambiguity: "unresolved" })],
+    ["a $batch's success can hide a failed sub-request: not resolvable", { ...unknown, attemptClass: "success", batch: true }, stop("success", { ambiguity: "not_resolvable" })],
+    ["a table created or deleted as asked is no ambiguity", { ...unknown, attemptClass: "permanent", tableAsAsked: true }, stop("permanent", { ambiguity: "as-asked" })],
+    ["read back and found applied: applied, with the read-back's answer", { ...unknown, point: "settled", attemptClass: "permanent", readBack: "applied" }, stop("success", { answer: "read-back", ambiguity: "applied" })],
+    ["read back and found different: differs", { ...unknown, point: "settled", attemptClass: "permanent", readBack: "differs" }, stop("permanent", { ambiguity: "differs" })],
+    ["a 2xx whose body did not parse, not settled: the success it is, unresolved", { ...unknown, point: "settled", attemptClass: "success", readBack: "unresolved" }, stop("success", { ambiguity: "unresolved" })],
+    ["no unknown outcome: nothing reported", { attemptClass: "permanent", batch: true }, stop("permanent")],
+  ])("%s", (_name, change, expected) => {
+    expect(decideNext({ ...afterFailure, ...change })).toEqual(expected);
+  });
+});
