@@ -45,11 +45,21 @@ export class OperationWaits {
    * {@link leave}), ended early by `wake` (what it waits for has come) or as the step allows.
    * `attempt` and `failed` (the last failure, for a backoff) are what `onRetry` is told.
    */
-  sleep(step: WaitStep, wake: WakeSource | undefined, attempt: number, failed: AttemptResult | undefined): Promise<SleepEnd> {
+  async sleep(step: WaitStep, wake: WakeSource | undefined, attempt: number, failed: AttemptResult | undefined): Promise<SleepEnd> {
     this.#enter(step.on);
     if (step.on === "backoff" || step.on === "circuit") this.#notifyRetry(step, attempt, step.on === "backoff" ? failed : undefined);
+    if (!this.#hooks.listens("onWait")) return this.#sleep(step, wake);
+    // Timed only for an onWait observer (the tracing one): planned and actual differ when a wait is woken or let go.
+    const startedAt = performance.now();
+    this.#notifyWaitStep(step, undefined, 0);
+    const end = await this.#sleep(step, wake);
+    this.#notifyWaitStep(step, end, performance.now() - startedAt);
+    return end;
+  }
+
+  #sleep(step: WaitStep, wake: WakeSource | undefined): Promise<SleepEnd> | SleepEnd {
     const letGo = this.#letGoOf(step);
-    if (letGo?.() === true) return Promise.resolve(RELEASED);
+    if (letGo?.() === true) return RELEASED;
     const signal = this.#request.abortSignal;
     return sleepInSlices(step.delayInMs, (ms) => delayUntilWoken(ms, wake, signal), letGo, CHECK_EVERY_IN_MS);
   }
@@ -80,6 +90,20 @@ export class OperationWaits {
     if (step.releasable !== true) return circuitOpened;
     const waiter = this.#waiter as Waiter;
     return () => this.#caller.mustRelease(waiter) || circuitOpened?.() === true;
+  }
+
+  /** One wait begins (`end` undefined) or is over: told to `onWait`. */
+  #notifyWaitStep(step: WaitStep, end: SleepEnd | undefined, waitedInMs: number): void {
+    this.#hooks.notify("onWait", {
+      request: this.#request,
+      address: this.#address,
+      state: end === undefined ? "started" : "ended",
+      reason: step.on,
+      source: step.on === "backoff" ? step.source : undefined,
+      plannedInMs: step.delayInMs,
+      waitedInMs: end === undefined ? undefined : waitedInMs,
+      ended: end?.ended,
+    });
   }
 
   #notifyWait(reason: LocalWaitReason, state: "started" | "ended"): void {
