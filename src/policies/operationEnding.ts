@@ -2,15 +2,13 @@
 // out (returned or thrown), with the record written and the observers told; and the read-back
 // that settles a write whose outcome was in doubt. Kept beside the loop, which calls them.
 import { AbortError } from "@azure/abort-controller";
-import type { PipelineRequest, PipelineResponse } from "@azure/core-rest-pipeline";
+import type { PipelineResponse } from "@azure/core-rest-pipeline";
 import { CircuitOpenError } from "../errors/circuitOpenError.js";
 import { PartitionBusyError } from "../errors/partitionBusyError.js";
 import { logger } from "../logging/logger.js";
 import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
 import { bodyText } from "../address/requestBodyText.js";
-import type { RequestAddress } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import type { ObserverHooks } from "../observers/observerHooks.js";
 import { LOCAL_REFUSALS, type StopReason } from "../observers/retryEvents.js";
 import { readBackAmbiguousWrite } from "../ambiguousWrites/ambiguousWriteReadBack.js";
 import type { ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
@@ -18,18 +16,12 @@ import type { Refusal } from "../breaker/attemptGate.js";
 import type { RetryInfo } from "./retryInfo.js";
 import { attachRetryInfo } from "../address/requestMarks.js";
 import type { AmbiguousWriteSettings, RetryPolicySettings } from "./retryPolicyOptions.js";
+import type { AdmittedOperation } from "./admittedOperation.js";
 import type { DecisionFacts } from "./decisionFacts.js";
 import type { StopStep } from "./decideNext.js";
 
 /** What the ending reads of its operation: all of it fixed when the operation starts. */
-export interface EndingContext {
-  readonly request: PipelineRequest;
-  readonly address: RequestAddress;
-  readonly info: RetryInfo;
-  readonly hooks: ObserverHooks;
-  readonly s: RetryPolicySettings;
-  readonly write: boolean;
-}
+export type EndingContext = Pick<AdmittedOperation, "request" | "address" | "info" | "hooks" | "s" | "write">;
 
 /** How an operation ends: decideNext's step, and what the loop holds when it takes it. */
 export interface Ending {
