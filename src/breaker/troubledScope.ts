@@ -41,7 +41,7 @@ export class TroubledScope {
    * From a first throttle until the pacer comes: when it came, and the attempts admitted and
    * answers served since. The pacer starts from them, as if it had been made at the first.
    */
-  #unpaced: { since: number; sent: number; served: number } | undefined;
+  #unpaced: { since: number; sent: number; served: number; lastServedAt?: number } | undefined;
   /** The account (`service|account`) whose throttle as a whole opened this circuit: its next success closes it. */
   #heldBy: string | undefined;
   #waiters: WakeList | undefined;
@@ -140,7 +140,10 @@ export class TroubledScope {
     const served = evidence === "served";
     // The served rate is the pacer's floor, and its successes drive the slow start; the first after an outage lets the queue go.
     const letOut = served && this.#pacer !== undefined && this.#pacer.rate.served(at);
-    if (served && this.#pacer === undefined && this.#unpaced !== undefined) this.#unpaced.served += 1;
+    if (served && this.#pacer === undefined && this.#unpaced !== undefined) {
+      this.#unpaced.served += 1;
+      this.#unpaced.lastServedAt = at;
+    }
     if (change !== undefined || letOut) this.#waiters?.wakeAll();
     if (evidence === "failed") {
       this.#lastFailureAt = at;

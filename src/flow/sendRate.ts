@@ -47,6 +47,8 @@ export class SendRate {
   #growFrom: number | undefined;
   /** The last cut found the scope serving nothing (an outage): its first success ends it ({@link served}). */
   #outage = false;
+  /** When the scope last served, as far as this controller knows. */
+  #lastServedAt: number;
   readonly #sends: RateMeter;
   readonly #successes: RateMeter;
   readonly #settings: SendRateSettings;
@@ -56,6 +58,8 @@ export class SendRate {
     this.#settings = settings;
     this.#sends = new RateMeter(now, history?.since, history?.sent);
     this.#successes = new RateMeter(now, history?.since, history?.served);
+    // Unknown: not since `since` when nothing was served from then (the last success was before it), else now.
+    this.#lastServedAt = history?.lastServedAt ?? (history !== undefined && history.served === 0 ? history.since : now);
   }
 
   /** True once a throttle has cut the rate (before that, attempts go out unpaced while the send rate is measured). */
@@ -104,6 +108,7 @@ export class SendRate {
    */
   served(now: number): boolean {
     this.#successes.count(now);
+    this.#lastServedAt = now;
     if (!this.#paced || this.#growFrom !== undefined || now < this.#cutAt) return false;
     this.#growFrom = now;
     if (!this.#outage) return false;
@@ -135,7 +140,11 @@ export class SendRate {
     const served = this.#successes.ratePerSecond(now) ?? share * sentRate;
     // Nothing served for a while, not just a burst of throttles between two successes (a partition's pacer
     // made at its second throttle counts only from its first: a hot partition's two may come in the same moment).
-    this.#outage = this.#successes.countAt(now) === 0 && this.#successes.spanInMs(now) >= OUTAGE_EVIDENCE_IN_MS;
+    // Or no success for twice that: the meter's window also holds what was served before the outage began, and a
+    // caller making one call at a time, backing off through a partition busy for a second, read as a capacity the
+    // rate it sent while it backed off; busy every few seconds, its rate was cut to 1-3/s and stayed there.
+    this.#outage =
+      (this.#successes.countAt(now) === 0 && this.#successes.spanInMs(now) >= OUTAGE_EVIDENCE_IN_MS) || now - this.#lastServedAt >= 2 * OUTAGE_EVIDENCE_IN_MS;
     this.#atCapacity = !this.#outage && share >= MIN_SERVED_SHARE;
     if (this.#atCapacity) {
       this.#plateau = Math.max(minRatePerSecond, Math.min(served, sentRate));
@@ -197,6 +206,8 @@ export interface RateHistory {
   readonly since: number;
   readonly sent: number;
   readonly served: number;
+  /** When it last served, if it did. */
+  readonly lastServedAt?: number;
 }
 
 /** The rate controller's settings (see `PacingOptions`). */

@@ -297,3 +297,30 @@ describe("SendRate: slow start after a scope served a little (below the capacity
   });
 });
 
+
+describe("SendRate: a caller making one call at a time through a partition busy for a second", () => {
+  it("a cut with no success for half a second is an outage: nothing learnt, and the first success lets the scope go", () => {
+    // 100 calls/s served, then the partition answers busy: an answer at 1100 ms, the retry at 1850 ms answered busy too.
+    const rate = new SendRate(0, DEFAULTS);
+    every(100, 0, 1100, (at) => {
+      rate.sent(at);
+      rate.served(at);
+    });
+    rate.sent(1100);
+    rate.sent(1850);
+    expect(rate.throttled(1850, 1850)).toBe(true);
+    // The meter's window still holds the successes from 1000-1100 ms: without the rule this read as a capacity.
+    expect(rate.plateau).toBe(Infinity);
+    expect(rate.served(2900)).toBe(true);
+    expect(rate.paced).toBe(false);
+    expect(rate.rateAt(2900)).toBe(Infinity);
+  });
+
+  it("made at the second throttle with nothing served since the first, its history says so (no success since `since`)", () => {
+    const rate = new SendRate(1750, DEFAULTS, { since: 1000, sent: 2, served: 0 });
+    rate.sent(1750);
+    expect(rate.throttled(1750, 1750)).toBe(true);
+    expect(rate.served(2900)).toBe(true);
+    expect(rate.paced).toBe(false);
+  });
+});
