@@ -1,5 +1,5 @@
 import type { Registry, RegistryContentType } from "prom-client";
-import { defaultRegistry } from "./defaultRegistry.js";
+import { defaultRegistry } from "./optionalPeer.js";
 import { describeValue } from "../validation/describeValue.js";
 import { choiceOption, hasMethods, numberOption, optionsObject, optionWhere, validateNumberOption, type OptionCheck, type OptionsShape } from "../validation/optionSchema.js";
 import { DEFAULT_METRICS_PREFIX, DEFAULT_SECONDS_BUCKETS } from "./metricNames.js";
