@@ -63,9 +63,8 @@ export type { CallerOptions } from "./policies/callerPolicy.js";
 
 // Metrics.
 export { METRIC_NAMES } from "./metrics/metricNames.js";
-export type { MetricsOptions } from "./metrics/metricsOptions.js";
-export type { MetricsObserver } from "./metrics/metricsObserver.js";
+export type { MetricsObserver, MetricsOptions } from "./metrics/metricsObserver.js";
 export { createMetricsObserver } from "./metrics/metricsObserver.js";
-export type { OpenTelemetryMetricsOptions } from "./metrics/openTelemetryOptions.js";
+export type { OpenTelemetryMetricsOptions } from "./metrics/openTelemetryObserver.js";
 export { createOpenTelemetryMetricsObserver } from "./metrics/openTelemetryObserver.js";
 export { metricsHandler, startMetricsServer } from "./metrics/metricsServer.js";

@@ -7,10 +7,13 @@ import type { RetryStrategy } from "../backoff/retryStrategy.js";
 import { createPipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
-import { createPrometheusObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
-import { resolveMetricsOptions, type MetricsOptions } from "../metrics/metricsOptions.js";
-import { createOpenTelemetryMetricsObserver } from "../metrics/openTelemetryObserver.js";
-import { choosesOpenTelemetry, resolveOpenTelemetryMetricsOptions, type OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
+import { createPrometheusObserver, resolveMetricsOptions, type MetricsObserver, type MetricsOptions } from "../metrics/metricsObserver.js";
+import {
+  choosesOpenTelemetry,
+  createOpenTelemetryMetricsObserver,
+  resolveOpenTelemetryMetricsOptions,
+  type OpenTelemetryMetricsOptions,
+} from "../metrics/openTelemetryObserver.js";
 import { isPeerInstalled } from "../metrics/optionalPeer.js";
 import { logger } from "../logging/logger.js";
 import { resolvePartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";

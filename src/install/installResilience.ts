@@ -9,9 +9,8 @@ import type { ExponentialBackoffOptions } from "../backoff/exponentialBackoff.js
 import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionStatus.js";
 import { scopeKey } from "../address/scopeKey.js";
-import type { MetricsObserver } from "../metrics/metricsObserver.js";
-import type { MetricsOptions } from "../metrics/metricsOptions.js";
-import type { OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
+import type { MetricsObserver, MetricsOptions } from "../metrics/metricsObserver.js";
+import type { OpenTelemetryMetricsOptions } from "../metrics/openTelemetryObserver.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
 import type { RetryBudget, RetryBudgetOptions } from "../flow/retryBudget.js";
 import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../ambiguousWrites/ambiguousWriteReadBack.js";

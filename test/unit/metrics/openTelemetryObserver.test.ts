@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { metrics as otelMetrics } from "@opentelemetry/api";
 import { Registry, register } from "prom-client";
 import { createMetricsObserver, createOpenTelemetryMetricsObserver, fixedBackoff, installResilience, resilientRetryPolicy, type RetryObserver } from "../../../src/index.js";
-import { OPEN_TELEMETRY_ATTRIBUTES as ATTR, OPEN_TELEMETRY_METRICS as OTEL } from "../../../src/metrics/openTelemetryNames.js";
+import { OPEN_TELEMETRY_ATTRIBUTES as ATTR, OPEN_TELEMETRY_METRICS as OTEL } from "../../../src/metrics/openTelemetryObserver.js";
 import { SEND_NOW } from "../../../src/breaker/attemptGate.js";
 import { asGateOption } from "../../support/scriptedGate.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
