@@ -8,7 +8,7 @@ import {
 import { logger } from "../logging/logger.js";
 import { entityUrl } from "../address/entityUrl.js";
 import { isWriteMethod } from "../address/requestMethod.js";
-import { readBackCanSettle } from "./readBackCanSettle.js";
+import { readBackCanSettle } from "./writeOutcome.js";
 import { decideInsertReadBack, readBackRefusal, type ReadBackOutcome } from "./readBackDecision.js";
 import type { TableWrite } from "../address/tableWrite.js";
 import { isReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "./readBackRoutes.js";

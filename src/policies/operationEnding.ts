@@ -10,7 +10,7 @@ import type { TableWrite } from "../address/tableWrite.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { LOCAL_REFUSALS, type AttemptClass, type StopReason } from "../observers/retryEvents.js";
 import { readBackAmbiguousWrite } from "../ambiguousWrites/ambiguousWriteReadBack.js";
-import { isTableAsAsked } from "../ambiguousWrites/isAppliedAnswer.js";
+import { isTableAsAsked } from "../ambiguousWrites/writeOutcome.js";
 import type { ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
 import type { RetryInfo } from "./retryInfo.js";
 import { attachRetryInfo } from "../address/requestMarks.js";
