@@ -1,7 +1,6 @@
 import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
 import type { PartitionScope, ScopeRequest, StorageService } from "./partitionScope.js";
-import { tableBatchScope } from "./tableBatchScope.js";
-import { tableScope } from "./tableScope.js";
+import { tableBatchScope, tableScope } from "./tableScope.js";
 import { searchOf } from "./urlText.js";
 
 /**

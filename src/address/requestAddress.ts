@@ -1,10 +1,8 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { scopeOfParsedUrl, serviceOfParsedUrl } from "./extractScope.js";
 import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
-import type { PartitionScope, StorageService } from "./partitionScope.js";
-import { parseTableSegment } from "./parseTableSegment.js";
-import { scopeKey } from "./scopeKey.js";
-import { bodyText } from "./requestBodyText.js";
+import { scopeKey, type PartitionScope, type StorageService } from "./partitionScope.js";
+import { parseTableSegment } from "./odata.js";
 import { isWriteMethod } from "./requestMethod.js";
 import { secondaryUrlOf } from "./secondaryUrl.js";
 import { operationOfParsedUrl, type StorageOperation } from "./storageOperation.js";
@@ -55,9 +53,6 @@ export interface EntityKeys {
   /** The entity's RowKey. */
   readonly rowKey: string;
 }
-
-/** Reads a request's address lazily (see {@link RequestAddress}). */
-export type ReadRequestAddress = (request: PipelineRequest, service?: StorageService) => RequestAddress;
 
 /**
  * Reads what `request` addresses (see {@link RequestAddress}): nothing now, each field on
@@ -202,4 +197,12 @@ function entityKeysOf(parsed: AccountAndPath): EntityKeys | undefined {
   const partitionKey = segment.keys.get("PartitionKey");
   const rowKey = segment.keys.get("RowKey");
   return partitionKey === undefined || rowKey === undefined ? undefined : { partitionKey, rowKey };
+}
+
+/** The request body as text, when it is text (the SDK sends Tables JSON as a string). */
+export function bodyText(request: PipelineRequest): string | undefined {
+  const body = request.body;
+  if (typeof body === "string") return body;
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
+  return undefined;
 }

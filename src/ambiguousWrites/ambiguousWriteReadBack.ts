@@ -6,11 +6,10 @@ import {
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
 import { logger } from "../logging/logger.js";
-import { entityUrl } from "../address/entityUrl.js";
 import { isWriteMethod } from "../address/requestMethod.js";
 import { readBackCanSettle } from "./writeOutcome.js";
 import { decideInsertReadBack, readBackRefusal, type ReadBackOutcome } from "./readBackDecision.js";
-import type { TableWrite } from "../address/tableWrite.js";
+import { entityUrl, type TableWrite } from "../address/tableWrite.js";
 import { isReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "./readBackRoutes.js";
 import { describeValue } from "../validation/describeValue.js";
 

@@ -8,7 +8,6 @@ import type { RetryStrategy } from "../backoff/retryStrategy.js";
 import type { ExponentialBackoffOptions } from "../backoff/exponentialBackoff.js";
 import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionStatus.js";
-import { scopeKey } from "../address/scopeKey.js";
 import type { MetricsObserver, MetricsOptions } from "../metrics/metricsObserver.js";
 import type { OpenTelemetryMetricsOptions } from "../metrics/openTelemetryObserver.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
@@ -24,7 +23,7 @@ import { createRetryLogObserver } from "../observers/retryLogObserver.js";
 import { describeValue } from "../validation/describeValue.js";
 import { optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 import { findPipeline } from "./findPipeline.js";
-import type { StorageService } from "../address/partitionScope.js";
+import { scopeKey, type StorageService } from "../address/partitionScope.js";
 import {
   accountOf,
   createCircuitBreaker,
