@@ -19,12 +19,12 @@ import { logger } from "../logging/logger.js";
 import { resolvePartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
 import { resolveAmbiguousWrites } from "../policies/retryPolicyOptions.js";
 import { resolveSecondaryReads, type SecondaryReadOptions } from "../policies/secondaryReads.js";
-import { SERVICE_PRESETS } from "./servicePresets.js";
+import type { ServicePreset } from "./servicePresets.js";
 import { describeValue } from "../validation/describeValue.js";
 import { hasMethods, isRecord, validateChoiceOption } from "../validation/optionSchema.js";
 import { detectServiceFromUrl } from "../address/storageHost.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
-import type { PresetRetryOptions } from "./installResilience.js";
+import type { InstallResilienceOptions } from "./installResilience.js";
 
 /**
  * `secondaryReads` for an install, checked against the client's endpoint now: `true` on an
@@ -44,6 +44,7 @@ export function resolveInstallSecondaryReads(target: unknown, option: unknown): 
   return settings.endpoint === undefined ? {} : { endpoint: settings.endpoint };
 }
 
+/** `service` for an install: the one given, checked against what the client's endpoint or class tells, else that. */
 export function resolveService(target: unknown, service: unknown): StorageService {
   const detected = detectService(target);
   if (service !== undefined) {
@@ -65,10 +66,8 @@ export function resolveService(target: unknown, service: unknown): StorageServic
   return detected;
 }
 
-export function resolveRetry(
-  retry: RetryStrategy | RetryStrategyConfig | PresetRetryOptions | undefined,
-  presetRetry: (typeof SERVICE_PRESETS)[StorageService]["retry"],
-): RetryStrategy {
+/** `retry` for an install: the preset's exponential backoff, completed by (or replaced with) yours. */
+export function resolveRetry(retry: InstallResilienceOptions["retry"], presetRetry: ServicePreset["retry"]): RetryStrategy {
   if (retry === undefined) return createRetryStrategy({ strategy: "exponential", ...presetRetry });
   if (isRetryStrategy(retry)) return retry;
   if (completesPreset(retry)) return createRetryStrategy({ ...presetRetry, ...retry, strategy: "exponential" });
@@ -84,11 +83,7 @@ function completesPreset(retry: unknown): boolean {
  * `backoff` for an install: yours (exponential configs completed from the preset's numbers
  * for the class), else the preset's while `retry` is the preset's too.
  */
-export function resolveBackoff(
-  backoff: unknown,
-  retry: RetryStrategy | RetryStrategyConfig | PresetRetryOptions | undefined,
-  preset: (typeof SERVICE_PRESETS)[StorageService],
-): BackoffByClass | undefined {
+export function resolveBackoff(backoff: unknown, retry: InstallResilienceOptions["retry"], preset: ServicePreset): BackoffByClass | undefined {
   if (backoff === undefined) {
     if (retry !== undefined && !completesPreset(retry)) return undefined;
     const byClass: BackoffByClass = {};

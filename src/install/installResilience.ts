@@ -36,12 +36,6 @@ import {
   resolveService,
 } from "./installOptions.js";
 
-/**
- * Numbers of the service preset's exponential backoff to change, without naming a strategy:
- * `retry: { maxRetries: 4 }` is the preset's backoff with 4 retries.
- */
-export type PresetRetryOptions = ExponentialBackoffOptions & { strategy?: undefined };
-
 /** Options of {@link installResilience}. Every one is optional; defaults come from the service's preset. */
 export interface InstallResilienceOptions {
   /**
