@@ -3,9 +3,9 @@
 // body that, when cut, asks the same operation for the rest of the range (`Operation.resume`):
 // one more attempt through the same classification, backoff, gate, budget and records. That body
 // (ResumingBody) passes on the answer's bytes, and when cut, the rest from a new answer, spliced in
-// order, each byte once. A Readable of its own rather
-// than a PassThrough: the source changes under it, and a source's failure must reach the retry loop,
-// not the caller (a pipe would pass it on, or end the PassThrough at the cut).
+// order, each byte once. A Readable of its own rather than a PassThrough: the source changes under
+// it, and a source's failure must reach the retry loop, not the caller (a pipe would pass it on, or
+// end the PassThrough at the cut).
 import { Readable } from "node:stream";
 import type { PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import { AbortError } from "@azure/abort-controller";
