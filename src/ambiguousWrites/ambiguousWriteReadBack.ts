@@ -6,6 +6,7 @@ import {
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
 import { logger } from "../logging/logger.js";
+import { safeErrorName } from "../logging/safeErrorCode.js";
 import { isWriteMethod } from "../address/requestMethod.js";
 import { readBackCanSettle } from "./writeOutcome.js";
 import { decideInsertReadBack, readBackRefusal, type ReadBackOutcome } from "./readBackDecision.js";
@@ -114,7 +115,7 @@ async function readBack(
   } catch (error) {
     const status = (error as { statusCode?: unknown })?.statusCode;
     if (typeof status === "number" && status !== 404) return { result: "unresolved", reason: readBackRefusal(status) };
-    if (status !== 404) return { result: "unresolved", reason: `the read-back failed (${errorName(error)})` };
+    if (status !== 404) return { result: "unresolved", reason: `the read-back failed (${safeErrorName(error)})` };
     response = { request, status: 404, headers: createHttpHeaders({}) };
   } finally {
     clearTimeout(timer);
@@ -122,10 +123,4 @@ async function readBack(
   }
   response.readableStreamBody?.resume();
   return decideInsertReadBack(request, sentBody, response);
-}
-
-/** An error's class name when it looks like one (AbortError, RestError, TypeError); never its message. */
-function errorName(error: unknown): string {
-  const name = (error as { name?: unknown })?.name;
-  return typeof name === "string" && /^[A-Za-z]{1,40}$/.test(name) ? name : "error";
 }

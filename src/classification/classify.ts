@@ -2,8 +2,6 @@ import { classifyNetworkError, errorCodeOf, isAbortError } from "./networkErrors
 import type { OutcomeClass } from "./outcomeClass.js";
 import { applyClassificationRules, type ClassificationRules } from "./classificationRules.js";
 
-/** One attempt's outcome: a response's status and `x-ms-error-code`, or a thrown error. */
-
 /**
  * Classifies one attempt's outcome. The built-in table (documented in docs/retry.md):
  * 1xx-3xx success; 429 and 503 throttled; 408, 504 and 500 `OperationTimedOut` timeout;

@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Registry, RegistryContentType } from "prom-client";
 import { logger } from "../logging/logger.js";
-import { safeErrorCode } from "../logging/safeErrorCode.js";
+import { safeErrorName } from "../logging/safeErrorCode.js";
 import { numberOption, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 import { defaultRegistry } from "./optionalPeer.js";
 
@@ -28,7 +28,7 @@ export function metricsHandler(registry: Registry<RegistryContentType> = default
         response.end(request.method === "HEAD" ? undefined : body);
       },
       (error: unknown) => {
-        logger.warning(`Collecting metrics failed: ${safeErrorCode((error as Error | undefined)?.name) ?? "error"}`);
+        logger.warning(`Collecting metrics failed: ${safeErrorName(error)}`);
         if (!response.headersSent) response.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" });
         response.end("Collecting metrics failed\n");
       },
