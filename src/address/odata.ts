@@ -14,7 +14,7 @@ export interface ODataStringLiteral {
  * quote is written twice (`'O''Brien'`). Returns undefined when `start` is not a quote
  * or the literal is not closed.
  */
-export function readODataStringLiteral(text: string, start: number): ODataStringLiteral | undefined {
+function readODataStringLiteral(text: string, start: number): ODataStringLiteral | undefined {
   if (text[start] !== "'") return undefined;
   let value = "";
   let index = start + 1;

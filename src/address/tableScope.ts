@@ -62,7 +62,7 @@ function tableNameFromBody(parts: TableRequestParts): string | undefined {
  * A top-level string property of a JSON object body. Falls back to a pattern when the
  * body does not parse (truncated, or not quite JSON), because the key is usually first.
  */
-export function stringPropertyFromJson(body: string | undefined, property: string): string | undefined {
+function stringPropertyFromJson(body: string | undefined, property: string): string | undefined {
   if (body === undefined || body === "") return undefined;
   try {
     const parsed: unknown = JSON.parse(body);

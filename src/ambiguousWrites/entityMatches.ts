@@ -10,7 +10,7 @@
  * unannotated Edm.Double by that text alone: the service and Azurite send a whole-number
  * Double as `5.0`, which `JSON.parse` turns into the same `5` as an Int32.
  */
-export class JsonNumberLiteral {
+class JsonNumberLiteral {
   /**
    * @param value - The number.
    * @param source - Its text in the JSON (`"5.0"`, `"1e+21"`); undefined where the engine
@@ -53,7 +53,7 @@ const IGNORED = new Set(["Timestamp"]);
 const ANNOTATION = "@odata.type";
 
 /** The user properties of a Tables JSON entity (PartitionKey and RowKey included), typed. Nulls count as absent. */
-export function typedProperties(entity: Record<string, unknown>): Map<string, TypedValue> {
+function typedProperties(entity: Record<string, unknown>): Map<string, TypedValue> {
   const result = new Map<string, TypedValue>();
   for (const [name, raw] of Object.entries(entity)) {
     if (IGNORED.has(name) || name.startsWith("odata.") || name.includes("@odata.")) continue;
@@ -107,7 +107,7 @@ const INT32_MAX = 2_147_483_647;
  * 32-bit range Edm.Int32, other numbers Edm.Double (`5.0` is a Double). A plain JS number
  * (from an object the caller parsed, the text lost) in the 32-bit range counts as Int32.
  */
-export function inferEdmType(raw: unknown): string {
+function inferEdmType(raw: unknown): string {
   if (typeof raw === "string") return "Edm.String";
   if (typeof raw === "boolean") return "Edm.Boolean";
   if (typeof raw === "number") return isInt32(raw) ? "Edm.Int32" : "Edm.Double";
@@ -119,7 +119,7 @@ export function inferEdmType(raw: unknown): string {
 }
 
 /** The value of `raw` read as `type`, in one canonical text; undefined when it cannot be. */
-export function canonicalEdmValue(type: string, raw: unknown): string | undefined {
+function canonicalEdmValue(type: string, raw: unknown): string | undefined {
   switch (type) {
     case "Edm.String":
       return typeof raw === "string" ? raw : undefined;

@@ -34,7 +34,7 @@ function classifyBuiltIn(status: number | undefined, errorCode: string | undefin
 }
 
 /** The built-in table for an HTTP status and its `x-ms-error-code`. */
-export function classifyStatus(status: number, errorCode?: string): OutcomeClass {
+function classifyStatus(status: number, errorCode?: string): OutcomeClass {
   if (status < 400) return "success";
   if (status === 429 || status === 503) return "throttled";
   if (status === 408 || status === 504) return "timeout";

@@ -42,7 +42,7 @@ export function readBlobDownload(request: PipelineRequest, response: PipelineRes
 }
 
 /** The `x-ms-range` of the request for the rest of `download`, from the blob offset `position` on. */
-export function restOfRange(download: BlobDownload, position: number): string {
+function restOfRange(download: BlobDownload, position: number): string {
   return `bytes=${position}-${download.end}`;
 }
 

@@ -91,7 +91,7 @@ function property(value: unknown, name: string): unknown {
  * True for a storage `Pipeline` (from `newPipeline()` in `@azure/storage-blob` or
  * `@azure/storage-queue`): a list of legacy request policy factories, not a core pipeline.
  */
-export function isStoragePipeline(value: unknown): boolean {
+function isStoragePipeline(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return false;
   const candidate = value as { factories?: unknown; toServiceClientOptions?: unknown };
   return Array.isArray(candidate.factories) && typeof candidate.toServiceClientOptions === "function";

@@ -203,7 +203,7 @@ const CLASS_NAMES: Readonly<Record<string, StorageService>> = {
  * sovereign clouds, `*.table.cosmos.azure.com`), else from the client's class name (Azurite's
  * path-style endpoints carry no service in the URL). Undefined when neither tells.
  */
-export function detectService(target: unknown): StorageService | undefined {
+function detectService(target: unknown): StorageService | undefined {
   const url = (target as { url?: unknown } | null)?.url;
   const fromUrl = typeof url === "string" ? detectServiceFromUrl(url) : undefined;
   if (fromUrl !== undefined) return fromUrl;

@@ -154,7 +154,7 @@ export interface ResilienceHandle {
 }
 
 /** Names of retry policies the Azure SDK packages add; removed wherever they sit, so retries never nest. */
-export const SDK_RETRY_POLICY_NAMES: readonly string[] = [
+const SDK_RETRY_POLICY_NAMES: readonly string[] = [
   "defaultRetryPolicy",
   "retryPolicy",
   "exponentialRetryPolicy",

@@ -109,7 +109,7 @@ export const OPEN_TELEMETRY_METRICS: Readonly<Record<OpenTelemetryMetricKey, Ope
 );
 
 /** The name of the meter the sink uses when given none (`metrics.getMeter(...)` of `@opentelemetry/api`). */
-export const OPEN_TELEMETRY_METER_NAME = "azure-storage-resilience";
+const OPEN_TELEMETRY_METER_NAME = "azure-storage-resilience";
 
 /**
  * Creates the observer that records the package's metrics on an OpenTelemetry Meter for

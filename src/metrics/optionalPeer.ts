@@ -6,7 +6,7 @@ import type { Registry, RegistryContentType } from "prom-client";
 export type OptionalPeer = "prom-client" | "@opentelemetry/api";
 
 /** Thrown when a sink is asked for and its peer is not installed; `code` says which. */
-export class MissingPeerError extends Error {
+class MissingPeerError extends Error {
   readonly code = "MISSING_PEER";
   readonly peer: OptionalPeer;
 
