@@ -108,7 +108,7 @@ class LazyRequestAddress implements RequestAddress {
   get scope(): PartitionScope | undefined {
     if (this.#scope === UNREAD) {
       const parsed = this.#parsedUrl();
-      this.#scope = parsed === undefined ? undefined : guarded(() => scopeOfParsedUrl(textRequest(this.request), parsed, this.service), undefined);
+      this.#scope = parsed === undefined ? undefined : guarded(() => scopeOfParsedUrl(this.request, parsed, this.service), undefined);
     }
     return this.#scope;
   }
@@ -125,7 +125,7 @@ class LazyRequestAddress implements RequestAddress {
     if (this.#operation === UNREAD) {
       const parsed = this.#parsedUrl();
       const service = this.service;
-      this.#operation = parsed === undefined || service === undefined ? "other" : operationOf(service, this.request, parsed);
+      this.#operation = parsed === undefined || service === undefined ? "other" : guarded(() => operationOfParsedUrl(service, this.request, parsed), "other");
     }
     return this.#operation;
   }
@@ -165,15 +165,6 @@ class LazyRequestAddress implements RequestAddress {
   }
 }
 
-/** Naming never fails a request: a bug there costs the label, not the operation. */
-function operationOf(service: StorageService, request: PipelineRequest, parsed: AccountAndPath): StorageOperation {
-  try {
-    return operationOfParsedUrl(service, request, parsed);
-  } catch {
-    return "other";
-  }
-}
-
 /** Reads sit in every request's path: a bug (or a hostile request object) costs the answer, not the request. */
 function guarded<T>(read: () => T, fallback: T): T {
   try {
@@ -181,12 +172,6 @@ function guarded<T>(read: () => T, fallback: T): T {
   } catch {
     return fallback;
   }
-}
-
-/** The request as scope extraction reads it: the body only when it is text (Tables inserts and `$batch`). */
-function textRequest(request: PipelineRequest): { method: string; url: string; body?: string } {
-  const body = typeof request.body === "string" ? request.body : undefined;
-  return { method: request.method, url: request.url, body };
 }
 
 /** The keys of an account-relative path that is exactly one entity address. */
