@@ -14,6 +14,7 @@ import { Registry } from "prom-client";
 import { installResilience, type ResilienceHandle } from "../src/index.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "azure-storage-resilience/testing";
 import { median, percentile, round } from "../tools/report/stats.js";
+import { startTracing } from "./tracing.js";
 
 /**
  * The speed guard (issue 24, replacing the bare mock pipeline's 2.5x budget, which is now
@@ -95,6 +96,11 @@ export interface OverheadResult {
   mockPipelineUrlRead: Comparison;
   mockTableClient: Comparison;
   azurite: Comparison | undefined;
+  /**
+   * TableClient.getEntity on the mock transport with OpenTelemetry tracing on (a tracer provider
+   * and the Azure SDK's instrumentation): the SDK client traced, ours traced, ours with `tracing: false`.
+   */
+  mockTableClientTraced?: Comparison;
 }
 
 /** What a variant is made of; `run(n)` sends n requests one after another and resolves. */
@@ -189,7 +195,12 @@ interface Flavour {
   timeouts?: false;
   /** Each call gets an abort signal of its own, as a caller that can cancel would pass. */
   callerSignal?: true;
+  /** False turns the package's tracing (span events, resend count) off; on by default. */
+  tracing?: false;
 }
+
+/** Everything on but the package's tracing: what tracing costs, beside `all`, in the same rounds. */
+const NO_TRACING: Flavour = { id: "all-no-tracing", label: "this package: everything on but tracing (tracing: false)", ours: true, breaker: true, metrics: true, tracing: false };
 
 function install(target: unknown, flavour: Flavour): ResilienceHandle | undefined {
   if (!flavour.ours) return undefined;
@@ -199,6 +210,7 @@ function install(target: unknown, flavour: Flavour): ResilienceHandle | undefine
     // A fresh registry per variant: never the global one, and no sharing between variants.
     metrics: flavour.metrics ? { registry: new Registry() } : false,
     ...(flavour.timeouts === false ? { tryTimeoutInMs: 0, maxElapsedInMs: Infinity } : {}),
+    ...(flavour.tracing === false ? { tracing: false as const } : {}),
   });
 }
 
@@ -392,9 +404,10 @@ export async function runOverhead(settings: OverheadSettings, azurite?: AzuriteT
     undefined,
   );
   if (urlReadSink > 0) throw new Error("a bench URL held a NUL character");
+  const clientFlavours = [...FLAVOURS.filter((f) => f.id === "sdk" || f.id === "all" || f.id === "bare"), NO_TRACING];
   const mockTableClient = await compare(
     "TableClient.getEntity, mock transport",
-    FLAVOURS.filter((f) => f.id === "sdk" || f.id === "all" || f.id === "bare").map(mockClientVariant),
+    clientFlavours.map(mockClientVariant),
     settings.clientRounds,
     warmupRounds,
     settings.clientRequestsPerRound,
@@ -412,5 +425,20 @@ export async function runOverhead(settings: OverheadSettings, azurite?: AzuriteT
       for (const variant of variants) variant.dispose();
     }
   }
-  return { settings, mockPipeline, mockPipelineUrlRead, mockTableClient, azurite: azuriteComparison };
+  // Last, so that nothing before it runs with a tracer installed.
+  const tracing = startTracing();
+  let mockTableClientTraced: Comparison;
+  try {
+    mockTableClientTraced = await compare(
+      "TableClient.getEntity, mock transport, OpenTelemetry tracing on",
+      [FLAVOURS.find((f) => f.id === "sdk") as Flavour, FLAVOURS.find((f) => f.id === "all") as Flavour, NO_TRACING].map(mockClientVariant),
+      settings.clientRounds,
+      warmupRounds,
+      settings.clientRequestsPerRound,
+      undefined,
+    );
+  } finally {
+    await tracing.stop();
+  }
+  return { settings, mockPipeline, mockPipelineUrlRead, mockTableClient, azurite: azuriteComparison, mockTableClientTraced };
 }

@@ -194,6 +194,20 @@ function overheadSection(o: OverheadResult): string {
     "",
     guardLine(o.mockTableClient),
   ];
+  if (o.mockTableClientTraced) {
+    parts.push(
+      "",
+      `### ${o.mockTableClientTraced.name}`,
+      "",
+      `The same calls with OpenTelemetry tracing on, as an application turns it on: a tracer provider (batch processor, exported nowhere), ` +
+        "a context manager and the Azure SDK's instrumentation, so every call makes its method span and an HTTP span; the SDK client " +
+        "traced is the baseline. The package's tracing (span events, the resend count) adds nothing to a call that succeeds at once " +
+        "but a pass through its resend-count policy; `tracing: false` beside it shows what that costs. " +
+        `${o.mockTableClientTraced.rounds} interleaved rounds of ${o.mockTableClientTraced.requestsPerRound.toLocaleString("en")} calls per variant, run last.`,
+      "",
+      comparisonTable(o.mockTableClientTraced, "ns"),
+    );
+  }
   if (o.azurite) {
     parts.push(
       "",

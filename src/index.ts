@@ -57,9 +57,16 @@ export type {
   RetryEvent,
   RetryObserver,
   StopReason,
+  WaitEvent,
 } from "./observers/retryEvents.js";
 export { createRetryLogObserver } from "./observers/retryLogObserver.js";
 export type { CallerOptions } from "./policies/callerPolicy.js";
+
+// Tracing.
+export type { TracingObserverOptions, TracingOptions } from "./tracing/tracingOptions.js";
+export { createTracingObserver } from "./tracing/tracingObserver.js";
+export { resendCountPolicy, resendCountPolicyName } from "./tracing/resendCountPolicy.js";
+export { TRACE_ATTRIBUTES, TRACE_EVENTS } from "./tracing/traceNames.js";
 
 // Metrics.
 export { METRIC_NAMES } from "./metrics/metricNames.js";

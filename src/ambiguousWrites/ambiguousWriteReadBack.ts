@@ -110,6 +110,8 @@ async function readBack(
       proxySettings: request.proxySettings,
       tlsSettings: request.tlsSettings,
       agent: request.agent,
+      // The write's call's span: the read-back's HTTP span shows under it, beside the write's attempts.
+      tracingOptions: request.tracingOptions,
     });
     response = await route.next(get);
   } catch (error) {

@@ -6,9 +6,24 @@ import { AccountPacing } from "../flow/accountPacing.js";
 import type { Pacer } from "../flow/pacer.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import type { ResolvedPacingOptions } from "../flow/pacingOptions.js";
+import { ACCOUNT_PROBE_IN_MS, QUIET_IN_MS } from "./circuit.js";
 
 /** Accounts whose throttling is watched at once: a client talks to one, a few at most. */
 const MAX_ACCOUNTS = 64;
+
+/**
+ * What says an account (or its endpoint) serves nothing at all, rather than one partition being moved:
+ * no answer served anywhere on it for {@link QUIET_IN_MS}, while more than one partition failed in that time.
+ */
+interface AccountHealth {
+  servedAt: number;
+  failedAt: number;
+  failedScope: string | undefined;
+  /** When a failure came from a partition other than the one before it, within QUIET_IN_MS. */
+  spreadAt: number;
+  /** When a circuit this account holds last took a probe: one per {@link ACCOUNT_PROBE_IN_MS} for all of them. */
+  probedAt: number;
+}
 
 /** What the account gate asks of a partition's state: which account's throttle holds its circuit open, and to hold it so. */
 export interface AccountHeldScope {
@@ -32,6 +47,8 @@ export class AccountGate<S extends AccountHeldScope> {
   readonly #accounts = new Map<string, AccountPacing>();
   /** Accounts whose throttle opened circuits that may still be open: their next success closes them. */
   readonly #holding = new Set<string>();
+  /** Accounts seen lately while the breaker watches anything (see {@link AccountHealth}), least recently used first. */
+  readonly #health = new Map<string, AccountHealth>();
   readonly #pacing: ResolvedPacingOptions | undefined;
   readonly #scopes: () => Iterable<S>;
   readonly #release: (state: S, at: number) => void;
@@ -69,19 +86,54 @@ export class AccountGate<S extends AccountHeldScope> {
     return account?.pacer !== undefined ? account : undefined;
   }
 
-  /** An answer that proves `address`'s account serves: the circuits its throttle opened close now. */
+  /** An answer that proves `address`'s account serves: the circuits its outage or throttle opened close now. */
   served(address: RequestAddress, at: number): void {
-    const account = this.#accountOf(address, false, at);
-    account?.served(at);
-    const key = account === undefined ? undefined : accountKeyOf(address);
-    if (key !== undefined && this.#holding.delete(key)) this.#releaseHeldCircuits(key, at);
+    this.#accountOf(address, false, at)?.served(at);
+    const key = accountKeyOf(address);
+    if (key === undefined) return;
+    const health = this.#health.get(key);
+    if (health !== undefined) health.servedAt = at;
+    if (this.#holding.delete(key)) this.#releaseHeldCircuits(key, at);
   }
 
-  /** `state`'s circuit has just opened: held by `account`'s throttle (as {@link throttled} returned it), or by none. */
-  hold(state: S, account: AccountPacing | undefined, address: RequestAddress): void {
-    const key = account === undefined ? undefined : accountKeyOf(address);
+  /**
+   * A rebalancing failure from partition `scope` of `address`'s account. Returns true when the account
+   * serves nothing at all (see {@link AccountHealth}): a circuit this failure opens is then the account's to hold.
+   */
+  failed(address: RequestAddress, scope: string | undefined, at: number): boolean {
+    const key = accountKeyOf(address);
+    if (key === undefined) return false;
+    let health = this.#health.get(key);
+    if (health === undefined) {
+      health = { servedAt: -Infinity, failedAt: -Infinity, failedScope: scope, spreadAt: -Infinity, probedAt: -Infinity };
+      this.#health.set(key, health);
+      if (this.#health.size > MAX_ACCOUNTS) this.#health.delete(this.#health.keys().next().value as string);
+    }
+    if (health.failedScope !== scope && at - health.failedAt < QUIET_IN_MS) health.spreadAt = at;
+    health.failedScope = scope;
+    health.failedAt = at;
+    return at - health.servedAt >= QUIET_IN_MS && at - health.spreadAt < QUIET_IN_MS;
+  }
+
+  /** `state`'s circuit has just opened: held by its account (`held`: its outage or throttle as a whole), or by none. */
+  hold(state: S, held: boolean, address: RequestAddress): void {
+    const key = held ? accountKeyOf(address) : undefined;
     state.holdFor(key);
     if (key !== undefined) this.#holding.add(key);
+  }
+
+  /**
+   * A circuit held by `accountKey` is due a probe: 0 when it may take it now (one probe per
+   * {@link ACCOUNT_PROBE_IN_MS} for all the circuits the account holds, since one answer tells
+   * for all of them), else how long until it may.
+   */
+  probeDueIn(accountKey: string, at: number): number {
+    const health = this.#health.get(accountKey);
+    if (health === undefined) return 0;
+    const dueIn = health.probedAt + ACCOUNT_PROBE_IN_MS - at;
+    if (dueIn > 0) return dueIn;
+    health.probedAt = at;
+    return 0;
   }
 
   /** Adds every paced account, with its rate at `at`, to `paced`; returns it. */
@@ -93,9 +145,16 @@ export class AccountGate<S extends AccountHeldScope> {
     return paced;
   }
 
+  /** The probe a circuit held by `accountKey` took was not sent: the next due may go at once. */
+  probeReturned(accountKey: string): void {
+    const health = this.#health.get(accountKey);
+    if (health !== undefined) health.probedAt = -Infinity;
+  }
+
   clear(): void {
     this.#accounts.clear();
     this.#holding.clear();
+    this.#health.clear();
   }
 
   #accountOf(address: RequestAddress, create: boolean, at: number): AccountPacing | undefined {

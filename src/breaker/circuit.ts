@@ -128,8 +128,8 @@ export class Circuit {
    * `"served"` (any answer that proves the partition works, even a 404), `"failed"` (a
    * rebalancing outcome) or `"none"` (aborted: says nothing about the partition).
    * `resetInMs`: how long the circuit stays open if this opens it (defaults to the
-   * configured `resetTimeoutInMs`; the breaker passes a shorter one while the whole account
-   * is throttled, see {@link ACCOUNT_THROTTLE_RESET_IN_MS}).
+   * configured `resetTimeoutInMs`; the breaker passes a shorter one when the circuit is its
+   * account's, see {@link ACCOUNT_PROBE_IN_MS}).
    */
   record(evidence: "served" | "failed" | "none", now: number, resetInMs = this.#config.resetTimeoutInMs): CircuitChange | undefined {
     const phase = this.#phase;
@@ -165,15 +165,14 @@ export class Circuit {
 export const QUIET_IN_MS = 250;
 
 /**
- * How long a partition's circuit stays open when it opened on throttled answers while its
- * whole account is throttled (the account pacer engaged). Such a partition is not being
- * moved (a move takes seconds to tens of seconds, which the configured reset rides out):
- * the account is over its target, and it serves again as soon as its load drops, so the
- * partition is probed again soon. The probes cannot flood the account: every attempt to it,
- * probes too, takes the account pacer's slot. Half a second: a backlog released within
- * about a second of the throttle's end (the retry loop waits up to twice a refusal's hint).
+ * How long a partition's circuit stays open when its account holds it: it opened while the whole
+ * account served nothing (throttled as a whole, or its endpoint refusing, frozen or resetting
+ * every connection), not while one partition was being moved. One answer then tells for every
+ * partition of the account, so its held circuits share one probe per this period
+ * (accountGate.ts): an account of ten partitions out for 3 s costs 30 probes, and its return is
+ * seen within a tenth of a second, at its first success anywhere, which closes them all.
  */
-export const ACCOUNT_THROTTLE_RESET_IN_MS = 500;
+export const ACCOUNT_PROBE_IN_MS = 100;
 
 /**
  * A probe unreported for this long (or the reset period, if longer) was admitted but never sent

@@ -9,7 +9,7 @@ import type { Admission, SendAdmission } from "./attemptGate.js";
 import { SEND_NOW } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { AccountGate } from "./accountGate.js";
-import { ACCOUNT_THROTTLE_RESET_IN_MS, PROBE_LOST_AFTER_IN_MS } from "./circuit.js";
+import { ACCOUNT_PROBE_IN_MS, PROBE_LOST_AFTER_IN_MS } from "./circuit.js";
 import type { CircuitState } from "./circuitStateSource.js";
 import { CircuitAnnouncer } from "./circuitAnnouncer.js";
 import { createScopeKeyReader } from "./scopeKeys.js";
@@ -21,6 +21,7 @@ import { createScopeRegistry } from "./scopeRegistry.js";
 import { eitherWake } from "../timing/wake.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import { TroubledScope, type Evidence } from "./troubledScope.js";
+import { withRecoveryWindows } from "./recoveryWindow.js";
 
 export type { PartitionBreaker } from "./partitionBreakerInterface.js";
 
@@ -111,6 +112,10 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     // probe out is its own. A probe the circuit took for lost (or a circuit that has moved on) is asked anew.
     const heldProbe = reserved === undefined ? undefined : probeOf(reserved);
     if (heldProbe !== undefined && scope.holdsProbe(heldProbe)) return reserved as SendAdmission;
+    // A circuit its account holds probes in turn with the account's others: one answer tells for all.
+    const heldBy = before === "half_open" && !scope.refuses(at) ? scope.heldBy : undefined;
+    const probeDueIn = heldBy === undefined ? 0 : accountGate.probeDueIn(heldBy, at);
+    if (probeDueIn > 0) return { decision: "refuse", reason: "circuit-open", scope: scope.key, retryAfterInMs: Math.max(probeDueIn, halfOpenPollInMs), probeOut: true, wake: scope.waiters };
     if (!scope.admit(at)) {
       // Half-open: retryAfterInMs is a poll while the probe is out, and the circuit may admit sooner (its waiters are woken then).
       return { decision: "refuse", reason: "circuit-open", scope: key as string, retryAfterInMs: scope.retryAfterInMs(at), probeOut: before === "half_open", wake: scope.waiters };
@@ -126,7 +131,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     // hold its circuit half-open (every other attempt refused) for that long after the account serves again.
     const admission = admitToAccount(address, at, Math.min(remainingInMs, halfOpenPollInMs), slot, scope.key, scope, probeAt);
     if (admission.decision === "send") return admission;
-    scope.returnProbe(at, probeAt);
+    returnProbe(scope, at, probeAt);
     return { decision: "refuse", reason: "circuit-open", scope: scope.key, retryAfterInMs: Math.min(admission.retryAfterInMs, halfOpenPollInMs), wake: scope.waiters };
   };
 
@@ -188,7 +193,13 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     if (disposed || probeAt === undefined) return;
     const key = scopeKeyOf(address);
     const scope = key === undefined ? undefined : registry.peek(key);
-    scope?.returnProbe(now(), probeAt);
+    if (scope !== undefined) returnProbe(scope, now(), probeAt);
+  };
+
+  /** A probe admitted but not sent goes back to its circuit, and to its account when the account holds the circuit. */
+  const returnProbe = (scope: TroubledScope, at: number, probeAt: number): void => {
+    scope.returnProbe(at, probeAt);
+    if (scope.heldBy !== undefined) accountGate.probeReturned(scope.heldBy);
   };
 
   const record = (address: RequestAddress, admission: SendAdmission, result: AttemptResult): void => {
@@ -205,17 +216,19 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     let throttledAccount: AccountPacing | undefined;
     if (throttled) throttledAccount = accountGate.throttled(address, key, known?.lastThrottleAt ?? -Infinity, reservedAt, at);
     else if (evidence === "served") accountGate.served(address, at);
+    // The account serves nothing at all (its endpoint out, or throttled as a whole), not this partition moving; a held
+    // circuit stays the account's while it fails (the account's probes may all come from this partition).
+    const accountOut = failed && (accountGate.failed(address, key, at) || throttledAccount !== undefined || known?.heldBy !== undefined);
     if (key === undefined) return;
     const scope = failed ? (known === undefined ? addScope(key, address, at) : registry.touch(key)) : known;
     if (scope === undefined) return;
     announcer.observe(scope, at);
-    // The account throttled as a whole, not this partition moving: if this opens the circuit, it is probed again
-    // soon, and the account's first success anywhere closes it.
-    const resetInMs = throttledAccount !== undefined ? Math.min(ACCOUNT_THROTTLE_RESET_IN_MS, o.resetTimeoutInMs) : o.resetTimeoutInMs;
+    // Held by its account, the circuit is probed in turn with the account's others (accountGate.ts).
+    const resetInMs = accountOut ? Math.min(ACCOUNT_PROBE_IN_MS, o.resetTimeoutInMs) : o.resetTimeoutInMs;
     const change = scope.record(at, evidence, throttled, reservedAt, resetInMs);
     if (change === undefined) return;
     announcer.announce(scope, change.to);
-    if (change.to === "open") accountGate.hold(scope, throttledAccount, address);
+    if (change.to === "open") accountGate.hold(scope, accountOut, address);
   };
 
   const addScope = (key: string, address: RequestAddress, at: number): TroubledScope => {
@@ -225,14 +238,9 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   };
 
   /** Scopes whose circuit reads `wanted` now (no timer per circuit: the registry is read when asked). */
-  const scopesIn = (wanted: CircuitState): string[] => {
-    const at = now();
-    const keys: string[] = [];
-    for (const scope of registry.values()) if (scope.stateAt(at) === wanted) keys.push(scope.key);
-    return keys;
-  };
+  const scopesIn = (wanted: CircuitState, at = now()): string[] => [...registry.values()].filter((scope) => scope.stateAt(at) === wanted).map((scope) => scope.key);
 
-  return {
+  return withRecoveryWindows({
     get size() {
       return registry.size();
     },
@@ -287,5 +295,5 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       accountGate.clear();
       announcer.clear();
     },
-  };
+  });
 }

@@ -14,7 +14,12 @@ import {
   resolveOpenTelemetryMetricsOptions,
   type OpenTelemetryMetricsOptions,
 } from "../metrics/openTelemetryObserver.js";
-import { isPeerInstalled } from "../metrics/optionalPeer.js";
+import { isPeerInstalled, isPeerResolvable } from "../metrics/optionalPeer.js";
+import type { PipelinePolicy } from "@azure/core-rest-pipeline";
+import type { RetryObserver } from "../observers/retryEvents.js";
+import { createTracingObserver } from "../tracing/tracingObserver.js";
+import { resendCountPolicy } from "../tracing/resendCountPolicy.js";
+import { resolveTracingOptions, type TracingOptions } from "../tracing/tracingOptions.js";
 import { logger } from "../logging/logger.js";
 import { resolvePartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
 import { resolveAmbiguousWrites } from "../policies/retryPolicyOptions.js";
@@ -144,6 +149,22 @@ export function createMetrics(
   const options = option === undefined ? {} : (option as MetricsOptions);
   resolveMetricsOptions(options, "metrics");
   return createPrometheusObserver(service, options, withSecondaryReads);
+}
+
+/**
+ * The tracing observer and the resend-count policy for `option`: none for `false`, and none when
+ * `@opentelemetry/api` is not installed (no tracer can be either: nothing to say, nothing to pay).
+ */
+export function createTracing(
+  option: TracingOptions | false | undefined,
+  circuitBreaker: PartitionBreaker | undefined,
+): { observer: RetryObserver; resendCount: PipelinePolicy } | undefined {
+  if (option === false) return undefined;
+  // null is a mistake to name, not "defaults".
+  const { partitionAttribute } = resolveTracingOptions(option === undefined ? {} : option, "tracing");
+  // Resolved, not loaded: the observer loads it at the first call it has to look a span up for.
+  if (!isPeerResolvable("@opentelemetry/api")) return undefined;
+  return { observer: createTracingObserver({ partitionAttribute, circuitBreaker }), resendCount: resendCountPolicy() };
 }
 
 let warnedNoPromClient = false;

@@ -23,11 +23,14 @@ import { createRetryLogObserver } from "../observers/retryLogObserver.js";
 import { describeValue } from "../validation/describeValue.js";
 import { optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 import { findPipeline } from "./findPipeline.js";
+import type { TracingOptions } from "../tracing/tracingOptions.js";
+import { resendCountPolicyName, SDK_TRACING_POLICY_NAME } from "../tracing/resendCountPolicy.js";
 import { scopeKey, type StorageService } from "../address/partitionScope.js";
 import {
   accountOf,
   createCircuitBreaker,
   createMetrics,
+  createTracing,
   isPartitionBreaker,
   resolveBackoff,
   resolveInstallAmbiguousWrites,
@@ -120,6 +123,16 @@ export interface InstallResilienceOptions {
    * (each operation its own caller, as in a web server), which waits within its deadline.
    */
   caller?: CallerOptions;
+  /**
+   * Span events on the span of each SDK call the policy had to retry or hold (docs/tracing.md):
+   * every attempt's outcome, every wait with its reason and its planned and actual length, a
+   * local refusal, an ambiguous write's settling; and `http.request.resend_count` on resent
+   * attempts' spans. Needs `@opentelemetry/api` and the Azure SDK's OpenTelemetry
+   * instrumentation; without them nothing is written. A call that succeeds at its first
+   * attempt costs no span lookup. Options, or `false` to turn it off. Defaults to on, without
+   * the partition (`partitionAttribute`).
+   */
+  tracing?: TracingOptions | false;
 }
 
 /** What {@link installResilience} returns. */
@@ -181,6 +194,7 @@ const checkOptions = optionsObject(
     retryBudget: later,
     secondaryReads: later,
     caller: later,
+    tracing: later,
   } satisfies OptionsShape<InstallResilienceOptions>,
   { root: "installResilience options", owner: "installResilience" },
 );
@@ -210,6 +224,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   const secondaryReads = resolveInstallSecondaryReads(target, options.secondaryReads);
   // One observer per sink, chosen here once: it records every metric, the secondary reads' only when they are on.
   const metrics = createMetrics(options.metrics, service, secondaryReads !== undefined);
+  const tracing = createTracing(options.tracing, circuitBreaker);
   const { policy: retryPolicy, caller } = createRetryPolicyWithCaller({
     retry: resolveRetry(options.retry, preset.retry),
     backoff: resolveBackoff(options.backoff, options.retry, preset),
@@ -218,7 +233,12 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     tryTimeoutInMs: options.tryTimeoutInMs === undefined ? preset.tryTimeoutInMs : options.tryTimeoutInMs,
     maxRetryAfterInMs: options.maxRetryAfterInMs,
     classification: options.classification,
-    observers: [createRetryLogObserver({ service }), ...observers, ...(metrics === undefined ? [] : [metrics])],
+    observers: [
+      createRetryLogObserver({ service }),
+      ...observers,
+      ...(metrics === undefined ? [] : [metrics]),
+      ...(tracing === undefined ? [] : [tracing.observer]),
+    ],
     gate: circuitBreaker,
     service,
     // One route store per install, given to both policies: a read-back goes only through its own client's pipeline.
@@ -233,6 +253,8 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   installed.get(pipeline)?.dispose();
   const removedPolicies = removeRetryPolicies(pipeline);
   pipeline.addPolicy(retryPolicy, { phase: "Retry" });
+  // After the SDK's tracingPolicy, which makes each attempt's span the active one for the policies after it.
+  if (tracing !== undefined) pipeline.addPolicy(tracing.resendCount, { afterPhase: "Retry", afterPolicies: [SDK_TRACING_POLICY_NAME] });
   // Before the credential policy, so read-backs are signed by the client's own pipeline (docs/data-safety.md).
   if (readBackRoutes) pipeline.addPolicy(ambiguousWriteReadBackPolicy(readBackRoutes), { phase: "Serialize" });
 
@@ -259,6 +281,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
       disposed = true;
       pipeline.removePolicy({ name: resilientRetryPolicyName });
       pipeline.removePolicy({ name: ambiguousWriteReadBackPolicyName });
+      pipeline.removePolicy({ name: resendCountPolicyName });
       if (!sharedBreaker) circuitBreaker?.dispose();
       metrics?.dispose();
       for (const policy of removedPolicies) pipeline.addPolicy(policy, { phase: "Retry" });

@@ -5,7 +5,7 @@ import type { Attributes, Counter, Histogram, Meter, ObservableResult, UpDownCou
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import { choiceOption, hasMethods, isRecord, optionsObject, optionWhere, validateChoiceOption, type OptionsShape } from "../validation/optionSchema.js";
 import { assertSameBuckets } from "./metricFamily.js";
-import { METRICS, type Labels, type MetricKey, type MetricKind } from "./metricNames.js";
+import { METRICS, OPEN_TELEMETRY_ATTRIBUTES, type Labels, type MetricKey, type MetricKind } from "./metricNames.js";
 import { resolveBuckets, resolvePartitionLabel, type MetricsObserver, type MetricsOptions } from "./metricsObserver.js";
 import { MetricsRecorder, NO_SERIES, type MetricSink, type Series } from "./metricsRecorder.js";
 import { loadOptionalPeer } from "./optionalPeer.js";
@@ -59,25 +59,6 @@ function defaultMeter(): Meter {
   const api = loadOptionalPeer<typeof OpenTelemetryApi>("@opentelemetry/api", "The OpenTelemetry metrics sink (metrics.meter's default)");
   return api.metrics.getMeter(OPEN_TELEMETRY_METER_NAME);
 }
-
-/**
- * The attribute key standing for each Prometheus label. `status` becomes the semantic
- * conventions' `http.response.status_code`, an integer (absent when there was no response);
- * `state` and `to` are both the circuit's state (entered, for transitions).
- */
-export const OPEN_TELEMETRY_ATTRIBUTES = Object.freeze({
-  service: "azure.storage.service",
-  operation: "azure.storage.operation.name",
-  outcome: "azure.storage.operation.outcome",
-  class: "azure.storage.attempt.class",
-  reason: "azure.storage.retry.reason",
-  status: "http.response.status_code",
-  error_code: "azure.storage.error.code",
-  state: "azure.storage.circuit.state",
-  to: "azure.storage.circuit.state",
-  partition: "azure.storage.partition",
-  result: "azure.storage.ambiguous_write.result",
-} as const);
 
 /** One OpenTelemetry instrument: its name, kind, unit (UCUM) and description. */
 export interface OpenTelemetryMetricSpec {

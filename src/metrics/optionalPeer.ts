@@ -37,6 +37,17 @@ export function loadOptionalPeer<T>(peer: OptionalPeer, neededFor: string): T {
   return module as T;
 }
 
+/** Whether `peer` is installed here, without loading it (for a sink that loads it only when first needed). */
+export function isPeerResolvable(peer: OptionalPeer): boolean {
+  if (loaded.has(peer)) return true;
+  try {
+    requirePeer.resolve(peer);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Whether `peer` can be loaded here (loading it if so). */
 export function isPeerInstalled(peer: OptionalPeer): boolean {
   try {

@@ -24,6 +24,7 @@ export function createObserverHooks(observers: readonly RetryObserver[]): Observ
     onOperationEnd: listeners("onOperationEnd"),
     onAmbiguousWrite: listeners("onAmbiguousWrite"),
     onLocalWait: listeners("onLocalWait"),
+    onWait: listeners("onWait"),
   };
   return {
     listens: (hook) => byHook[hook].length > 0,

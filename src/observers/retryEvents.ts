@@ -129,6 +129,39 @@ export interface LocalWaitEvent {
 }
 
 /**
+ * Reported when the policy begins one wait without sending (`state: "started"`) and when that
+ * wait is over (`"ended"`, with how long it lasted and how it ended): a backoff, an open
+ * circuit's probe, a paced slot or the retry budget. Every sleep is told, a poll of a
+ * half-open circuit as much as a backoff, so the waits of an operation add up to the time it
+ * spent not sending. Only built when an observer has `onWait`.
+ */
+export interface WaitEvent {
+  /** The operation's request. */
+  request: PipelineRequest;
+  /**
+   * What the request addresses (service, partition scope, operation), read once per operation.
+   * @internal The package's own observers read it; its shape is not part of the public API.
+   */
+  address: RequestAddress;
+  /** Whether the wait begins or is over. */
+  state: "started" | "ended";
+  /** What it waits for: a backoff before a retry, an open circuit, a paced slot, or the retry budget. */
+  reason: "circuit" | "pacing" | "budget" | "backoff";
+  /** For a backoff: whether its length came from the strategy or the server's `Retry-After`; otherwise undefined. */
+  source?: "backoff" | "retry-after";
+  /** How long the policy meant to wait. */
+  plannedInMs: number;
+  /** For `ended`: how long it waited (less than planned when woken or let go early). */
+  waitedInMs?: number;
+  /**
+   * For `ended`: `waited` (the whole wait), `woken` (what it waited for came early: its circuit
+   * closed, its paced queue was let out), `released` (the caller policy let it go: the
+   * operation stops), or `aborted` (by the caller's signal).
+   */
+  ended?: "waited" | "woken" | "released" | "aborted";
+}
+
+/**
  * The stop reasons of an operation that failed at once, or was let go in the middle of a
  * wait, for a local reason (its caller may not wait, or waiting would outlast its deadline),
  * with what it could not wait for: an open circuit, a paced queue, an empty retry budget, or
@@ -155,4 +188,6 @@ export interface RetryObserver {
   onAmbiguousWrite?(event: AmbiguousWriteEvent): void;
   /** Called when an operation begins or ends a local wait. */
   onLocalWait?(event: LocalWaitEvent): void;
+  /** Called when one wait (a backoff, a circuit's, a paced slot's, the budget's) begins and when it is over. */
+  onWait?(event: WaitEvent): void;
 }

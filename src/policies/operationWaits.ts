@@ -22,6 +22,16 @@ export function callerMay(op: Operation, reason: LocalWaitReason): boolean {
 export async function sleepFor(op: Operation, step: Step & { action: "wait" }): Promise<SleepEnd> {
   enterWait(op, step.on);
   if (step.on === "backoff" || step.on === "circuit") notifyRetry(op, step);
+  if (!op.hooks.listens("onWait")) return sleep(op, step);
+  // Timed only for an onWait observer (the tracing one): planned and actual differ when a wait is woken or let go.
+  const startedAt = performance.now();
+  notifyWaitStep(op, step, undefined, 0);
+  const end = await sleep(op, step);
+  notifyWaitStep(op, step, end, performance.now() - startedAt);
+  return end;
+}
+
+function sleep(op: Operation, step: Step & { action: "wait" }): Promise<SleepEnd> | SleepEnd {
   const letGo = letGoOf(op, step.on, step.delayInMs);
   if (letGo?.() === true) return RELEASED;
   const signal = op.request.abortSignal;
@@ -65,6 +75,20 @@ function letGoOf(op: Operation, on: LocalWaitReason, delayInMs: number): (() => 
   if (kind === "failFast" || delayInMs <= SHORT_WAIT_IN_MS) return circuitOpened;
   const waiter = op.waiter;
   return () => (waiter !== undefined && op.caller.mustRelease(waiter)) || circuitOpened?.() === true;
+}
+
+/** One wait begins (`end` undefined) or is over: told to `onWait`. */
+function notifyWaitStep(op: Operation, step: Step & { action: "wait" }, end: SleepEnd | undefined, waitedInMs: number): void {
+  op.hooks.notify("onWait", {
+    request: op.request,
+    address: op.address,
+    state: end === undefined ? "started" : "ended",
+    reason: step.on,
+    source: step.on === "backoff" ? step.source : undefined,
+    plannedInMs: step.delayInMs,
+    waitedInMs: end === undefined ? undefined : waitedInMs,
+    ended: end?.ended,
+  });
 }
 
 function notifyWait(op: Operation, reason: LocalWaitReason, state: "started" | "ended"): void {

@@ -1,12 +1,17 @@
-/** How a sleep ended: waited out, let go early by its `letGo`, or aborted by the caller (with the abort error). */
-export type SleepEnd = { readonly ended: "waited" } | { readonly ended: "released" } | { readonly ended: "aborted"; readonly error: unknown };
+/** How a sleep ended: waited out, woken early (what it waited for came), let go early by its `letGo`, or aborted by the caller (with the abort error). */
+export type SleepEnd =
+  | { readonly ended: "waited" }
+  | { readonly ended: "woken" }
+  | { readonly ended: "released" }
+  | { readonly ended: "aborted"; readonly error: unknown };
 
 const WAITED: SleepEnd = Object.freeze({ ended: "waited" });
+const WOKEN: SleepEnd = Object.freeze({ ended: "woken" });
 export const RELEASED: SleepEnd = Object.freeze({ ended: "released" });
 
 /**
  * Sleeps `delayInMs` through `sleep` (which rejects when the caller aborts, and resolves `true`
- * when it was woken early: what the wait was for has come, so the whole wait ends). With `letGo`, the
+ * when it was woken early: what the wait was for has come, so the whole wait ends, `"woken"`). With `letGo`, the
  * sleep is cut into slices of `sliceInMs` and `letGo` is asked between them: a true answer
  * ends it early (`"released"`). The retry loop uses it for waits that the caller policy may
  * let go of and backoffs that an opened circuit makes pointless; without `letGo` it is one
@@ -21,7 +26,7 @@ export async function sleepInSlices(
   for (let left = delayInMs; left > 0; ) {
     const slice = letGo === undefined ? left : Math.min(left, sliceInMs);
     try {
-      if ((await sleep(slice)) === true) return WAITED;
+      if ((await sleep(slice)) === true) return WOKEN;
     } catch (error) {
       return { ended: "aborted", error };
     }

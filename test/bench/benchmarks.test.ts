@@ -55,9 +55,10 @@ describe("benchmarks (smoke configuration)", () => {
     const overhead = results.overhead!;
     expect(overhead.mockPipeline.variants.map((v) => v.id)).toEqual(["sdk", "all", "breaker", "metrics", "bare"]);
     expect(overhead.mockPipelineUrlRead.variants.map((v) => v.id)).toEqual(["sdk", "all", "breaker", "metrics", "bare"]);
-    expect(overhead.mockTableClient.variants.map((v) => v.id)).toEqual(["sdk", "all", "bare"]);
+    expect(overhead.mockTableClient.variants.map((v) => v.id)).toEqual(["sdk", "all", "bare", "all-no-tracing"]);
+    expect(overhead.mockTableClientTraced?.variants.map((v) => v.id)).toEqual(["sdk", "all", "all-no-tracing"]);
     expect(overhead.azurite?.variants.map((v) => v.id)).toEqual(["sdk", "all", "sdk-again", "sdk-signal", "all-no-timeout"]);
-    for (const comparison of [overhead.mockPipeline, overhead.mockPipelineUrlRead, overhead.mockTableClient, overhead.azurite!]) {
+    for (const comparison of [overhead.mockPipeline, overhead.mockPipelineUrlRead, overhead.mockTableClient, overhead.azurite!, overhead.mockTableClientTraced!]) {
       for (const variant of comparison.variants) expectFigures(variant, ["nsPerRequest", "ratio", "ratioP25", "ratioP75"]);
     }
   });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPipelineRequest, type PipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../../../src/address/requestAddress.js";
-import { ACCOUNT_THROTTLE_RESET_IN_MS, QUIET_IN_MS } from "../../../src/breaker/circuit.js";
+import { ACCOUNT_PROBE_IN_MS, QUIET_IN_MS } from "../../../src/breaker/circuit.js";
 import type { CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
 import { DEFAULT_PARTITION_BREAKER_OPTIONS, type PartitionBreakerOptions } from "../../../src/breaker/partitionBreakerOptions.js";
@@ -894,14 +894,14 @@ describe("createPartitionBreaker: circuits opened by the account's throttle as a
     expect(breaker.pacedScopes().some((p) => p.level === "account")).toBe(true);
   }
 
-  it("reopen for a probe after ACCOUNT_THROTTLE_RESET_IN_MS, not resetTimeoutInMs (the account is over its target, no partition is moving)", () => {
-    expect(ACCOUNT_THROTTLE_RESET_IN_MS).toBe(500);
+  it("reopen for a probe after ACCOUNT_PROBE_IN_MS, not resetTimeoutInMs (the account is over its target, no partition is moving)", () => {
+    expect(ACCOUNT_PROBE_IN_MS).toBe(100);
     const breaker = make();
     throttleAccount(breaker);
     const status = breaker.statusOf(key("p9"));
     expect(status.state).toBe("open");
-    expect(status.retryAfterInMs).toBeLessThanOrEqual(ACCOUNT_THROTTLE_RESET_IN_MS);
-    vi.advanceTimersByTime(ACCOUNT_THROTTLE_RESET_IN_MS);
+    expect(status.retryAfterInMs).toBeLessThanOrEqual(ACCOUNT_PROBE_IN_MS);
+    vi.advanceTimersByTime(ACCOUNT_PROBE_IN_MS);
     expect(breaker.halfOpenScopes()).toHaveLength(10);
   });
 
@@ -1004,3 +1004,61 @@ describe("createPartitionBreaker: a partition's first throttle", () => {
   });
 });
 
+
+describe("createPartitionBreaker: an account out as a whole (its endpoint refusing, frozen or resetting)", () => {
+  const address = (pk: string) => readRequestAddress(entityRequest(pk));
+  const refused: AttemptResult = { outcomeClass: "transient", error: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) };
+  /** Ten partitions failing in turn, 200 attempts/s, nothing served anywhere, until every circuit is open. */
+  function endpointOut(breaker: PartitionBreaker): void {
+    for (let i = 0; breaker.openScopes().length + breaker.halfOpenScopes().length < 10; i++) {
+      expect(i).toBeLessThan(400);
+      attempt(breaker, `p${i % 10}`, refused);
+      vi.advanceTimersByTime(5);
+    }
+  }
+
+  it("its circuits take one probe per ACCOUNT_PROBE_IN_MS between them, and the first success anywhere closes them all", () => {
+    const breaker = make({ pacing: false });
+    endpointOut(breaker);
+    vi.advanceTimersByTime(ACCOUNT_PROBE_IN_MS);
+    // Every circuit is due a probe by its own clock; the account lets one go.
+    const asked = Array.from({ length: 10 }, (_, i) => breaker.admit(address(`p${i}`), Infinity));
+    expect(asked.filter((a) => a.decision === "send")).toHaveLength(1);
+    const probe = asked.find((a) => a.decision === "send") as SendAdmission;
+    expect(probe.probe).toBe(true);
+    const prober = asked.indexOf(probe);
+    breaker.record(address(`p${prober}`), probe, result("success"));
+    expect(breaker.openScopes()).toEqual([]);
+    expect(breaker.halfOpenScopes()).toEqual([]);
+  });
+
+  it("a failed probe keeps them held: the next probe, from any of them, comes ACCOUNT_PROBE_IN_MS later", () => {
+    const breaker = make({ pacing: false });
+    endpointOut(breaker);
+    let probes = 0;
+    for (let t = 0; t < 1_000; t += 10) {
+      for (let i = 0; i < 10; i++) {
+        const admission = breaker.admit(address(`p${i}`), Infinity);
+        if (admission.decision !== "send") continue;
+        probes += 1;
+        breaker.record(address(`p${i}`), admission, refused);
+      }
+      vi.advanceTimersByTime(10);
+    }
+    // One a tenth of a second for the whole account, not one per partition.
+    expect(probes).toBeGreaterThanOrEqual(8);
+    expect(probes).toBeLessThanOrEqual(11);
+  });
+
+  it("one partition failing while the account serves elsewhere is its own: not held, closed only by its own probe", () => {
+    const breaker = make({ pacing: false });
+    for (let i = 0; i < 5; i++) {
+      attempt(breaker, "moving", refused);
+      attempt(breaker, "healthy", "success");
+      vi.advanceTimersByTime(100);
+    }
+    expect(breaker.stateOf(key("moving"))).toBe("open");
+    attempt(breaker, "healthy", "success");
+    expect(breaker.stateOf(key("moving"))).toBe("open");
+  });
+});

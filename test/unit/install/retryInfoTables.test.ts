@@ -257,7 +257,7 @@ describe("the install leaves the TableClient as the SDK made it", () => {
       .getOrderedPolicies()
       .map((policy) => policy.name)
       .filter((name) => !policiesBefore.includes(name));
-    expect(added.sort()).toEqual(["ambiguousWriteReadBackPolicy", "resilientRetryPolicy"]);
+    expect(added.sort()).toEqual(["ambiguousWriteReadBackPolicy", "resendCountPolicy", "resilientRetryPolicy"]);
     handle.dispose();
     expect(client.pipeline.getOrderedPolicies().map((policy) => policy.name)).toEqual(policiesBefore);
   });

@@ -40,10 +40,10 @@ describe("sleepInSlices", () => {
     expect(slices).toEqual([250, 250]);
   });
 
-  it("ends the whole wait, waited, when a slice's sleep was woken", async () => {
+  it("ends the whole wait, woken, when a slice's sleep was woken", async () => {
     const slices: number[] = [];
     const sleep = async (ms: number): Promise<boolean> => (slices.push(ms), slices.length === 2);
-    expect(await sleepInSlices(1_000, sleep, () => false, 250)).toEqual({ ended: "waited" });
+    expect(await sleepInSlices(1_000, sleep, () => false, 250)).toEqual({ ended: "woken" });
     expect(slices).toEqual([250, 250]);
   });
 
