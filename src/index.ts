@@ -65,7 +65,7 @@ export type { CallerOptions } from "./policies/callerPolicy.js";
 // Tracing.
 export type { TracingObserverOptions, TracingOptions } from "./tracing/tracingOptions.js";
 export { createTracingObserver } from "./tracing/tracingObserver.js";
-export { resendCountPolicy, resendCountPolicyName } from "./tracing/resendCountPolicy.js";
+export { resendCountPolicy } from "./tracing/resendCountPolicy.js";
 export { TRACE_ATTRIBUTES, TRACE_EVENTS } from "./tracing/traceNames.js";
 
 // Metrics.
