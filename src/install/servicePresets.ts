@@ -18,6 +18,16 @@ export interface ServicePreset {
 const FAST_TRANSIENT = Object.freeze({ baseDelayInMs: 40, minDelayInMs: 10, maxDelayInMs: 10_000, jitter: 0.2 });
 
 /**
+ * `throttled` for tables and queues: waits of 650-850, 1450-2050, 3050-4450, 6250-9250 ms
+ * (the guidance's formula with a 250 ms floor and a 500 ms step: over 11 s in four retries at
+ * the low end of the jitter, so a 10 s partition move is still ridden out). The second wait is
+ * about the SDK default's (1-2 s), not the 2-2.9 s of the `retry` preset: a partition busy for
+ * a second answers the first retry still busy when the first answer came early in it, and a
+ * caller making one call after another paid a second a time for the longer wait.
+ */
+const THROTTLED = Object.freeze({ baseDelayInMs: 500, minDelayInMs: 250, maxDelayInMs: 10_000, jitter: 0.2 });
+
+/**
  * Documented defaults per service (docs/retry.md explains each number).
  * - table: a partition that is offline for 10 s is ridden out even at the low end of the
  *   jitter (waits 740, 2020, 4580, 9700 ms: over 17 s in four retries), well inside a
@@ -35,13 +45,13 @@ const FAST_TRANSIENT = Object.freeze({ baseDelayInMs: 40, minDelayInMs: 10, maxD
 export const SERVICE_PRESETS: Readonly<Record<StorageService, Readonly<ServicePreset>>> = Object.freeze({
   table: Object.freeze({
     retry: Object.freeze({ maxRetries: 6, baseDelayInMs: 800, minDelayInMs: 100, maxDelayInMs: 10_000, jitter: 0.2 }),
-    backoff: Object.freeze({ transient: FAST_TRANSIENT }),
+    backoff: Object.freeze({ transient: FAST_TRANSIENT, throttled: THROTTLED }),
     maxElapsedInMs: 60_000,
     tryTimeoutInMs: 30_000,
   }),
   queue: Object.freeze({
     retry: Object.freeze({ maxRetries: 6, baseDelayInMs: 800, minDelayInMs: 100, maxDelayInMs: 10_000, jitter: 0.2 }),
-    backoff: Object.freeze({ transient: FAST_TRANSIENT }),
+    backoff: Object.freeze({ transient: FAST_TRANSIENT, throttled: THROTTLED }),
     maxElapsedInMs: 60_000,
     tryTimeoutInMs: 30_000,
   }),

@@ -1,23 +1,35 @@
-// An operation as the attempt gate and the retry budget see it: the admission its next attempt
-// goes on, a paced slot held while it is waited for (and given back when it is not sent on), and
-// the retries it spends. It fills the gate's and the budget's facts for decideNext; the loop
-// (resilientRetryPolicy.ts) fills the rest. A base class of Operation rather than a field: one
-// object per operation, not two, and this state stays private to this file.
-import type { RequestAddress } from "../address/requestAddress.js";
+// An operation as the attempt gate, the retry budget and the observers see it: its request and
+// record, the admission its next attempt goes on, a paced slot held while it is waited for (and
+// given back when it is not sent on), the retries it spends, and each attempt as it is recorded.
+// It carries out decideNext's `admit` and `take-retry` steps and writes what the gate and the
+// budget answered into the facts; it decides nothing. A base class of Operation rather than a
+// field: one object per operation, not two, and this state stays private.
+import type { PipelineRequest } from "@azure/core-rest-pipeline";
+import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
+import { isWriteMethod } from "../address/requestMethod.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
+import type { ObserverHooks } from "../observers/observerHooks.js";
+import type { AttemptClass } from "../observers/retryEvents.js";
+import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
 import { SEND_NOW, type Admission, type Refusal, type SendAdmission } from "../breaker/attemptGate.js";
 import type { RetryBudget } from "../flow/retryBudget.js";
-import { SHORT_WAIT_IN_MS, type DecisionFacts } from "./decideNext.js";
+import type { DecisionFacts } from "./decisionFacts.js";
 import type { RetryPolicySettings } from "./retryPolicyOptions.js";
 import type { WakeSource } from "../timing/wake.js";
 
 /** How soon an operation deferring on an empty budget asks it again, at the least. */
 const MIN_BUDGET_POLL_IN_MS = 10;
 
-/** The gate and budget half of an operation; {@link Operation} is the loop over it. */
+/** The record, gate and budget half of an operation; {@link Operation} is the loop over it. */
 export abstract class AdmittedOperation {
+  readonly request: PipelineRequest;
   readonly s: RetryPolicySettings;
+  readonly hooks: ObserverHooks;
   readonly address: RequestAddress;
+  readonly started = performance.now();
+  /** What the policy did for the operation, as `getRetryInfo` reads it. */
+  readonly info: RetryInfo;
+  readonly write: boolean;
   /** What the gate last answered: the next attempt is sent on it. */
   #admission: Admission = SEND_NOW;
   /** A paced slot waited for, to be confirmed by the gate. */
@@ -29,90 +41,100 @@ export abstract class AdmittedOperation {
   #spentRetry = false;
   #refusal: Refusal | undefined;
 
-  constructor(s: RetryPolicySettings, address: RequestAddress) {
+  constructor(request: PipelineRequest, s: RetryPolicySettings, hooks: ObserverHooks) {
+    this.request = request;
     this.s = s;
-    this.address = address;
+    this.hooks = hooks;
+    this.address = readRequestAddress(request, s.service);
+    this.info = startRetryInfo(request);
+    this.write = isWriteMethod(request.method);
   }
 
   /** The gate's last refusal, for the error a refused operation surfaces. */
-  get refusal(): Refusal | undefined {
+  protected get refusal(): Refusal | undefined {
     return this.#refusal;
   }
 
   /**
-   * What may end a wait early, if anything: for a circuit or a paced slot, the gate's last answer
+   * What ends a wait early, if anything: for a circuit or a paced slot, the gate's last answer
    * (its circuit closing, its queue let out); for a backoff, the partition the attempt failed on
-   * (the same, for a retry the gate would now let go at once).
+   * (the same, for a retry the gate would now let go at once); nothing for the budget.
    */
-  wakeFor(on: "circuit" | "pacing" | "backoff"): WakeSource | undefined {
+  protected wakeFor(on: "circuit" | "pacing" | "backoff" | "budget"): WakeSource | undefined {
+    if (on === "budget") return undefined;
     return on === "backoff" ? this.s.gate?.wakeOf?.(this.address) : this.#admission.wake;
   }
 
   /** Whether the last primary attempt was a half-open circuit's probe. */
-  get lastWasProbe(): boolean {
+  protected get lastWasProbe(): boolean {
     return this.#lastProbe;
   }
 
+  /** Whether the last primary attempt went on a paced admission (its retry goes paced again, free of the budget). */
+  protected get lastWasPaced(): boolean {
+    return this.#lastPaced;
+  }
+
   /** The wait for the paced slot the next attempt goes on (0 when none). */
-  get pacedDelayInMs(): number {
+  protected get pacedDelayInMs(): number {
     return this.#pacedDelayInMs;
   }
 
   /**
-   * Asks the gate for the next attempt (time left and whether the caller may wait are in `f`),
-   * then, for a `retry` sent now on an unpaced admission, spends a retry of the budget (a paced
-   * one is not counted: the gate contract). Fills the facts' gate and budget answers; returns the refusal.
+   * `admit`: asks the gate for the next attempt, which it may queue up to `queueForInMs` (a paced
+   * slot waited for is handed back to be confirmed), and writes its answer into `f`. Returns the refusal.
    */
-  protected admitNext(f: DecisionFacts, retry: boolean): Refusal | undefined {
-    f.budget = "free";
-    f.budgetRetryAfterInMs = 0;
+  protected admit(f: DecisionFacts, queueForInMs: number): Refusal | undefined {
+    const gate = this.s.gate;
     const reserved = this.#reserved;
-    const admission = this.#admit(f.remainingInMs, f.callerMayWait);
+    this.#reserved = undefined;
+    const admission = gate === undefined ? SEND_NOW : gate.admit(this.address, queueForInMs, reserved);
     this.#admission = admission;
+    f.point = "gate";
     if (admission.decision === "send") {
       this.#refusal = undefined;
       f.gate = "send";
-      f.gateDelayInMs = reserved === undefined || isRestOfWait(admission, reserved) ? admission.delayInMs : 0;
-      // Spent when the retry goes, i.e. now unless it first waits for its slot (then at the confirmation).
-      if (f.gateDelayInMs === 0 && retry && this.s.budget !== undefined && admission.paced !== true) this.#takeRetry(f, admission);
+      f.gateDelayInMs = admission.delayInMs;
+      f.slotConfirmed = reserved !== undefined && !isRestOfWait(admission, reserved);
+      f.paced = admission.paced === true;
       return undefined;
     }
     this.#pacedDelayInMs = 0;
     this.#refusal = admission;
     f.gate = admission.reason === "paced" ? "paced" : admission.probeOut === true ? "probe-out" : "circuit-open";
     f.gateDelayInMs = admission.retryAfterInMs;
+    f.slotConfirmed = false;
+    f.paced = false;
     return admission;
   }
 
-  #admit(remainingInMs: number, mayWait: boolean): Admission {
-    const gate = this.s.gate;
-    if (gate === undefined) return SEND_NOW;
-    const reserved = this.#reserved;
-    this.#reserved = undefined;
-    // A caller that may not wait takes only a paced slot that is about to come.
-    return gate.admit(this.address, mayWait ? remainingInMs : Math.min(remainingInMs, SHORT_WAIT_IN_MS), reserved);
-  }
-
   /**
-   * Spends a retry of the budget for the send about to go on `admission`; refused, the admission
-   * is given back and the facts say the budget is empty (decideNext defers or stops as the caller may).
+   * `take-retry`: spends a retry of the budget for the send about to go on the gate's admission;
+   * refused, the admission is given back (it is not sent on, whatever comes next) and `f` says
+   * the budget is empty and when it may refill.
    */
-  #takeRetry(f: DecisionFacts, admission: SendAdmission): void {
+  protected takeRetry(f: DecisionFacts): void {
     const budget = this.s.budget as RetryBudget;
+    f.point = "budget";
     if (budget.tryRetry()) {
       f.budget = "available";
       this.#spentRetry = true;
       return;
     }
-    this.s.gate?.abandon?.(this.address, admission);
+    this.s.gate?.abandon?.(this.address, this.#admission as SendAdmission);
     this.#admission = SEND_NOW;
     this.#pacedDelayInMs = 0;
-    f.gate = "not-asked";
-    f.gateDelayInMs = 0;
     f.budget = "empty";
     // A floor: a budget that refuses while answering 0 (the RetryBudget interface allows it) must not make the loop spin.
     f.budgetRetryAfterInMs = Math.max(MIN_BUDGET_POLL_IN_MS, budget.retryAfterInMs());
     f.jitter = this.s.random();
+  }
+
+  /** The budget's answer for a retry, read without spending (none asked for a first attempt). */
+  protected readBudget(f: DecisionFacts): void {
+    const budget = this.s.budget;
+    f.budgetRetryAfterInMs = budget !== undefined && f.retry ? budget.retryAfterInMs() : 0;
+    f.budget = budget === undefined || !f.retry ? "free" : f.budgetRetryAfterInMs > 0 ? "empty" : "available";
   }
 
   /** Waiting for a paced slot: it is kept for the gate to confirm at the next ask. */
@@ -130,6 +152,26 @@ export abstract class AdmittedOperation {
     this.s.gate?.abandon?.(this.address, reserved);
   }
 
+  /** An attempt made (or refused by a circuit): counted in the record, and told to `onAttempt`. */
+  protected recordAttempt(attemptClass: AttemptClass, durationInMs: number, result: AttemptResult | undefined, pacedDelayInMs = 0, secondary = false): void {
+    this.info.attempts += 1;
+    this.info.classes.push(attemptClass);
+    if (this.hooks.listens("onAttempt")) {
+      this.hooks.notify("onAttempt", {
+        request: this.request,
+        address: this.address,
+        attempt: this.info.attempts,
+        attemptClass,
+        status: result?.status,
+        errorCode: result?.errorCode,
+        inChangeset: result?.inChangeset,
+        durationInMs,
+        pacedDelayInMs,
+        secondary: secondary ? true : undefined,
+      });
+    }
+  }
+
   /** A primary attempt came back: the gate learns from it, and a successful retry gives its budget back. Returns the paced wait it went after. */
   protected recordAdmitted(result: AttemptResult): number {
     const admission = this.#admission as SendAdmission;
@@ -141,36 +183,6 @@ export abstract class AdmittedOperation {
     const pacedDelayInMs = this.#pacedDelayInMs;
     this.#pacedDelayInMs = 0;
     return pacedDelayInMs;
-  }
-
-  /**
-   * After a failed primary attempt: a forecast from the admission it went on (a paced partition's
-   * retry goes paced again, free); the retry's own admission decides when it is sent (admitNext).
-   */
-  protected forecastBudget(f: DecisionFacts, retriable: boolean): void {
-    const budget = this.s.budget;
-    const needsBudget = retriable && budget !== undefined && !this.#lastPaced;
-    f.budgetRetryAfterInMs = needsBudget ? budget.retryAfterInMs() : 0;
-    f.budget = !needsBudget ? "free" : f.budgetRetryAfterInMs > 0 ? "empty" : "available";
-  }
-
-  /** After a refusal: a `retry` read from the secondary needs the budget (spent when it goes); with none left it waits for the primary. */
-  protected secondaryBudgeted(f: DecisionFacts, retry: boolean): boolean {
-    const budget = this.s.budget;
-    if (budget === undefined || !retry) return true;
-    if (budget.retryAfterInMs() > 0) return false;
-    f.budget = "available";
-    return true;
-  }
-
-  /**
-   * A read sent to the secondary as a `retry` (the operation has made an attempt) is one the gate
-   * does not pace: spent as it goes, whatever the primary's last admission was (a paced primary's
-   * retries are free; the secondary's never are). Decided on `secondaryBudgeted`'s answer, so the
-   * built-in budget grants it; a budget of one's own that refuses here lets this read go uncounted.
-   */
-  protected spendSecondaryRetry(retry: boolean): void {
-    if (retry) this.s.budget?.tryRetry();
   }
 }
 

@@ -1,86 +1,49 @@
 import { isRetriableClass } from "../classification/outcomeClass.js";
-import type { AttemptClass, StopReason } from "../observers/retryEvents.js";
-import type { LocalWaitReason } from "../observers/retryEvents.js";
+import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
+import { LOCAL_REFUSALS, type LocalWaitReason, type StopReason } from "../observers/retryEvents.js";
+import type { DecisionFacts } from "./decisionFacts.js";
+
+/**
+ * A wait, and what may cut it short besides its own wake (a circuit closing, a queue let out):
+ * `releasable`, the caller policy may let it go (a bounded caller's wait longer than
+ * SHORT_WAIT_IN_MS: healthy work needs the slot); `untilRefused`, a backoff of a caller that is
+ * not an open loop ends when its partition's circuit opens (the gate would refuse the retry).
+ * `refused`: the gate refused this attempt, and it is recorded as one (class `circuit_open`).
+ */
+export type WaitStep = (
+  | { readonly action: "wait"; readonly on: "backoff"; readonly delayInMs: number; readonly source: "backoff" | "retry-after" }
+  | { readonly action: "wait"; readonly on: Exclude<LocalWaitReason, "backoff">; readonly delayInMs: number }
+) & { readonly releasable?: true; readonly untilRefused?: true; readonly refused?: true };
+
+/**
+ * The end, and what the caller gets: the last attempt's answer, unless `answer` says our own
+ * refusal error (nothing was sent: `CircuitOpenError`, `PartitionBusyError`), the abort a wait
+ * saw, or the read-back's answer. `refused` as in {@link WaitStep}. `ambiguity`: how a write
+ * that had an unknown outcome is reported (`RetryInfo.ambiguousWrite`, `onAmbiguousWrite`);
+ * `as-asked`, a table created or deleted as asked, is no ambiguity (only logged).
+ */
+export interface StopStep {
+  readonly action: "stop";
+  readonly reason: StopReason;
+  readonly answer?: "refusal" | "abort" | "read-back";
+  readonly refused?: true;
+  readonly ambiguity?: AmbiguousWriteResult | "as-asked";
+}
 
 /**
  * Every step the retry loop can take. The loop carries it out; {@link decideNext} chooses it.
- * `reserveInMs` of a send to the secondary is the primary's next wait, which the secondary's
- * attempt may not eat into.
+ * `admit` asks the gate, which may queue the attempt up to `queueForInMs`; `take-retry` spends a
+ * retry of the budget. `reserveInMs` of a send to the secondary is the primary's next wait, which
+ * the secondary's attempt may not eat into; `spendsRetry`, it spends a retry of the budget.
  */
 export type Step =
+  | { readonly action: "admit"; readonly queueForInMs: number }
+  | { readonly action: "take-retry" }
   | { readonly action: "send"; readonly to: "primary" }
-  | { readonly action: "send"; readonly to: "secondary"; readonly reserveInMs: number }
-  | { readonly action: "wait"; readonly on: "backoff"; readonly delayInMs: number; readonly source: "backoff" | "retry-after" }
-  | { readonly action: "wait"; readonly on: Exclude<LocalWaitReason, "backoff">; readonly delayInMs: number }
+  | { readonly action: "send"; readonly to: "secondary"; readonly reserveInMs: number; readonly spendsRetry?: true }
+  | WaitStep
   | { readonly action: "read-back" }
-  | { readonly action: "stop"; readonly reason: StopReason };
-
-/**
- * Where the loop stands when it asks: `gate` before an attempt (the budget and the gate have
- * answered), `attempt` after a primary attempt (or a failed secondary read after it) came
- * back, `released` when the caller policy let a waiter go in the middle of its wait.
- */
-export type DecisionPoint = "gate" | "attempt" | "released";
-
-/**
- * What the gate answered: send (after `gateDelayInMs` when paced), refused by an open circuit
- * (`gateDelayInMs` is when it admits a probe), refused while a half-open circuit's probe is out
- * (`gateDelayInMs` is only a poll: it may admit sooner), refused by pacing, or given back for the
- * budget (empty).
- */
-export type GateAnswer = "send" | "circuit-open" | "probe-out" | "paced" | "not-asked";
-
-/**
- * What the retry budget says about the next attempt: none needed (a first attempt, a paced retry,
- * no budget), a retry left (at the gate: spent for the primary send), none left.
- */
-export type BudgetAnswer = "free" | "available" | "empty";
-
-/** Every fact a decision needs; the loop fills them, {@link decideNext} reads them. */
-export interface DecisionFacts {
-  point: DecisionPoint;
-  /** The last primary attempt's class; undefined before the first. */
-  attemptClass: AttemptClass | undefined;
-  /** Retries sent so far (0 after the first attempt). */
-  retriesDone: number;
-  maxRetries: number;
-  /** Milliseconds left before the operation's deadline. */
-  remainingInMs: number;
-  /** The strategy's wait before the next retry (already made safe to wait on). */
-  backoffInMs: number;
-  /** The server's `Retry-After` hint, capped by `maxRetryAfterInMs`, when it sent one. */
-  retryAfterInMs: number | undefined;
-  /** Whether the request's body can be sent again. */
-  bodyReplayable: boolean;
-  /** The last attempt was a half-open circuit's probe (its failure is the circuit's, not a retry of the operation's). */
-  wasProbe: boolean;
-  /**
-   * A write whose earlier attempt had an unknown outcome got the answer that attempt's
-   * success would cause (409 after an insert, 404 after a delete), and read-back is on.
-   */
-  answerMayBeOurs: boolean;
-  /**
-   * The last attempt is a write's 2xx whose JSON body does not parse: applied, says the
-   * service, but the caller's SDK cannot read the answer. Settled, never sent again.
-   */
-  answerUnreadable: boolean;
-  gate: GateAnswer;
-  /** `send`: the paced slot's delay (0 when not paced, or already waited); a refusal: when to ask again. */
-  gateDelayInMs: number;
-  budget: BudgetAnswer;
-  /** When `empty`: when the budget expects a retry to be free again. */
-  budgetRetryAfterInMs: number;
-  /** The caller policy: may this operation wait at a local refusal (circuit, pacing, budget) now? */
-  callerMayWait: boolean;
-  /** The caller policy: may it sleep a backoff now? */
-  callerMayBackOff: boolean;
-  /** A read may go to the secondary region now. */
-  secondaryOpen: boolean;
-  /** A uniform draw in [0, 1) that spreads circuit and budget waits (0 when neither is at hand). */
-  jitter: number;
-  /** For `released`: what the waiter was waiting for. */
-  waitReason: LocalWaitReason | undefined;
-}
+  | StopStep;
 
 /** Floor under a circuit wait, so a gate that answers 0 cannot make us spin. */
 export const MIN_CIRCUIT_WAIT_IN_MS = 10;
@@ -94,24 +57,24 @@ export const BUDGET_POLL_IN_MS = 100;
 /** A wait this short is taken whatever the caller policy says: it holds a worker no longer than an attempt does. */
 export const SHORT_WAIT_IN_MS = 50;
 
-/** The stop reason of a waiter let go, by what it waited for. */
-const RELEASED: Readonly<Record<LocalWaitReason, StopReason>> = {
-  circuit: "circuit-open",
-  pacing: "partition-busy",
-  budget: "budget-exhausted",
-  backoff: "caller-busy",
-};
+/** The stop reason of a waiter let go, by what it waited for: the local refusals read backwards. */
+const RELEASED = Object.fromEntries(Object.entries(LOCAL_REFUSALS).map(([stop, on]) => [on, stop])) as Record<LocalWaitReason, StopReason>;
 
-const STOPS = new Map<StopReason, Step>();
-/** A stop step, shared per reason. */
-function stop(reason: StopReason): Step {
-  let step = STOPS.get(reason);
-  if (step === undefined) STOPS.set(reason, (step = Object.freeze({ action: "stop", reason })));
+const STOPS = new Map<string, StopStep>();
+/** A stop step, shared per reason and variant. */
+function stop(reason: StopReason, answer?: StopStep["answer"], refused?: true, ambiguity?: StopStep["ambiguity"]): StopStep {
+  const key = `${reason}|${answer ?? ""}|${refused ?? ""}|${ambiguity ?? ""}`;
+  let step = STOPS.get(key);
+  if (step === undefined) {
+    step = Object.freeze({ action: "stop", reason, ...(answer && { answer }), ...(refused && { refused }), ...(ambiguity && { ambiguity }) });
+    STOPS.set(key, step);
+  }
   return step;
 }
-/** The success path's step: a constant, not a lookup. */
-const STOP_SUCCESS: Step = stop("success");
+/** The success path's steps: constants, not lookups. */
+const STOP_SUCCESS = stop("success");
 const SEND_PRIMARY: Step = Object.freeze({ action: "send", to: "primary" });
+const TAKE_RETRY: Step = Object.freeze({ action: "take-retry" });
 const READ_BACK: Step = Object.freeze({ action: "read-back" });
 
 /**
@@ -120,42 +83,72 @@ const READ_BACK: Step = Object.freeze({ action: "read-back" });
  * covers every row.
  */
 export function decideNext(f: DecisionFacts): Step {
-  if (f.point === "released") return stop(RELEASED[f.waitReason ?? "circuit"]);
-  return f.point === "gate" ? beforeAttempt(f) : afterAttempt(f);
+  const step = decide(f);
+  return f.unknownOutcome && step.action === "stop" ? withAmbiguity(step, f) : step;
 }
 
-/** The budget and the gate have answered for the next attempt. */
-function beforeAttempt(f: DecisionFacts): Step {
-  if (f.budget === "empty") {
-    // Successes may refill the budget at any moment: with time left, it is asked again within it.
-    if (!f.callerMayWait || f.remainingInMs <= 0) return stop("budget-exhausted");
-    const wait = Math.min(f.budgetRetryAfterInMs, BUDGET_POLL_IN_MS) * (1 + f.jitter);
-    return { action: "wait", on: "budget", delayInMs: askAgainIn(wait, f.remainingInMs) };
+function decide(f: DecisionFacts): Step {
+  switch (f.point) {
+    case "ready":
+      return beforeGate(f);
+    case "gate":
+      return atGate(f);
+    case "attempt":
+      return afterAttempt(f);
+    case "budget":
+      return afterBudget(f);
+    case "secondary":
+      return afterSecondary(f);
+    case "settled":
+      return afterReadBack(f);
   }
+}
+
+/** The operation's start, or a wait's end: stop, or ask the gate. */
+function beforeGate(f: DecisionFacts): Step {
+  if (f.aborted) return stop("aborted", "abort");
+  // A waiter let go stops, unless it may still wait (a backoff cut short by its circuit opening: the gate says what now).
+  if (f.letGo && !f.mayKeepWaiting) return localStop(RELEASED[f.waitReason ?? "circuit"], f);
+  // A caller that may not wait takes only a paced slot that is about to come.
+  return { action: "admit", queueForInMs: f.callerMayWait ? f.remainingInMs : Math.min(f.remainingInMs, SHORT_WAIT_IN_MS) };
+}
+
+/** The gate has answered for the next attempt. */
+function atGate(f: DecisionFacts): Step {
   switch (f.gate) {
     case "send":
-      return f.gateDelayInMs > 0 ? { action: "wait", on: "pacing", delayInMs: f.gateDelayInMs } : SEND_PRIMARY;
+      // A paced slot is waited for until the gate confirms it (a long wait may come in slices).
+      if (f.gateDelayInMs > 0 && !f.slotConfirmed) return waitFor("pacing", f.gateDelayInMs, f);
+      // A retry the gate does not pace is one the budget counts: spent as it goes (a paced one is not: the gate contract).
+      return f.retry && f.hasBudget && !f.paced ? TAKE_RETRY : SEND_PRIMARY;
     case "paced":
       // The gate refuses a paced slot only when the queue outlasts what the caller may wait.
-      return stop("partition-busy");
+      return localStop("partition-busy", f);
     case "circuit-open": {
       // An open circuit keeps reads off the primary, not off the secondary.
-      if (f.secondaryOpen && f.remainingInMs > 0) return { action: "send", to: "secondary", reserveInMs: 0 };
+      if (mayReadSecondary(f) && f.remainingInMs > 0) return toSecondary(0, f);
       // Until the probe is due: the first waiter back takes it, and the rest are woken when it closes the circuit.
       const probeIn = Math.max(MIN_CIRCUIT_WAIT_IN_MS, f.gateDelayInMs);
-      if (!f.callerMayWait || probeIn > f.remainingInMs) return stop("circuit-open");
-      return { action: "wait", on: "circuit", delayInMs: probeIn };
+      if (!f.callerMayWait || probeIn > f.remainingInMs) return localStop("circuit-open", f, true);
+      return waitFor("circuit", probeIn, f, true);
     }
     case "probe-out": {
-      if (f.secondaryOpen && f.remainingInMs > 0) return { action: "send", to: "secondary", reserveInMs: 0 };
+      if (mayReadSecondary(f) && f.remainingInMs > 0) return toSecondary(0, f);
       // The probe may answer any moment: with time left, the circuit is asked again within it.
-      if (!f.callerMayWait || f.remainingInMs <= 0) return stop("circuit-open");
+      if (!f.callerMayWait || f.remainingInMs <= 0) return localStop("circuit-open", f, true);
       const poll = Math.max(MIN_CIRCUIT_WAIT_IN_MS, f.gateDelayInMs) * (1 + CIRCUIT_WAIT_SPREAD * f.jitter);
-      return { action: "wait", on: "circuit", delayInMs: askAgainIn(poll, f.remainingInMs) };
+      return waitFor("circuit", askAgainIn(poll, f.remainingInMs), f, true);
     }
-    default:
-      return stop("budget-exhausted");
   }
+}
+
+/** The budget has answered for a retry the gate let go (refused, the gate's admission was given back). */
+function afterBudget(f: DecisionFacts): Step {
+  if (f.budget !== "empty") return SEND_PRIMARY;
+  // Successes may refill the budget at any moment: with time left, it is asked again within it.
+  if (!f.callerMayWait || f.remainingInMs <= 0) return stop("budget-exhausted");
+  const wait = Math.min(f.budgetRetryAfterInMs, BUDGET_POLL_IN_MS) * (1 + f.jitter);
+  return waitFor("budget", askAgainIn(wait, f.remainingInMs), f);
 }
 
 /**
@@ -178,43 +171,83 @@ function afterAttempt(f: DecisionFacts): Step {
   if (!f.bodyReplayable) return stop("body-not-replayable");
   // A failed probe says the partition is still out: its operation waits for the next probe, as any waiter on the
   // circuit does, and uses up no retry (volunteering for the probe every period would spend them all in one outage).
-  if (f.wasProbe && f.callerMayWait) return { action: "wait", on: "circuit", delayInMs: MIN_CIRCUIT_WAIT_IN_MS };
+  if (f.wasProbe && f.callerMayWait) return waitFor("circuit", MIN_CIRCUIT_WAIT_IN_MS, f);
   if (f.retriesDone >= f.maxRetries) return stop("retries-exhausted");
   const hint = f.retryAfterInMs;
   const fromHint = hint !== undefined && hint > f.backoffInMs;
   const delayInMs = fromHint ? hint : f.backoffInMs;
-  const source = fromHint ? "retry-after" : "backoff";
   if (delayInMs >= f.remainingInMs) return stop("deadline");
   // A read the primary's partition failed may be served by the secondary before the backoff.
-  if (f.secondaryOpen && f.budget !== "empty") return { action: "send", to: "secondary", reserveInMs: delayInMs };
-  // An empty budget stops a caller that may not wait for it now rather than after the backoff.
-  if (f.budget === "empty" && !f.callerMayWait) return stop("budget-exhausted");
+  if (mayReadSecondary(f)) return toSecondary(delayInMs, f);
+  // An empty budget stops a caller that may not wait for it now rather than after the backoff (a paced retry is free).
+  if (f.budget === "empty" && !f.paced && !f.callerMayWait) return stop("budget-exhausted");
   if (!f.callerMayBackOff && delayInMs > SHORT_WAIT_IN_MS) return stop("caller-busy");
-  return { action: "wait", on: "backoff", delayInMs, source };
+  const step = waitFor("backoff", delayInMs, f) as { source: string };
+  step.source = fromHint ? "retry-after" : "backoff";
+  return step as Step;
 }
 
-/** A facts object with every field set: the loop makes one per operation and refills it before each decision. */
-export function newDecisionFacts(): DecisionFacts {
-  return {
-    point: "gate",
-    attemptClass: undefined,
-    retriesDone: 0,
-    maxRetries: 0,
-    remainingInMs: 0,
-    backoffInMs: 0,
-    retryAfterInMs: undefined,
-    bodyReplayable: true,
-    wasProbe: false,
-    answerMayBeOurs: false,
-    answerUnreadable: false,
-    gate: "send",
-    gateDelayInMs: 0,
-    budget: "free",
-    budgetRetryAfterInMs: 0,
-    callerMayWait: true,
-    callerMayBackOff: true,
-    secondaryOpen: false,
-    jitter: 0,
-    waitReason: undefined,
-  };
+/** A secondary read came back: its success ends the operation; its failure goes back to where the read was decided. */
+function afterSecondary(f: DecisionFacts): Step {
+  if (f.secondaryAnswer === "success") return STOP_SUCCESS;
+  // Read after a refusal: the gate is asked again (it waits or stops as it says); after a failure: the primary's facts decide.
+  return f.secondaryFrom === "gate" ? beforeGate(f) : afterAttempt(f);
+}
+
+/** The read-back of a write whose outcome was in doubt came back. */
+function afterReadBack(f: DecisionFacts): Step {
+  // The store holds what was sent: the write applied, and the caller gets the success the SDK would have got.
+  if (f.readBack === "applied") return stop("success", "read-back");
+  // Otherwise the last answer stands: a 2xx whose body did not parse ends as the success it is, an error as the failure it is.
+  return f.attemptClass === "success" ? STOP_SUCCESS : stop("permanent");
+}
+
+/**
+ * A write that had an unknown outcome ends reported as what settled it (docs/data-safety.md):
+ * the read-back's result; else a table created or deleted as asked is no ambiguity (the SDK takes
+ * its 409 or 404 as success, and a table holds nothing of its writer's to tell apart); a `$batch`
+ * is `not_resolvable` (its HTTP success can hide a failed sub-request); any other success is the
+ * service's word that it applied, and a failure leaves it `unresolved`.
+ */
+function withAmbiguity(step: StopStep, f: DecisionFacts): StopStep {
+  const ambiguity = f.readBack ?? (f.tableAsAsked ? "as-asked" : f.batch ? "not_resolvable" : step.reason === "success" ? undefined : "unresolved");
+  return ambiguity === undefined ? step : stop(step.reason, step.answer, step.refused, ambiguity);
+}
+
+/**
+ * Whether a read may go to the secondary now: once per failure of the primary at most (an
+ * operation waiting on an open circuit does not poll it), never again once it answered 404 (it
+ * lags: its "not found" may be a write not replicated yet, and only the primary may say so, as
+ * the storage SDKs do) or a permanent failure (no read access, a wrong endpoint), and as a retry
+ * only with a retry of the budget (the gate does not pace it: a paced primary's retries are free,
+ * the secondary's never are).
+ */
+function mayReadSecondary(f: DecisionFacts): boolean {
+  if (!f.secondaryReadable || f.secondaryReadSinceFailure) return false;
+  if (f.secondaryAnswer === "not-found" || f.secondaryAnswer === "permanent") return false;
+  return !f.retry || f.budget !== "empty";
+}
+
+function toSecondary(reserveInMs: number, f: DecisionFacts): Step {
+  return f.retry && f.hasBudget ? { action: "send", to: "secondary", reserveInMs, spendsRetry: true } : { action: "send", to: "secondary", reserveInMs };
+}
+
+/** A stop at a local refusal: our own error when no attempt's answer is in hand (CircuitOpenError, PartitionBusyError). */
+function localStop(reason: StopReason, f: DecisionFacts, refused?: true): StopStep {
+  const ours = !f.retry && (reason === "circuit-open" || reason === "partition-busy");
+  return stop(reason, ours ? "refusal" : undefined, refused);
+}
+
+/**
+ * A wait, with what may cut it short: an open loop's waits are one sleep; a backoff of any other
+ * caller ends when its circuit opens; a bounded caller's wait longer than SHORT_WAIT_IN_MS may be
+ * let go (never a shorter one: decideNext takes it whatever the caller policy says).
+ */
+function waitFor(on: LocalWaitReason, delayInMs: number, f: DecisionFacts, refused?: true): WaitStep {
+  const step: { action: "wait"; on: LocalWaitReason; delayInMs: number; releasable?: true; untilRefused?: true; refused?: true } = { action: "wait", on, delayInMs };
+  if (refused) step.refused = true;
+  if (f.callerKind === "open") return step as WaitStep;
+  if (on === "backoff") step.untilRefused = true;
+  if (f.callerKind === "bounded" && delayInMs > SHORT_WAIT_IN_MS) step.releasable = true;
+  return step as WaitStep;
 }

@@ -1,117 +1,131 @@
 // An operation's waits without sending (a circuit's probe, a paced slot, the retry budget, a
 // backoff): its place among the caller policy's waiters, what the observers are told, and the
-// sleep, which a bounded caller's policy or an opened circuit may cut short. The loop decides
-// that it waits (decideNext); this carries the wait out.
+// sleep. decideNext decides that it waits, how long, and what may cut the wait short (the wait
+// step's `releasable` and `untilRefused`); this carries the wait out.
+import type { PipelineRequest } from "@azure/core-rest-pipeline";
+import type { RequestAddress } from "../address/requestAddress.js";
+import type { AttemptGate } from "../breaker/attemptGate.js";
+import type { AttemptResult } from "../classification/attemptResult.js";
 import { logger } from "../logging/logger.js";
+import type { ObserverHooks } from "../observers/observerHooks.js";
 import type { AttemptClass, LocalWaitReason } from "../observers/retryEvents.js";
 import { RELEASED, sleepInSlices, type SleepEnd } from "../timing/sleepInSlices.js";
-import { delayUntilWoken } from "../timing/wake.js";
-import { SHORT_WAIT_IN_MS, type Step } from "./decideNext.js";
-import type { Operation } from "./resilientRetryPolicy.js";
+import { delayUntilWoken, type WakeSource } from "../timing/wake.js";
+import type { CallerPolicy, Waiter } from "./callerPolicy.js";
+import type { WaitStep } from "./decideNext.js";
 
 /** How often a wait that may be let go looks again: a quarter second of a worker lost at most. */
 const CHECK_EVERY_IN_MS = 250;
 
-/** The caller policy's answer for `op`: may it begin a wait for `reason`, or go on waiting? */
-export function callerMay(op: Operation, reason: LocalWaitReason): boolean {
-  const waiter = op.waiter;
-  return waiter === undefined ? op.caller.mayStartWait(reason) : op.caller.mayKeepWaiting(waiter, reason);
-}
+/** One operation's waits: made at its first wait, it holds the operation's place among the caller policy's waiters. */
+export class OperationWaits {
+  readonly #caller: CallerPolicy;
+  readonly #hooks: ObserverHooks;
+  readonly #request: PipelineRequest;
+  readonly #address: RequestAddress;
+  readonly #gate: AttemptGate | undefined;
+  #waiter: Waiter | undefined;
 
-/** Sleeps the wait `step` asks for, as one of the caller policy's waiters (it stays one until `leaveWait`). */
-export async function sleepFor(op: Operation, step: Step & { action: "wait" }): Promise<SleepEnd> {
-  enterWait(op, step.on);
-  if (step.on === "backoff" || step.on === "circuit") notifyRetry(op, step);
-  if (!op.hooks.listens("onWait")) return sleep(op, step);
-  // Timed only for an onWait observer (the tracing one): planned and actual differ when a wait is woken or let go.
-  const startedAt = performance.now();
-  notifyWaitStep(op, step, undefined, 0);
-  const end = await sleep(op, step);
-  notifyWaitStep(op, step, end, performance.now() - startedAt);
-  return end;
-}
+  constructor(caller: CallerPolicy, hooks: ObserverHooks, request: PipelineRequest, address: RequestAddress, gate: AttemptGate | undefined) {
+    this.#caller = caller;
+    this.#hooks = hooks;
+    this.#request = request;
+    this.#address = address;
+    this.#gate = gate;
+  }
 
-function sleep(op: Operation, step: Step & { action: "wait" }): Promise<SleepEnd> | SleepEnd {
-  const letGo = letGoOf(op, step.on, step.delayInMs);
-  if (letGo?.() === true) return RELEASED;
-  const signal = op.request.abortSignal;
-  // Ends early when the gate wakes it: the circuit closed (its probe found the partition back), the queue was let out.
-  const wake = step.on === "budget" ? undefined : op.wakeFor(step.on);
-  return sleepInSlices(step.delayInMs, (ms) => delayUntilWoken(ms, wake, signal), letGo, CHECK_EVERY_IN_MS);
-}
+  /** The caller policy's answer: may the operation begin a wait for `reason`, or go on waiting? */
+  mayWait(reason: LocalWaitReason): boolean {
+    const waiter = this.#waiter;
+    return waiter === undefined ? this.#caller.mayStartWait(reason) : this.#caller.mayKeepWaiting(waiter, reason);
+  }
 
-/** The operation sends, or ends: it is no longer a waiter. */
-export function leaveWait(op: Operation): void {
-  const waiter = op.waiter;
-  if (waiter === undefined) return;
-  op.waiter = undefined;
-  op.caller.endWait(waiter);
-  notifyWait(op, waiter.reason, "ended");
-}
+  /**
+   * Sleeps the wait `step` asks for, as one of the caller policy's waiters (it stays one until
+   * {@link leave}), ended early by `wake` (what it waits for has come) or as the step allows.
+   * `attempt` and `failed` (the last failure, for a backoff) are what `onRetry` is told.
+   */
+  async sleep(step: WaitStep, wake: WakeSource | undefined, attempt: number, failed: AttemptResult | undefined): Promise<SleepEnd> {
+    this.#enter(step.on);
+    if (step.on === "backoff" || step.on === "circuit") this.#notifyRetry(step, attempt, step.on === "backoff" ? failed : undefined);
+    if (!this.#hooks.listens("onWait")) return this.#sleep(step, wake);
+    // Timed only for an onWait observer (the tracing one): planned and actual differ when a wait is woken or let go.
+    const startedAt = performance.now();
+    this.#notifyWaitStep(step, undefined, 0);
+    const end = await this.#sleep(step, wake);
+    this.#notifyWaitStep(step, end, performance.now() - startedAt);
+    return end;
+  }
 
-function enterWait(op: Operation, reason: LocalWaitReason): void {
-  const waiter = op.waiter;
-  if (waiter === undefined) op.waiter = op.caller.beginWait(reason);
-  else if (waiter.reason !== reason) {
-    notifyWait(op, waiter.reason, "ended");
-    op.caller.changeReason(waiter, reason);
-  } else return;
-  notifyWait(op, reason, "started");
-}
+  #sleep(step: WaitStep, wake: WakeSource | undefined): Promise<SleepEnd> | SleepEnd {
+    const letGo = this.#letGoOf(step);
+    if (letGo?.() === true) return RELEASED;
+    const signal = this.#request.abortSignal;
+    return sleepInSlices(step.delayInMs, (ms) => delayUntilWoken(ms, wake, signal), letGo, CHECK_EVERY_IN_MS);
+  }
 
-/**
- * What cuts a wait short: for a bounded caller, being let go (healthy work needs the slot);
- * for a backoff of a caller that may not wait on a partition, its circuit opening meanwhile
- * (the gate would refuse the retry anyway, and the worker is free the sooner). An open
- * loop's waits are one sleep, one timer. A bounded caller's wait of SHORT_WAIT_IN_MS or less is
- * never let go: decideNext takes it whatever the caller policy says (it holds a worker no longer than an attempt).
- */
-function letGoOf(op: Operation, on: LocalWaitReason, delayInMs: number): (() => boolean) | undefined {
-  const kind = op.caller.settings.kind;
-  if (kind === "open") return undefined;
-  const gate = op.s.gate;
-  const refusesNow = on === "backoff" ? gate?.refusesNow : undefined;
-  const circuitOpened = refusesNow === undefined ? undefined : (): boolean => refusesNow.call(gate, op.address);
-  if (kind === "failFast" || delayInMs <= SHORT_WAIT_IN_MS) return circuitOpened;
-  const waiter = op.waiter;
-  return () => (waiter !== undefined && op.caller.mustRelease(waiter)) || circuitOpened?.() === true;
-}
+  /** The operation sends, or ends: it is no longer a waiter. */
+  leave(): void {
+    const waiter = this.#waiter;
+    if (waiter === undefined) return;
+    this.#waiter = undefined;
+    this.#caller.endWait(waiter);
+    this.#notifyWait(waiter.reason, "ended");
+  }
 
-/** One wait begins (`end` undefined) or is over: told to `onWait`. */
-function notifyWaitStep(op: Operation, step: Step & { action: "wait" }, end: SleepEnd | undefined, waitedInMs: number): void {
-  op.hooks.notify("onWait", {
-    request: op.request,
-    address: op.address,
-    state: end === undefined ? "started" : "ended",
-    reason: step.on,
-    source: step.on === "backoff" ? step.source : undefined,
-    plannedInMs: step.delayInMs,
-    waitedInMs: end === undefined ? undefined : waitedInMs,
-    ended: end?.ended,
-  });
-}
+  #enter(reason: LocalWaitReason): void {
+    const waiter = this.#waiter;
+    if (waiter === undefined) this.#waiter = this.#caller.beginWait(reason);
+    else if (waiter.reason !== reason) {
+      this.#notifyWait(waiter.reason, "ended");
+      this.#caller.changeReason(waiter, reason);
+    } else return;
+    this.#notifyWait(reason, "started");
+  }
 
-function notifyWait(op: Operation, reason: LocalWaitReason, state: "started" | "ended"): void {
-  if (op.hooks.listens("onLocalWait")) op.hooks.notify("onLocalWait", { request: op.request, address: op.address, reason, state });
-}
+  /** What the step allows to cut the wait short, checked between slices; undefined: one sleep, one timer. */
+  #letGoOf(step: WaitStep): (() => boolean) | undefined {
+    const gate = this.#gate;
+    const circuitOpened = step.untilRefused === true && gate?.refusesNow !== undefined ? (): boolean => gate.refusesNow?.(this.#address) === true : undefined;
+    if (step.releasable !== true) return circuitOpened;
+    const waiter = this.#waiter as Waiter;
+    return () => this.#caller.mustRelease(waiter) || circuitOpened?.() === true;
+  }
 
-/** A backoff or a circuit wait is a retry on its way: logged at verbose and told to `onRetry`. */
-function notifyRetry(op: Operation, step: Step & { action: "wait" }): void {
-  const failed = step.on === "backoff" ? op.last : undefined;
-  const reason: AttemptClass = failed?.outcomeClass ?? "circuit_open";
-  const source = step.on === "backoff" ? step.source : "circuit";
-  const attempt = op.info.attempts;
-  // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
-  if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(step.delayInMs)} ms (${source}).`);
-  if (!op.hooks.listens("onRetry")) return;
-  op.hooks.notify("onRetry", {
-    request: op.request,
-    address: op.address,
-    attempt,
-    reason,
-    status: failed?.status,
-    errorCode: failed?.errorCode,
-    delayInMs: step.delayInMs,
-    delaySource: source,
-  });
+  /** One wait begins (`end` undefined) or is over: told to `onWait`. */
+  #notifyWaitStep(step: WaitStep, end: SleepEnd | undefined, waitedInMs: number): void {
+    this.#hooks.notify("onWait", {
+      request: this.#request,
+      address: this.#address,
+      state: end === undefined ? "started" : "ended",
+      reason: step.on,
+      source: step.on === "backoff" ? step.source : undefined,
+      plannedInMs: step.delayInMs,
+      waitedInMs: end === undefined ? undefined : waitedInMs,
+      ended: end?.ended,
+    });
+  }
+
+  #notifyWait(reason: LocalWaitReason, state: "started" | "ended"): void {
+    if (this.#hooks.listens("onLocalWait")) this.#hooks.notify("onLocalWait", { request: this.#request, address: this.#address, reason, state });
+  }
+
+  /** A backoff or a circuit wait is a retry on its way: logged at verbose and told to `onRetry`. */
+  #notifyRetry(step: WaitStep, attempt: number, failed: AttemptResult | undefined): void {
+    const reason: AttemptClass = failed?.outcomeClass ?? "circuit_open";
+    const source = step.on === "backoff" ? step.source : "circuit";
+    // Verbose: at info the retry log observer (added by installResilience) writes the fuller line.
+    if (logger.verbose.enabled) logger.verbose(`Retrying after attempt ${attempt} (${reason}) in ${Math.round(step.delayInMs)} ms (${source}).`);
+    if (!this.#hooks.listens("onRetry")) return;
+    this.#hooks.notify("onRetry", {
+      request: this.#request,
+      address: this.#address,
+      attempt,
+      reason,
+      status: failed?.status,
+      errorCode: failed?.errorCode,
+      delayInMs: step.delayInMs,
+      delaySource: source,
+    });
+  }
 }

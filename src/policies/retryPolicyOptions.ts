@@ -1,10 +1,10 @@
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import { validateClassificationRules } from "../classification/classificationRules.js";
-import { resolveBackoffByClass, type BackoffByClass, type ClassBackoff } from "../backoff/backoffByClass.js";
+import { resolveBackoffByClass, type BackoffByClass } from "../backoff/backoffByClass.js";
 import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
-import { resolveRandomSource, type RandomSource, type RetryStrategy } from "../backoff/retryStrategy.js";
-import { createAttemptDeadlines, type AttemptDeadlines } from "../timing/attemptDeadlines.js";
+import { resolveRandomSource, type RetryStrategy } from "../backoff/retryStrategy.js";
+import { createAttemptDeadlines } from "../timing/attemptDeadlines.js";
 import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../flow/retryBudget.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { describeValue } from "../validation/describeValue.js";
@@ -22,11 +22,11 @@ import type { AttemptGate } from "../breaker/attemptGate.js";
 import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import { isReadBackRoutes, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
-import { resolveSecondaryReads, type SecondaryReadSettings } from "./secondaryReads.js";
-import { resolveCallerOptions, type CallerOptions, type CallerSettings } from "./callerPolicy.js";
+import { resolveSecondaryReads } from "./secondaryReads.js";
+import { resolveCallerOptions, type CallerOptions } from "./callerPolicy.js";
 
 // The retry policy's options, their defaults and their validation; the loop itself is in
-// resilientRetryPolicy.ts.
+// operation.ts.
 
 /** Options of {@link resilientRetryPolicy}. Every one is optional. */
 export interface ResilientRetryPolicyOptions {
@@ -150,28 +150,6 @@ export const DEFAULT_RETRY_POLICY_OPTIONS = Object.freeze({
   tryTimeoutInMs: 0,
 });
 
-/** Options after validation, with every default applied: what the retry loop reads. */
-export interface RetryPolicySettings {
-  strategy: RetryStrategy;
-  /** The strategy for each retriable class (`strategy` for those without their own). */
-  backoff: ClassBackoff;
-  maxElapsedInMs: number;
-  tryTimeoutInMs: number;
-  maxRetryAfterInMs: number;
-  rules: ClassificationRules | undefined;
-  observers: readonly RetryObserver[];
-  gate: AttemptGate | undefined;
-  caller: CallerSettings;
-  service: StorageService | undefined;
-  ambiguousWrites: AmbiguousWriteSettings | undefined;
-  budget: RetryBudget | undefined;
-  random: RandomSource;
-  /** Where reads may go when the primary's partition cannot serve them; undefined when off. */
-  secondaryReads: SecondaryReadSettings | undefined;
-  /** The policy's per-attempt timeouts, on one timer. */
-  deadlines: AttemptDeadlines;
-}
-
 /** `observers`: an array of objects. Exported for installResilience, which checks them before adding its own. */
 export const checkObservers: OptionCheck<readonly RetryObserver[]> = (value, path) => {
   if (value === undefined) return [];
@@ -209,11 +187,15 @@ const checkPolicyOptions = optionsObject(
   { root: "resilientRetryPolicy options", owner: "resilientRetryPolicy" },
 );
 
+/** Options after validation, with every default applied: what the retry loop reads. */
+export type RetryPolicySettings = ReturnType<typeof resolveRetryPolicyOptions>;
+
 /** Validates the options once, when the policy is made; errors name the option and the value. */
-export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions): RetryPolicySettings {
+export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions) {
   const o = checkPolicyOptions(options, "");
   return {
     strategy: o.retry,
+    /** The strategy for each retriable class (`strategy` for those without their own). */
     backoff: resolveBackoffByClass(o.retry, o.backoff),
     maxElapsedInMs: o.maxElapsedInMs,
     tryTimeoutInMs: o.tryTimeoutInMs,
@@ -226,7 +208,9 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions):
     ambiguousWrites: o.ambiguousWrites,
     budget: o.retryBudget,
     random: o.random,
+    /** Where reads may go when the primary's partition cannot serve them; undefined when off. */
     secondaryReads: o.secondaryReads,
+    /** The policy's per-attempt timeouts, on one timer. */
     deadlines: createAttemptDeadlines(),
   };
 }

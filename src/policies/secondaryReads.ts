@@ -3,6 +3,9 @@
 // sends the primary's, when decideNext says so (an open circuit, a failed primary attempt).
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { AttemptResult } from "../classification/attemptResult.js";
+import type { AttemptClass } from "../observers/retryEvents.js";
+import type { DecisionFacts } from "./decisionFacts.js";
+import type { RetryInfo } from "./retryInfo.js";
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import { parseSecondaryEndpoint } from "../address/secondaryUrl.js";
@@ -37,7 +40,7 @@ export function resolveSecondaryReads(option: unknown, name = "secondaryReads"):
  * Only reads go to the secondary: it serves nothing else, and a write there could not be
  * replicated back. By method first (cheap, at the operation's start); a Queue "Get Messages"
  * is a GET that dequeues (it changes visibility and the pop receipt), so the route also
- * refuses `receive_messages` when it opens (see {@link SecondaryRoute.open}).
+ * refuses `receive_messages` (see {@link SecondaryRoute.readFacts}).
  */
 export function isSecondaryReadMethod(method: string): boolean {
   return method === "GET" || method === "HEAD";
@@ -47,15 +50,16 @@ export function isSecondaryReadMethod(method: string): boolean {
 const NOT_READS: ReadonlySet<StorageOperation> = new Set<StorageOperation>(["receive_messages"]);
 
 /**
- * One operation's way to the secondary. Made only for a GET or HEAD of a client with
- * `secondaryReads` on. Closed for the rest of the operation once the secondary answered 404:
- * the secondary lags, so its "not found" may be a write not replicated yet, and only the
- * primary may say so (as the storage SDKs do).
+ * One operation's way to the secondary, and what it knows of it: made only for a GET or HEAD of a
+ * client with `secondaryReads` on. It decides nothing: decideNext reads its facts (whether the
+ * read can go there, its last answer, whether it was read since the primary last failed) and
+ * says when the read goes.
  */
 export class SecondaryRoute {
   readonly #settings: SecondaryReadSettings;
   #url: string | undefined | null = null;
-  #closed = false;
+  #primaryUrl = "";
+  #answer: AttemptClass | "not-found" | undefined;
   /** The primary's failure count when the secondary was last read; -1 before. */
   #readAfterFailures = -1;
 
@@ -64,42 +68,45 @@ export class SecondaryRoute {
   }
 
   /**
-   * True while a read may go to the secondary now: it has one, the operation is a read (not a
-   * dequeue), the secondary has not answered 404 or a permanent failure, and it has not been
-   * read since the primary last failed (`primaryFailures`, the primary's failed attempts so
-   * far): one secondary read per failure at most, so an operation waiting on an open circuit
-   * does not poll the secondary.
+   * Writes its facts into `f`: whether the read can go there (not a dequeue, and a secondary URL,
+   * derived on first ask), its last answer (`not-found` for a 404), and whether it was read after
+   * the primary's `primaryFailures`-th failure. Returns whether it can be read.
    */
-  open(address: RequestAddress, primaryFailures: number): boolean {
-    if (this.#closed || primaryFailures === this.#readAfterFailures) return false;
+  readFacts(f: DecisionFacts, address: RequestAddress, primaryFailures: number): boolean {
     // Derived on first use: an operation that never fails never pays for it.
     if (this.#url === null) this.#url = NOT_READS.has(address.operation) ? undefined : address.secondaryUrl(this.#settings.endpoint);
-    return this.#url !== undefined;
+    f.secondaryReadable = this.#url !== undefined;
+    f.secondaryAnswer = this.#answer;
+    f.secondaryReadSinceFailure = primaryFailures === this.#readAfterFailures;
+    return f.secondaryReadable;
   }
 
   /**
-   * Points `request` at the secondary for one attempt (call after `open()`), and returns the
-   * primary's URL, which {@link restore} puts back: the operation's address (breaker scope,
-   * labels) stays the primary's.
+   * Points `request` at the secondary for one attempt (call after `readFacts()`); {@link restore}
+   * puts the primary's URL back: the operation's address (breaker scope, labels) stays the primary's.
    */
-  redirect(request: PipelineRequest, primaryFailures: number): string {
+  redirect(request: PipelineRequest, primaryFailures: number): void {
     this.#readAfterFailures = primaryFailures;
-    return pointRequestAt(request, this.#url as string);
+    this.#primaryUrl = pointRequestAt(request, this.#url as string);
   }
 
   /** Puts the primary's URL back on `request`, whatever the attempt did. */
-  restore(request: PipelineRequest, primaryUrl: string): void {
-    pointRequestAt(request, primaryUrl);
+  restore(request: PipelineRequest): void {
+    pointRequestAt(request, this.#primaryUrl);
   }
 
   /**
-   * Learns from the secondary's answer. A 404 may be a write not replicated yet; a permanent
-   * failure (403 on a GRS account without read access, a wrong endpoint) will not change
-   * within the operation: the primary alone goes on.
+   * Records the secondary's answer in `info` and here (a failed 404, as a response or as an
+   * error, is `not-found`), and returns it. A failed answer's body is drained: nobody reads it.
    */
-  learn(result: AttemptResult): void {
-    if (result.outcomeClass === "permanent" || result.status === 404 || (result.error as { statusCode?: unknown } | undefined)?.statusCode === 404) {
-      this.#closed = true;
+  learn(result: AttemptResult, info: RetryInfo): AttemptClass | "not-found" {
+    info.secondaryAttempts = (info.secondaryAttempts ?? 0) + 1;
+    if (result.outcomeClass === "success") {
+      info.answeredBySecondary = true;
+      return (this.#answer = "success");
     }
+    result.response?.readableStreamBody?.resume();
+    const notFound = result.status === 404 || (result.error as { statusCode?: unknown } | undefined)?.statusCode === 404;
+    return (this.#answer = notFound ? "not-found" : result.outcomeClass);
   }
 }
