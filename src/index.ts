@@ -26,7 +26,6 @@ export { createRetryBudget } from "./flow/retryBudget.js";
 export type { RetryStrategy } from "./backoff/retryStrategy.js";
 export type { RetryStrategyConfig } from "./backoff/createRetryStrategy.js";
 export type { BackoffByClass } from "./backoff/backoffByClass.js";
-export { noRetry } from "./backoff/noRetry.js";
 export type { FixedBackoffOptions } from "./backoff/fixedBackoff.js";
 export { fixedBackoff } from "./backoff/fixedBackoff.js";
 export type { ExponentialBackoffOptions } from "./backoff/exponentialBackoff.js";
@@ -66,16 +65,13 @@ export type { CallerOptions } from "./policies/callerPolicy.js";
 // Tracing.
 export type { TracingObserverOptions, TracingOptions } from "./tracing/tracingOptions.js";
 export { createTracingObserver } from "./tracing/tracingObserver.js";
-export { resendCountPolicy, resendCountPolicyName } from "./tracing/resendCountPolicy.js";
+export { resendCountPolicy } from "./tracing/resendCountPolicy.js";
 export { TRACE_ATTRIBUTES, TRACE_EVENTS } from "./tracing/traceNames.js";
 
 // Metrics.
 export { METRIC_NAMES } from "./metrics/metricNames.js";
-export type { MetricsOptions } from "./metrics/metricsOptions.js";
-export type { MetricsObserver } from "./metrics/metricsObserver.js";
+export type { MetricsObserver, MetricsOptions } from "./metrics/metricsObserver.js";
 export { createMetricsObserver } from "./metrics/metricsObserver.js";
-export type { OpenTelemetryMetricsOptions } from "./metrics/openTelemetryOptions.js";
+export type { OpenTelemetryMetricsOptions } from "./metrics/openTelemetryObserver.js";
 export { createOpenTelemetryMetricsObserver } from "./metrics/openTelemetryObserver.js";
-export { metricsHandler } from "./metrics/metricsHandler.js";
-export type { MetricsServer } from "./metrics/metricsServer.js";
-export { startMetricsServer } from "./metrics/metricsServer.js";
+export { metricsHandler, startMetricsServer } from "./metrics/metricsServer.js";

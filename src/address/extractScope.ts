@@ -1,7 +1,6 @@
 import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
 import type { PartitionScope, ScopeRequest, StorageService } from "./partitionScope.js";
-import { tableBatchScope } from "./tableBatchScope.js";
-import { tableScope } from "./tableScope.js";
+import { tableBatchScope, tableScope } from "./tableScope.js";
 import { searchOf } from "./urlText.js";
 
 /**
@@ -30,9 +29,10 @@ export function serviceOfParsedUrl(parsed: AccountAndPath): StorageService | und
 
 /**
  * {@link extractScope} of a request whose URL `parsed` already holds and whose service is
- * resolved (the request address parses once). May throw on hostile input: callers guard.
+ * resolved (the request address parses once); its body is read only when it is text (Tables
+ * inserts and `$batch`). May throw on hostile input: callers guard.
  */
-export function scopeOfParsedUrl(request: ScopeRequest, parsed: AccountAndPath, service: StorageService | undefined): PartitionScope | undefined {
+export function scopeOfParsedUrl(request: Omit<ScopeRequest, "body"> & { body?: unknown }, parsed: AccountAndPath, service: StorageService | undefined): PartitionScope | undefined {
   const method = typeof request.method === "string" ? request.method : "";
   const body = typeof request.body === "string" ? request.body : undefined;
   switch (service) {

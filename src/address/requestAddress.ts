@@ -1,10 +1,8 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { scopeOfParsedUrl, serviceOfParsedUrl } from "./extractScope.js";
 import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
-import type { PartitionScope, StorageService } from "./partitionScope.js";
-import { parseTableSegment } from "./parseTableSegment.js";
-import { scopeKey } from "./scopeKey.js";
-import { bodyText } from "./requestBodyText.js";
+import { scopeKey, type PartitionScope, type StorageService } from "./partitionScope.js";
+import { parseTableSegment } from "./odata.js";
 import { isWriteMethod } from "./requestMethod.js";
 import { secondaryUrlOf } from "./secondaryUrl.js";
 import { operationOfParsedUrl, type StorageOperation } from "./storageOperation.js";
@@ -55,9 +53,6 @@ export interface EntityKeys {
   /** The entity's RowKey. */
   readonly rowKey: string;
 }
-
-/** Reads a request's address lazily (see {@link RequestAddress}). */
-export type ReadRequestAddress = (request: PipelineRequest, service?: StorageService) => RequestAddress;
 
 /**
  * Reads what `request` addresses (see {@link RequestAddress}): nothing now, each field on
@@ -113,7 +108,7 @@ class LazyRequestAddress implements RequestAddress {
   get scope(): PartitionScope | undefined {
     if (this.#scope === UNREAD) {
       const parsed = this.#parsedUrl();
-      this.#scope = parsed === undefined ? undefined : guarded(() => scopeOfParsedUrl(textRequest(this.request), parsed, this.service), undefined);
+      this.#scope = parsed === undefined ? undefined : guarded(() => scopeOfParsedUrl(this.request, parsed, this.service), undefined);
     }
     return this.#scope;
   }
@@ -130,7 +125,7 @@ class LazyRequestAddress implements RequestAddress {
     if (this.#operation === UNREAD) {
       const parsed = this.#parsedUrl();
       const service = this.service;
-      this.#operation = parsed === undefined || service === undefined ? "other" : operationOf(service, this.request, parsed);
+      this.#operation = parsed === undefined || service === undefined ? "other" : guarded(() => operationOfParsedUrl(service, this.request, parsed), "other");
     }
     return this.#operation;
   }
@@ -170,15 +165,6 @@ class LazyRequestAddress implements RequestAddress {
   }
 }
 
-/** Naming never fails a request: a bug there costs the label, not the operation. */
-function operationOf(service: StorageService, request: PipelineRequest, parsed: AccountAndPath): StorageOperation {
-  try {
-    return operationOfParsedUrl(service, request, parsed);
-  } catch {
-    return "other";
-  }
-}
-
 /** Reads sit in every request's path: a bug (or a hostile request object) costs the answer, not the request. */
 function guarded<T>(read: () => T, fallback: T): T {
   try {
@@ -186,12 +172,6 @@ function guarded<T>(read: () => T, fallback: T): T {
   } catch {
     return fallback;
   }
-}
-
-/** The request as scope extraction reads it: the body only when it is text (Tables inserts and `$batch`). */
-function textRequest(request: PipelineRequest): { method: string; url: string; body?: string } {
-  const body = typeof request.body === "string" ? request.body : undefined;
-  return { method: request.method, url: request.url, body };
 }
 
 /** The keys of an account-relative path that is exactly one entity address. */
@@ -202,4 +182,12 @@ function entityKeysOf(parsed: AccountAndPath): EntityKeys | undefined {
   const partitionKey = segment.keys.get("PartitionKey");
   const rowKey = segment.keys.get("RowKey");
   return partitionKey === undefined || rowKey === undefined ? undefined : { partitionKey, rowKey };
+}
+
+/** The request body as text, when it is text (the SDK sends Tables JSON as a string). */
+export function bodyText(request: PipelineRequest): string | undefined {
+  const body = request.body;
+  if (typeof body === "string") return body;
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8");
+  return undefined;
 }

@@ -1,6 +1,6 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
-import { parseTableSegment } from "./parseTableSegment.js";
+import { parseTableSegment } from "./odata.js";
 import { isWriteMethod } from "./requestMethod.js";
 import { searchOf } from "./urlText.js";
 
@@ -54,6 +54,19 @@ export function tableWriteOfParsedUrl(request: Pick<PipelineRequest, "method" | 
   if (verb !== "PUT" && verb !== "PATCH" && verb !== "MERGE") return undefined;
   if (ifMatch === undefined) return { kind: "upsert", operation: "upsert_entity", ...keys };
   return { kind: verb === "PUT" ? "replace" : "merge", operation: "update_entity", ...keys, ifMatch };
+}
+
+/**
+ * The entity's URL: the write's own for updates and deletes; for an insert, the table's URL
+ * with the entity address appended (keys quoted and encoded the way @azure/data-tables
+ * does). The query (a SAS in the client's URL, if any) is kept as it was before signing.
+ */
+export function entityUrl(writeUrl: string, write: TableWrite): string {
+  if (write.kind !== "insert") return writeUrl;
+  const url = new URL(writeUrl);
+  const key = (value: string): string => encodeURIComponent(value.replace(/'/g, "''"));
+  url.pathname = `${url.pathname.replace(/\/$/, "")}(PartitionKey='${key(write.partitionKey ?? "")}',RowKey='${key(write.rowKey ?? "")}')`;
+  return url.toString();
 }
 
 function entityKeysFromBody(body: string | undefined): { partitionKey: string; rowKey: string } | undefined {

@@ -6,11 +6,11 @@ import {
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
 import { logger } from "../logging/logger.js";
-import { entityUrl } from "../address/entityUrl.js";
+import { safeErrorName } from "../logging/safeErrorCode.js";
 import { isWriteMethod } from "../address/requestMethod.js";
-import { readBackCanSettle } from "./readBackCanSettle.js";
+import { readBackCanSettle } from "./writeOutcome.js";
 import { decideInsertReadBack, readBackRefusal, type ReadBackOutcome } from "./readBackDecision.js";
-import type { TableWrite } from "../address/tableWrite.js";
+import { entityUrl, type TableWrite } from "../address/tableWrite.js";
 import { isReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "./readBackRoutes.js";
 import { describeValue } from "../validation/describeValue.js";
 
@@ -117,7 +117,7 @@ async function readBack(
   } catch (error) {
     const status = (error as { statusCode?: unknown })?.statusCode;
     if (typeof status === "number" && status !== 404) return { result: "unresolved", reason: readBackRefusal(status) };
-    if (status !== 404) return { result: "unresolved", reason: `the read-back failed (${errorName(error)})` };
+    if (status !== 404) return { result: "unresolved", reason: `the read-back failed (${safeErrorName(error)})` };
     response = { request, status: 404, headers: createHttpHeaders({}) };
   } finally {
     clearTimeout(timer);
@@ -125,10 +125,4 @@ async function readBack(
   }
   response.readableStreamBody?.resume();
   return decideInsertReadBack(request, sentBody, response);
-}
-
-/** An error's class name when it looks like one (AbortError, RestError, TypeError); never its message. */
-function errorName(error: unknown): string {
-  const name = (error as { name?: unknown })?.name;
-  return typeof name === "string" && /^[A-Za-z]{1,40}$/.test(name) ? name : "error";
 }

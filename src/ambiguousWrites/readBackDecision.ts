@@ -1,7 +1,6 @@
 import { createHttpHeaders, type PipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
 import type { AmbiguousWriteResult } from "./ambiguousWriteResult.js";
-import { entityMatches } from "./entityMatches.js";
-import { parseEntityJson } from "./parseEntityJson.js";
+import { entityMatches, parseEntityJson } from "./entityMatches.js";
 
 /** What a read-back decided (pure: from the GET's answer). */
 export interface ReadBackOutcome {
@@ -12,9 +11,6 @@ export interface ReadBackOutcome {
   reason?: string;
 }
 
-/** Longest read-back body parsed: an entity is at most 1 MiB (4 MiB of JSON is plenty). */
-const MAX_ENTITY_JSON_LENGTH = 4 * 1024 * 1024;
-
 /**
  * Decides an ambiguous insert from the read-back's answer: the entity exactly as sent is
  * `applied` (with the success the SDK would have got), another entity or none `differs`,
@@ -23,8 +19,8 @@ const MAX_ENTITY_JSON_LENGTH = 4 * 1024 * 1024;
 export function decideInsertReadBack(request: PipelineRequest, sentBody: string | undefined, found: PipelineResponse): ReadBackOutcome {
   if (found.status === 404) return { result: "differs" };
   if (found.status !== 200) return { result: "unresolved", reason: readBackRefusal(found.status) };
-  const stored = parseEntityJson(found.bodyAsText ?? undefined, MAX_ENTITY_JSON_LENGTH);
-  const sent = parseEntityJson(sentBody, MAX_ENTITY_JSON_LENGTH);
+  const stored = parseEntityJson(found.bodyAsText ?? undefined);
+  const sent = parseEntityJson(sentBody);
   if (stored === undefined || sent === undefined) return { result: "unresolved", reason: "the read-back or the sent body is not a JSON entity" };
   if (!entityMatches(sent, stored, "exact")) return { result: "differs" };
   const preferNoContent = /return-no-content/i.test(request.headers.get("prefer") ?? "");
@@ -71,6 +67,6 @@ function insertSuccess(request: PipelineRequest, found: PipelineResponse, status
 function etagOf(found: PipelineResponse): string | undefined {
   const header = found.headers.get("etag");
   if (header !== undefined) return header;
-  const fromBody = parseEntityJson(found.bodyAsText ?? undefined, MAX_ENTITY_JSON_LENGTH)?.["odata.etag"];
+  const fromBody = parseEntityJson(found.bodyAsText ?? undefined)?.["odata.etag"];
   return typeof fromBody === "string" ? fromBody : undefined;
 }

@@ -5,7 +5,6 @@ import {
 } from "./decorrelatedJitterBackoff.js";
 import { exponentialBackoff, resolveExponentialBackoffOptions, type ExponentialBackoffOptions } from "./exponentialBackoff.js";
 import { fixedBackoff, resolveFixedBackoffOptions, type FixedBackoffOptions } from "./fixedBackoff.js";
-import { noRetry } from "./noRetry.js";
 import type { RetryStrategy } from "./retryStrategy.js";
 import { describeValue } from "../validation/describeValue.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
@@ -17,6 +16,14 @@ export type RetryStrategyConfig =
   | ({ strategy: "fixed" } & FixedBackoffOptions)
   | ({ strategy: "exponential" } & ExponentialBackoffOptions)
   | ({ strategy: "decorrelated" } & DecorrelatedJitterBackoffOptions);
+
+/**
+ * The "no retry" strategy: fail at the first error (`{ strategy: "none" }`). Simple, but risks
+ * losing data (see docs/retry.md).
+ */
+export function noRetry(): RetryStrategy {
+  return { kind: "none", maxRetries: 0, maxDelayInMs: 0, delayInMs: () => 0 };
+}
 
 /** True for an object that already is a {@link RetryStrategy}. */
 export function isRetryStrategy(value: unknown): value is RetryStrategy {

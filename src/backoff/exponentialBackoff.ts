@@ -1,5 +1,4 @@
-import { checkRetryNumber, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
-import { clampUnitRandom, resolveRandomSource } from "./resolveRandomSource.js";
+import { checkRetryNumber, clampUnitRandom, resolveRandomSource, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 

@@ -1,3 +1,4 @@
+import { describeValue } from "../validation/describeValue.js";
 
 /**
  * A pure answer to "how many retries, and how long before retry number N?".
@@ -19,14 +20,35 @@ export interface RetryStrategy {
   delayInMs(retryNumber: number, previousDelayInMs?: number): number;
 }
 
-/** The backoff strategies this package ships. */
-export type RetryStrategyKind = RetryStrategy["kind"];
-
 /**
  * A source of uniform random numbers in [0, 1]; injectable so tests can pin the jitter.
  * Options spell it out as `() => number`, one name less in the public API.
  */
 export type RandomSource = () => number;
+
+/**
+ * Pins one draw into [0, 1]: below 0 reads as 0, above 1 as 1, and what is not a finite
+ * number (NaN, Infinity, a string) as 0.5, the middle of the range. Pure.
+ */
+export function clampUnitRandom(value: unknown): number {
+  if (typeof value !== "number" || !Number.isFinite(value)) return 0.5;
+  return value < 0 ? 0 : value > 1 ? 1 : value;
+}
+
+/**
+ * Validates a `random` option once and returns a source whose every answer is in [0, 1],
+ * whatever the user's function returns. Clamped where it enters, not at each use: a wait
+ * computed from NaN or a negative draw becomes a 1 ms timer that polls (and outlives its
+ * deadline). `undefined` and `Math.random` give `Math.random` itself.
+ */
+export function resolveRandomSource(name: string, random: unknown): RandomSource {
+  if (random === undefined || random === Math.random) return Math.random;
+  if (typeof random !== "function") {
+    throw new TypeError(`${name} must be a function returning a number in [0, 1]; got ${describeValue(random)}.`);
+  }
+  const source = random as () => unknown;
+  return () => clampUnitRandom(source());
+}
 
 /** Throws a RangeError unless `retryNumber` is a whole number >= 1. */
 export function checkRetryNumber(retryNumber: number): void {

@@ -2,8 +2,6 @@ import { classifyNetworkError, errorCodeOf, isAbortError } from "./networkErrors
 import type { OutcomeClass } from "./outcomeClass.js";
 import { applyClassificationRules, type ClassificationRules } from "./classificationRules.js";
 
-/** One attempt's outcome: a response's status and `x-ms-error-code`, or a thrown error. */
-
 /**
  * Classifies one attempt's outcome. The built-in table (documented in docs/retry.md):
  * 1xx-3xx success; 429 and 503 throttled; 408, 504 and 500 `OperationTimedOut` timeout;
@@ -36,7 +34,7 @@ function classifyBuiltIn(status: number | undefined, errorCode: string | undefin
 }
 
 /** The built-in table for an HTTP status and its `x-ms-error-code`. */
-export function classifyStatus(status: number, errorCode?: string): OutcomeClass {
+function classifyStatus(status: number, errorCode?: string): OutcomeClass {
   if (status < 400) return "success";
   if (status === 429 || status === 503) return "throttled";
   if (status === 408 || status === 504) return "timeout";

@@ -1,5 +1,5 @@
 // What a Get Blob answer says about the bytes its body carries, and what an answer to the request
-// for the rest must say: pure readers of headers, no I/O. resumingBody.ts acts on them.
+// for the rest must say: pure readers of headers, no I/O. resumableDownload.ts acts on them.
 import { RestError, type PipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
 import { ResilienceError } from "../errors/resilienceError.js";
 import { BlobChangedError } from "../errors/blobChangedError.js";
@@ -42,7 +42,7 @@ export function readBlobDownload(request: PipelineRequest, response: PipelineRes
 }
 
 /** The `x-ms-range` of the request for the rest of `download`, from the blob offset `position` on. */
-export function restOfRange(download: BlobDownload, position: number): string {
+function restOfRange(download: BlobDownload, position: number): string {
   return `bytes=${position}-${download.end}`;
 }
 

@@ -1,8 +1,14 @@
 // The retry loop's hook for blob downloads: a Get Blob answer's streamed body is read after the
 // policy has returned, so a body cut mid-way is no attempt the loop saw. This hands the caller a
 // body that, when cut, asks the same operation for the rest of the range (`Operation.resume`):
-// one more attempt through the same classification, backoff, gate, budget and records.
+// one more attempt through the same classification, backoff, gate, budget and records. That body
+// (ResumingBody) passes on the answer's bytes, and when cut, the rest from a new answer, spliced in
+// order, each byte once. A Readable of its own rather than a PassThrough: the source changes under
+// it, and a source's failure must reach the retry loop, not the caller (a pipe would pass it on, or
+// end the PassThrough at the cut).
+import { Readable } from "node:stream";
 import type { PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
+import { AbortError } from "@azure/abort-controller";
 import { classify } from "../classification/classify.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import type { ClassificationRules } from "../classification/classificationRules.js";
@@ -11,8 +17,7 @@ import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
 import { attachRetryInfo } from "../address/requestMarks.js";
 import { isResilienceError } from "../errors/resilienceError.js";
-import { aimAtRest, readBlobDownload, type BlobDownload } from "./blobDownload.js";
-import { ResumingBody } from "./resumingBody.js";
+import { aimAtRest, overrunError, readBlobDownload, resumedAnswerProblem, type BlobDownload } from "./blobDownload.js";
 
 /**
  * What a resumable download needs of its operation: the retry loop's `Operation` is one. Said
@@ -62,4 +67,138 @@ function resume(op: ResumableOperation, next: SendRequest, download: BlobDownloa
       `asking for bytes ${position}-${download.end} of the same version.`,
   );
   return op.resume(next, { error: cut, outcomeClass });
+}
+
+/** What a {@link ResumingBody} asks of the operation it belongs to. */
+export interface ResumeHooks {
+  /**
+   * Asks for the rest of the download from blob offset `position`, after `cut` (the source's
+   * error, or one saying it ended early); resolves with the answer, or rejects with what ends
+   * the caller's stream.
+   */
+  resume(position: number, cut: unknown): Promise<PipelineResponse>;
+  /** Whether the caller has aborted: a source's failure is then the abort, not a cut. */
+  callerAborted(): boolean;
+  /** The body ends with `error`, not the caller's abort: the last word on it (marked, logged). */
+  failed(error: Error): void;
+}
+
+/** What a body that ended early fails with: the code classification reads as transient. */
+const PREMATURE_END = "ERR_STREAM_PREMATURE_CLOSE";
+
+/** Swallows a detached source's late error (an `error` event nobody listens to would throw). */
+const ignore = (): void => undefined;
+
+/**
+ * A download's body that resumes itself when cut. It never emits `aborted` (which the SDK's
+ * `RetriableReadableStream` takes for the caller's abort): it ends with the bytes announced, or
+ * with one error, an `AbortError` when the caller aborted. Reading pauses its source while its
+ * own buffer is full, so memory stays at a stream's buffers whatever the blob's size.
+ */
+export class ResumingBody extends Readable {
+  readonly #download: BlobDownload;
+  readonly #hooks: ResumeHooks;
+  #source: NodeJS.ReadableStream;
+  /** The blob offset of the next byte to pass on. */
+  #position: number;
+  #resuming = false;
+
+  constructor(source: NodeJS.ReadableStream, download: BlobDownload, hooks: ResumeHooks) {
+    super();
+    this.#download = download;
+    this.#hooks = hooks;
+    this.#position = download.start;
+    this.#source = source;
+    this.#attach(source);
+  }
+
+  /** Bytes passed on so far. */
+  get receivedBytes(): number {
+    return this.#position - this.#download.start;
+  }
+
+  override _read(): void {
+    if (!this.#resuming) this.#source.resume();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#detach();
+    (this.#source as { destroy?: () => void }).destroy?.();
+    callback(error);
+  }
+
+  #attach(source: NodeJS.ReadableStream): void {
+    this.#source = source;
+    source.on("data", this.#onData);
+    source.once("end", this.#onEnd);
+    source.once("error", this.#onError);
+  }
+
+  #detach(): void {
+    const source = this.#source;
+    source.removeListener("data", this.#onData);
+    source.removeListener("end", this.#onEnd);
+    source.removeListener("error", this.#onError);
+    source.on("error", ignore);
+  }
+
+  readonly #onData = (chunk: Buffer): void => {
+    if (this.#position + chunk.length > this.#download.end + 1) {
+      this.#fail(overrunError(this.#download));
+      return;
+    }
+    this.#position += chunk.length;
+    if (!this.push(chunk)) this.#source.pause();
+  };
+
+  readonly #onEnd = (): void => {
+    this.#detach();
+    if (this.#position > this.#download.end) {
+      this.push(null);
+      return;
+    }
+    const cut = Object.assign(new Error(`The body ended after ${this.receivedBytes} of ${this.#download.end - this.#download.start + 1} bytes.`), {
+      code: PREMATURE_END,
+    });
+    this.#cut(cut);
+  };
+
+  readonly #onError = (error: unknown): void => {
+    this.#detach();
+    // The caller's abort reaches the body as a reset, like a cut: only the caller's signal tells them apart.
+    if (this.#hooks.callerAborted()) this.destroy(new AbortError("The operation was aborted."));
+    else this.#cut(error);
+  };
+
+  #cut(error: unknown): void {
+    (this.#source as { destroy?: () => void }).destroy?.();
+    this.#resuming = true;
+    const position = this.#position;
+    this.#hooks.resume(position, error).then(
+      (answer) => this.#continueWith(answer, position),
+      (failure: unknown) => {
+        this.#resuming = false;
+        if (this.destroyed) return;
+        if ((failure as { name?: unknown } | undefined)?.name === "AbortError") this.destroy(failure as Error);
+        else this.#fail(failure instanceof Error ? failure : new Error("Resuming a blob download failed.", { cause: failure }));
+      },
+    );
+  }
+
+  #continueWith(answer: PipelineResponse, position: number): void {
+    this.#resuming = false;
+    const body = answer.readableStreamBody;
+    const problem = this.destroyed ? undefined : resumedAnswerProblem(this.#download, position, this.receivedBytes, answer);
+    if (this.destroyed || problem !== undefined || body === undefined) {
+      (body as { destroy?: () => void } | undefined)?.destroy?.();
+      if (problem !== undefined) this.#fail(problem);
+      return;
+    }
+    this.#attach(body);
+  }
+
+  #fail(error: Error): void {
+    this.#hooks.failed(error);
+    this.destroy(error);
+  }
 }

@@ -1,4 +1,4 @@
-import { ResilienceError } from "./resilienceError.js";
+import { hasCodeAndName, ResilienceError } from "./resilienceError.js";
 
 /**
  * A blob download's body was cut, and the blob was no longer the version the download began
@@ -26,10 +26,5 @@ export class BlobChangedError extends ResilienceError {
 
 /** True for a {@link BlobChangedError}, even from another copy of the package. */
 export function isBlobChangedError(error: unknown): error is BlobChangedError {
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    (error as { code?: unknown }).code === "BLOB_CHANGED" &&
-    (error as { name?: unknown }).name === "BlobChangedError"
-  );
+  return hasCodeAndName(error, "BLOB_CHANGED", "BlobChangedError");
 }

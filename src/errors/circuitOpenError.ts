@@ -1,4 +1,4 @@
-import { ResilienceError } from "./resilienceError.js";
+import { hasCodeAndName, ResilienceError } from "./resilienceError.js";
 
 /**
  * Thrown, without touching the network, when the circuit of the request's partition scope
@@ -30,10 +30,5 @@ export class CircuitOpenError extends ResilienceError {
 
 /** True for a {@link CircuitOpenError}, even from another copy of the package. */
 export function isCircuitOpenError(error: unknown): error is CircuitOpenError {
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    (error as { code?: unknown }).code === "CIRCUIT_OPEN" &&
-    (error as { name?: unknown }).name === "CircuitOpenError"
-  );
+  return hasCodeAndName(error, "CIRCUIT_OPEN", "CircuitOpenError");
 }

@@ -1,4 +1,4 @@
-import { ResilienceError } from "./resilienceError.js";
+import { hasCodeAndName, ResilienceError } from "./resilienceError.js";
 
 /**
  * Thrown, without touching the network, when the request's partition is paced (it answered
@@ -27,10 +27,5 @@ export class PartitionBusyError extends ResilienceError {
 
 /** True for a {@link PartitionBusyError}, even from another copy of the package. */
 export function isPartitionBusyError(error: unknown): error is PartitionBusyError {
-  return (
-    typeof error === "object" &&
-    error !== null &&
-    (error as { code?: unknown }).code === "PARTITION_BUSY" &&
-    (error as { name?: unknown }).name === "PartitionBusyError"
-  );
+  return hasCodeAndName(error, "PARTITION_BUSY", "PartitionBusyError");
 }

@@ -1,8 +1,4 @@
-
 const marker = Symbol.for("azure-storage-resilience.error");
-
-/** Stable codes carried by the package's errors. */
-export type ResilienceErrorCode = ResilienceError["code"];
 
 /**
  * Base class of every error the package throws on its own account (not the SDK's
@@ -24,4 +20,9 @@ export class ResilienceError extends Error {
 /** True for any error thrown by this package (see {@link ResilienceError}), even across package copies. */
 export function isResilienceError(error: unknown): error is ResilienceError {
   return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[marker] === true;
+}
+
+/** The subclasses' guards: `code` and `name` read as plain fields, so another copy of the package (ESM + CJS) passes too. */
+export function hasCodeAndName(error: unknown, code: ResilienceError["code"], name: string): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code && (error as { name?: unknown }).name === name;
 }

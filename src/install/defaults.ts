@@ -4,7 +4,7 @@ import { DEFAULT_FIXED_BACKOFF } from "../backoff/fixedBackoff.js";
 import { DEFAULT_PARTITION_BREAKER_OPTIONS } from "../breaker/partitionBreakerOptions.js";
 import { DEFAULT_RETRY_BUDGET_OPTIONS } from "../flow/retryBudget.js";
 import { DEFAULT_PACING_OPTIONS } from "../flow/pacingOptions.js";
-import { DEFAULT_METRICS_OPTIONS } from "../metrics/metricsOptions.js";
+import { DEFAULT_METRICS_OPTIONS } from "../metrics/metricsObserver.js";
 import { DEFAULT_METRICS_SERVER_OPTIONS } from "../metrics/metricsServer.js";
 import { DEFAULT_AMBIGUOUS_WRITE_OPTIONS, DEFAULT_RETRY_POLICY_OPTIONS } from "../policies/retryPolicyOptions.js";
 

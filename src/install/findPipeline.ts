@@ -1,8 +1,7 @@
 import type { Pipeline } from "@azure/core-rest-pipeline";
-import { isStoragePipeline, storageClientContextPipeline } from "./storagePipeline.js";
 
 /** True for an `@azure/core-rest-pipeline` Pipeline (duck-typed: two copies of the package may be loaded). */
-export function isPipeline(value: unknown): value is Pipeline {
+function isPipeline(value: unknown): value is Pipeline {
   const candidate = value as Partial<Pipeline> | null;
   return (
     typeof candidate === "object" &&
@@ -16,7 +15,7 @@ export function isPipeline(value: unknown): value is Pipeline {
 /**
  * The core pipeline behind `target`: the target itself, its public `pipeline`
  * (`TableClient`, `TableServiceClient`), or for Blob and Queue clients the pipeline behind
- * their `storageClientContext` (see storagePipeline.ts for why). Throws a TypeError
+ * their `storageClientContext` (see storageClientContextPipeline for why). Throws a TypeError
  * saying what was found instead.
  */
 export function findPipeline(target: unknown): Pipeline {
@@ -45,4 +44,55 @@ export function findPipeline(target: unknown): Pipeline {
     );
   }
   throw new TypeError("target must be an Azure Storage client (TableClient, BlobServiceClient, QueueClient ...) or a Pipeline.");
+}
+
+/**
+ * Where the core pipeline of an `@azure/storage-blob` or `@azure/storage-queue` client
+ * (`BlobServiceClient`, `ContainerClient`, `BlobClient` and its subclasses,
+ * `QueueServiceClient`, `QueueClient`) sits, or undefined when `target` is not such a client.
+ * `findPipeline` checks what it returns.
+ *
+ * Why a private path at all: the storage clients' public `pipeline` option is a storage
+ * `Pipeline` of legacy `RequestPolicyFactory`s, and their pipeline builder
+ * (`getCoreClientOptions`) drops any `StorageRetryPolicyFactory` found there and always adds
+ * its own `storageRetryPolicy` to the Retry phase of a core pipeline; no public option removes
+ * it (`retryOptions.maxTries: 1` only stops it retrying), and legacy factories cannot be placed
+ * in the Retry phase. So a pipeline the user builds and hands to the client cannot carry a
+ * retry policy, and the core pipeline every request goes through has to be reached.
+ *
+ * Where it sits moves between releases (the known places, each tested against the oldest and
+ * newest release of the peer range in CI's peer matrix):
+ * - `storageClientContext.pipeline`: Blob from 12.23 (the oldest release in our peer range) to
+ *   today, Queue up to 12.31 (`@azure/core-client`'s `ServiceClient.pipeline`, public on that class);
+ * - `storageClientContext.queuesClient.pipeline`: Queue from 12.32, whose generated client is a
+ *   TypeSpec client that keeps its core pipeline one level down.
+ * The client's `storageClientContext` is TypeScript-`protected` but a plain instance property
+ * that the SDK itself reads across classes (`containerClient["storageClientContext"]`).
+ * What would break it: a new place, or the SDK building a new core pipeline per request. A new
+ * place makes this return undefined and `findPipeline` then throws (it sees a storage
+ * `Pipeline`) rather than installing nothing.
+ *
+ * Clients derived from one another (`getContainerClient`, `getBlockBlobClient`,
+ * `getQueueClient`) share the storage `Pipeline` and so this core pipeline: installing
+ * on one covers all of them, before and after they were created.
+ */
+export function storageClientContextPipeline(target: unknown): unknown {
+  const context = property(target, "storageClientContext");
+  if (context === undefined) return undefined;
+  return property(context, "pipeline") ?? property(property(context, "queuesClient"), "pipeline");
+}
+
+function property(value: unknown, name: string): unknown {
+  if (typeof value !== "object" || value === null) return undefined;
+  return (value as Record<string, unknown>)[name];
+}
+
+/**
+ * True for a storage `Pipeline` (from `newPipeline()` in `@azure/storage-blob` or
+ * `@azure/storage-queue`): a list of legacy request policy factories, not a core pipeline.
+ */
+function isStoragePipeline(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const candidate = value as { factories?: unknown; toServiceClientOptions?: unknown };
+  return Array.isArray(candidate.factories) && typeof candidate.toServiceClientOptions === "function";
 }

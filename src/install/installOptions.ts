@@ -7,10 +7,13 @@ import type { RetryStrategy } from "../backoff/retryStrategy.js";
 import { createPipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
-import { createPrometheusObserver, type MetricsObserver } from "../metrics/metricsObserver.js";
-import { resolveMetricsOptions, type MetricsOptions } from "../metrics/metricsOptions.js";
-import { createOpenTelemetryMetricsObserver } from "../metrics/openTelemetryObserver.js";
-import { choosesOpenTelemetry, resolveOpenTelemetryMetricsOptions, type OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
+import { createPrometheusObserver, resolveMetricsOptions, type MetricsObserver, type MetricsOptions } from "../metrics/metricsObserver.js";
+import {
+  choosesOpenTelemetry,
+  createOpenTelemetryMetricsObserver,
+  resolveOpenTelemetryMetricsOptions,
+  type OpenTelemetryMetricsOptions,
+} from "../metrics/openTelemetryObserver.js";
 import { isPeerInstalled, isPeerResolvable } from "../metrics/optionalPeer.js";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { RetryObserver } from "../observers/retryEvents.js";
@@ -21,12 +24,12 @@ import { logger } from "../logging/logger.js";
 import { resolvePartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
 import { resolveAmbiguousWrites } from "../policies/retryPolicyOptions.js";
 import { resolveSecondaryReads, type SecondaryReadOptions } from "../policies/secondaryReads.js";
-import { SERVICE_PRESETS } from "./servicePresets.js";
+import type { ServicePreset } from "./servicePresets.js";
 import { describeValue } from "../validation/describeValue.js";
 import { hasMethods, isRecord, validateChoiceOption } from "../validation/optionSchema.js";
-import { detectService } from "./detectService.js";
+import { detectServiceFromUrl } from "../address/storageHost.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
-import type { PresetRetryOptions } from "./installResilience.js";
+import type { InstallResilienceOptions } from "./installResilience.js";
 
 /**
  * `secondaryReads` for an install, checked against the client's endpoint now: `true` on an
@@ -46,6 +49,7 @@ export function resolveInstallSecondaryReads(target: unknown, option: unknown): 
   return settings.endpoint === undefined ? {} : { endpoint: settings.endpoint };
 }
 
+/** `service` for an install: the one given, checked against what the client's endpoint or class tells, else that. */
 export function resolveService(target: unknown, service: unknown): StorageService {
   const detected = detectService(target);
   if (service !== undefined) {
@@ -67,10 +71,8 @@ export function resolveService(target: unknown, service: unknown): StorageServic
   return detected;
 }
 
-export function resolveRetry(
-  retry: RetryStrategy | RetryStrategyConfig | PresetRetryOptions | undefined,
-  presetRetry: (typeof SERVICE_PRESETS)[StorageService]["retry"],
-): RetryStrategy {
+/** `retry` for an install: the preset's exponential backoff, completed by (or replaced with) yours. */
+export function resolveRetry(retry: InstallResilienceOptions["retry"], presetRetry: ServicePreset["retry"]): RetryStrategy {
   if (retry === undefined) return createRetryStrategy({ strategy: "exponential", ...presetRetry });
   if (isRetryStrategy(retry)) return retry;
   if (completesPreset(retry)) return createRetryStrategy({ ...presetRetry, ...retry, strategy: "exponential" });
@@ -86,11 +88,7 @@ function completesPreset(retry: unknown): boolean {
  * `backoff` for an install: yours (exponential configs completed from the preset's numbers
  * for the class), else the preset's while `retry` is the preset's too.
  */
-export function resolveBackoff(
-  backoff: unknown,
-  retry: RetryStrategy | RetryStrategyConfig | PresetRetryOptions | undefined,
-  preset: (typeof SERVICE_PRESETS)[StorageService],
-): BackoffByClass | undefined {
+export function resolveBackoff(backoff: unknown, retry: InstallResilienceOptions["retry"], preset: ServicePreset): BackoffByClass | undefined {
   if (backoff === undefined) {
     if (retry !== undefined && !completesPreset(retry)) return undefined;
     const byClass: BackoffByClass = {};
@@ -205,4 +203,41 @@ function endpointAddress(target: unknown, service: StorageService | undefined): 
 /** A breaker from `createPartitionBreaker()` (duck-typed: another copy of the package makes one too). */
 export function isPartitionBreaker(value: unknown): value is PartitionBreaker {
   return hasMethods("admit", "record", "statusOf", "dispose")(value);
+}
+
+const CLASS_NAMES: Readonly<Record<string, StorageService>> = {
+  TableClient: "table",
+  TableServiceClient: "table",
+  BlobServiceClient: "blob",
+  ContainerClient: "blob",
+  BlobClient: "blob",
+  BlockBlobClient: "blob",
+  AppendBlobClient: "blob",
+  PageBlobClient: "blob",
+  BlobBatchClient: "blob",
+  QueueServiceClient: "queue",
+  QueueClient: "queue",
+};
+
+/**
+ * The service a client talks to: from the endpoint's host (`*.table.core.windows.net`,
+ * sovereign clouds, `*.table.cosmos.azure.com`), else from the client's class name (Azurite's
+ * path-style endpoints carry no service in the URL). Undefined when neither tells.
+ */
+function detectService(target: unknown): StorageService | undefined {
+  const url = (target as { url?: unknown } | null)?.url;
+  const fromUrl = typeof url === "string" ? detectServiceFromUrl(url) : undefined;
+  if (fromUrl !== undefined) return fromUrl;
+  return serviceFromClassName(target);
+}
+
+/** The service of the nearest SDK class in `target`'s prototype chain, so a user's subclass is recognised too. */
+function serviceFromClassName(target: unknown): StorageService | undefined {
+  if (typeof target !== "object" || target === null) return undefined;
+  for (let proto: unknown = Object.getPrototypeOf(target); proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    const className = (proto as { constructor?: { name?: unknown } }).constructor?.name;
+    const service = typeof className === "string" && Object.hasOwn(CLASS_NAMES, className) ? CLASS_NAMES[className] : undefined;
+    if (service !== undefined) return service;
+  }
+  return undefined;
 }

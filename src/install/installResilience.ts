@@ -8,10 +8,8 @@ import type { RetryStrategy } from "../backoff/retryStrategy.js";
 import type { ExponentialBackoffOptions } from "../backoff/exponentialBackoff.js";
 import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionStatus.js";
-import { scopeKey } from "../address/scopeKey.js";
-import type { MetricsObserver } from "../metrics/metricsObserver.js";
-import type { MetricsOptions } from "../metrics/metricsOptions.js";
-import type { OpenTelemetryMetricsOptions } from "../metrics/openTelemetryOptions.js";
+import type { MetricsObserver, MetricsOptions } from "../metrics/metricsObserver.js";
+import type { OpenTelemetryMetricsOptions } from "../metrics/openTelemetryObserver.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";
 import type { RetryBudget, RetryBudgetOptions } from "../flow/retryBudget.js";
 import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../ambiguousWrites/ambiguousWriteReadBack.js";
@@ -27,7 +25,7 @@ import { optionsObject, type OptionsShape } from "../validation/optionSchema.js"
 import { findPipeline } from "./findPipeline.js";
 import type { TracingOptions } from "../tracing/tracingOptions.js";
 import { resendCountPolicyName, SDK_TRACING_POLICY_NAME } from "../tracing/resendCountPolicy.js";
-import type { StorageService } from "../address/partitionScope.js";
+import { scopeKey, type StorageService } from "../address/partitionScope.js";
 import {
   accountOf,
   createCircuitBreaker,
@@ -40,12 +38,6 @@ import {
   resolveRetry,
   resolveService,
 } from "./installOptions.js";
-
-/**
- * Numbers of the service preset's exponential backoff to change, without naming a strategy:
- * `retry: { maxRetries: 4 }` is the preset's backoff with 4 retries.
- */
-export type PresetRetryOptions = ExponentialBackoffOptions & { strategy?: undefined };
 
 /** Options of {@link installResilience}. Every one is optional; defaults come from the service's preset. */
 export interface InstallResilienceOptions {
@@ -175,7 +167,7 @@ export interface ResilienceHandle {
 }
 
 /** Names of retry policies the Azure SDK packages add; removed wherever they sit, so retries never nest. */
-export const SDK_RETRY_POLICY_NAMES: readonly string[] = [
+const SDK_RETRY_POLICY_NAMES: readonly string[] = [
   "defaultRetryPolicy",
   "retryPolicy",
   "exponentialRetryPolicy",

@@ -18,3 +18,8 @@ export function safeErrorCode(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   return typeof value === "string" && value.length <= MAX_ERROR_CODE_LENGTH && ERROR_CODE.test(value) ? value : UNRECOGNISED_ERROR_CODE;
 }
+
+/** A thrown value's class name (`AbortError`, `RestError`) made safe as {@link safeErrorCode} makes a code, never its message; `error` without one. */
+export function safeErrorName(error: unknown): string {
+  return safeErrorCode((error as { name?: unknown } | null | undefined)?.name) ?? "error";
+}

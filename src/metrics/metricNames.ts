@@ -158,6 +158,25 @@ const SECONDARY_READ_METRICS = {
   },
 } as const satisfies Record<string, MetricSpec>;
 
+/**
+ * The attribute key standing for each Prometheus label. `status` becomes the semantic
+ * conventions' `http.response.status_code`, an integer (absent when there was no response);
+ * `state` and `to` are both the circuit's state (entered, for transitions).
+ */
+export const OPEN_TELEMETRY_ATTRIBUTES = Object.freeze({
+  service: "azure.storage.service",
+  operation: "azure.storage.operation.name",
+  outcome: "azure.storage.operation.outcome",
+  class: "azure.storage.attempt.class",
+  reason: "azure.storage.retry.reason",
+  status: "http.response.status_code",
+  error_code: "azure.storage.error.code",
+  state: "azure.storage.circuit.state",
+  to: "azure.storage.circuit.state",
+  partition: "azure.storage.partition",
+  result: "azure.storage.ambiguous_write.result",
+} as const);
+
 /** Every metric the package records: the one list both sinks adapt. */
 export const METRICS: Readonly<Record<MetricKey, MetricSpec>> = Object.freeze({ ...CORE_METRICS, ...SAFETY_METRICS, ...SECONDARY_READ_METRICS });
 

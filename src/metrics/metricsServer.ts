@@ -1,11 +1,46 @@
-import { createServer } from "node:http";
+// Exposing a prom-client registry over HTTP: a request listener for the app's own server, or a small server of its own.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Registry, RegistryContentType } from "prom-client";
-import { defaultRegistry } from "./defaultRegistry.js";
+import { logger } from "../logging/logger.js";
+import { safeErrorName } from "../logging/safeErrorCode.js";
 import { numberOption, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
-import { metricsHandler } from "./metricsHandler.js";
+import { defaultRegistry } from "./optionalPeer.js";
+
+/**
+ * A `node:http` request listener (Express and Connect accept it as a route handler too) that answers GET and HEAD with the registry's exposition text and its content
+ * type (`text/plain; version=0.0.4` or OpenMetrics, as the registry is set up); other methods
+ * get 405. `registry` defaults to prom-client's default registry.
+ *
+ * @example
+ * app.get("/metrics", metricsHandler(registry));
+ */
+export function metricsHandler(registry: Registry<RegistryContentType> = defaultRegistry("metricsHandler() without a registry")): (request: IncomingMessage, response: ServerResponse) => void {
+  if (typeof registry?.metrics !== "function") throw new TypeError("registry must be a prom-client Registry.");
+  return (request, response) => {
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      response.writeHead(405, { Allow: "GET, HEAD", "Content-Type": "text/plain; charset=utf-8" });
+      response.end("Method Not Allowed\n");
+      return;
+    }
+    registry.metrics().then(
+      (body) => {
+        response.writeHead(200, { "Content-Type": registry.contentType, "Content-Length": Buffer.byteLength(body) });
+        response.end(request.method === "HEAD" ? undefined : body);
+      },
+      (error: unknown) => {
+        logger.warning(`Collecting metrics failed: ${safeErrorName(error)}`);
+        if (!response.headersSent) response.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" });
+        response.end("Collecting metrics failed\n");
+      },
+    );
+  };
+}
 
 /** Options of {@link startMetricsServer} (documented on its parameter). */
-export type MetricsServerOptions = NonNullable<Parameters<typeof startMetricsServer>[0]>;
+type MetricsServerOptions = NonNullable<Parameters<typeof startMetricsServer>[0]>;
+
+/** A running metrics endpoint, as {@link startMetricsServer} resolves it (inferred: the public API names no more types than it must). */
+export type MetricsServer = Awaited<ReturnType<typeof startMetricsServer>>;
 
 /** Defaults of {@link startMetricsServer}. */
 export const DEFAULT_METRICS_SERVER_OPTIONS = Object.freeze({
@@ -13,20 +48,6 @@ export const DEFAULT_METRICS_SERVER_OPTIONS = Object.freeze({
   host: "127.0.0.1",
   path: "/metrics",
 });
-
-/** A running metrics endpoint. */
-export interface MetricsServer {
-  /** The scrape URL, e.g. `http://127.0.0.1:9464/metrics`. */
-  readonly url: string;
-  /** The port actually bound. */
-  readonly port: number;
-  /**
-   * Stops listening, closes idle connections at once and every other one after a grace
-   * period of 1 s (a scrape in flight may finish; a client that never completes its request
-   * cannot hold shutdown). Idempotent.
-   */
-  close(): Promise<void>;
-}
 
 const d = DEFAULT_METRICS_SERVER_OPTIONS;
 const checkOptions = optionsObject(
@@ -49,7 +70,7 @@ const REQUEST_TIMEOUT_IN_MS = 30_000;
 
 /**
  * Starts a small `node:http` server exposing `registry` at `path`, for apps that do not
- * already run one. Resolves once it listens.
+ * already run one. Resolves once it listens, with the running endpoint.
  *
  * @example
  * const server = await startMetricsServer({ port: 9464 });
@@ -67,7 +88,18 @@ export async function startMetricsServer(
     /** The path that serves metrics; every other path gets 404. Defaults to `"/metrics"`. */
     path?: string;
   } = {},
-): Promise<MetricsServer> {
+): Promise<{
+  /** The scrape URL, e.g. `http://127.0.0.1:9464/metrics`. */
+  readonly url: string;
+  /** The port actually bound. */
+  readonly port: number;
+  /**
+   * Stops listening, closes idle connections at once and every other one after a grace
+   * period of 1 s (a scrape in flight may finish; a client that never completes its request
+   * cannot hold shutdown). Idempotent.
+   */
+  close(): Promise<void>;
+}> {
   const { port, host, registry, path } = checkOptions(options, "");
   const handler = metricsHandler(registry === undefined ? defaultRegistry("startMetricsServer() without a registry") : registry);
 

@@ -1,10 +1,12 @@
 import { createRequire } from "node:module";
+import type * as PromClient from "prom-client";
+import type { Registry, RegistryContentType } from "prom-client";
 
 /** The optional peer dependencies the metrics sinks load on first use. */
 export type OptionalPeer = "prom-client" | "@opentelemetry/api";
 
 /** Thrown when a sink is asked for and its peer is not installed; `code` says which. */
-export class MissingPeerError extends Error {
+class MissingPeerError extends Error {
   readonly code = "MISSING_PEER";
   readonly peer: OptionalPeer;
 
@@ -61,4 +63,13 @@ export function isPeerInstalled(peer: OptionalPeer): boolean {
 function isNotFound(error: unknown, peer: string): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   return code === "MODULE_NOT_FOUND" && typeof message === "string" && message.includes(`'${peer}'`);
+}
+
+/**
+ * prom-client's default registry (`register`), loaded on first use so that the package
+ * imports without prom-client (an optional peer, needed only by the Prometheus sink).
+ * Throws `MissingPeerError` naming `neededFor` when prom-client is not installed.
+ */
+export function defaultRegistry(neededFor: string): Registry<RegistryContentType> {
+  return loadOptionalPeer<typeof PromClient>("prom-client", neededFor).register;
 }

@@ -3,7 +3,7 @@
 import type { CircuitState, CircuitStateSource } from "../breaker/circuitStateSource.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import { logger } from "../logging/logger.js";
-import { safeErrorCode } from "../logging/safeErrorCode.js";
+import { safeErrorName } from "../logging/safeErrorCode.js";
 import type { StorageService } from "../address/partitionScope.js";
 import type { Labels } from "./metricNames.js";
 import { OTHER_PARTITION_LABEL, type TopScopeLabels } from "./topScopeLabels.js";
@@ -88,7 +88,7 @@ export function readGauge(readers: Iterable<GaugeReader>): Array<{ labels: Label
     try {
       read(emit);
     } catch (error) {
-      logger.warning(`A breaker threw while its metrics were read and was skipped: ${safeErrorCode((error as Error | undefined)?.name) ?? "error"}`);
+      logger.warning(`A breaker threw while its metrics were read and was skipped: ${safeErrorName(error)}`);
     }
   }
   return [...sums.values()];

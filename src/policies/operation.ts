@@ -6,8 +6,7 @@ import type { PipelineRequest, PipelineResponse, SendRequest } from "@azure/core
 import { isRetriableClass } from "../classification/outcomeClass.js";
 import { OperationBackoff } from "../backoff/operationBackoff.js";
 import type { SleepEnd } from "../timing/sleepInSlices.js";
-import { isAppliedAnswer, isTableAsAsked } from "../ambiguousWrites/isAppliedAnswer.js";
-import { isUnknownOutcome } from "../ambiguousWrites/isUnknownOutcome.js";
+import { isAppliedAnswer, isTableAsAsked, isUnknownOutcome } from "../ambiguousWrites/writeOutcome.js";
 import type { ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import type { CallerPolicy } from "./callerPolicy.js";

@@ -7,7 +7,7 @@ import { CircuitOpenError } from "../errors/circuitOpenError.js";
 import { PartitionBusyError } from "../errors/partitionBusyError.js";
 import { logger } from "../logging/logger.js";
 import type { AmbiguousWriteResult } from "../ambiguousWrites/ambiguousWriteResult.js";
-import { bodyText } from "../address/requestBodyText.js";
+import { bodyText } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { LOCAL_REFUSALS, type StopReason } from "../observers/retryEvents.js";
 import { readBackAmbiguousWrite } from "../ambiguousWrites/ambiguousWriteReadBack.js";

@@ -3,8 +3,7 @@ import { validateClassificationRules } from "../classification/classificationRul
 import { resolveBackoffByClass, type BackoffByClass } from "../backoff/backoffByClass.js";
 import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
-import type { RetryStrategy } from "../backoff/retryStrategy.js";
-import { resolveRandomSource } from "../backoff/resolveRandomSource.js";
+import { resolveRandomSource, type RetryStrategy } from "../backoff/retryStrategy.js";
 import { createAttemptDeadlines } from "../timing/attemptDeadlines.js";
 import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../flow/retryBudget.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";

@@ -1,6 +1,6 @@
 // The names of what the tracing observer writes on an operation's span. Public API, as metric names
 // are (docs/tracing.md lists them); the keys the metrics also use come from their one list.
-import { OPEN_TELEMETRY_ATTRIBUTES as METRIC_ATTRIBUTES } from "../metrics/openTelemetryNames.js";
+import { OPEN_TELEMETRY_ATTRIBUTES as METRIC_ATTRIBUTES } from "../metrics/metricNames.js";
 
 /** The span events the tracing observer adds to the operation's span (the SDK client method's). */
 export const TRACE_EVENTS = Object.freeze({

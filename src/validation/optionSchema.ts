@@ -151,6 +151,6 @@ export function validateChoiceOption<T extends string>(name: string, value: unkn
 }
 
 /** The dotted path of `key` under `parent` (`retry` + `maxRetries` is `retry.maxRetries`); a factory's own options have no parent. */
-export function optionPath(parent: string, key: string): string {
+function optionPath(parent: string, key: string): string {
   return parent === "" ? key : `${parent}.${key}`;
 }

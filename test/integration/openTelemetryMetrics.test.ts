@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { TableClient } from "@azure/data-tables";
 import { Registry } from "prom-client";
 import { createOpenTelemetryMetricsObserver, installResilience, type ResilienceHandle } from "../../src/index.js";
-import { OPEN_TELEMETRY_ATTRIBUTES as ATTR, OPEN_TELEMETRY_METRICS as OTEL } from "../../src/metrics/openTelemetryNames.js";
+import { OPEN_TELEMETRY_ATTRIBUTES as ATTR } from "../../src/metrics/metricNames.js";
+import { OPEN_TELEMETRY_METRICS as OTEL } from "../../src/metrics/openTelemetryObserver.js";
 import { inMemoryMetrics, openTelemetrySeries, otelSum, pointsOf, prometheusSeries, type InMemoryMetrics } from "../support/openTelemetryMetrics.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Registry } from "prom-client";
-import { createMetricsObserver, fixedBackoff, resilientRetryPolicy, startMetricsServer, type MetricsServer } from "../../src/index.js";
+import { createMetricsObserver, fixedBackoff, resilientRetryPolicy, startMetricsServer } from "../../src/index.js";
+import type { MetricsServer } from "../../src/metrics/metricsServer.js";
 import { skipWithoutPrometheus } from "../support/externalTool.js";
 import { ok, request, scripted, serverBusy } from "../unit/metrics/metricsTestKit.js";
 

@@ -9,8 +9,8 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import type { Registry } from "prom-client";
 import { METRIC_NAMES } from "../../src/index.js";
-import { DEFAULT_METRICS_PREFIX, METRIC_LABELS, THROTTLE_STATUSES } from "../../src/metrics/metricNames.js";
-import { OPEN_TELEMETRY_ATTRIBUTES, OPEN_TELEMETRY_METRICS, type OpenTelemetryMetricKey } from "../../src/metrics/openTelemetryNames.js";
+import { DEFAULT_METRICS_PREFIX, METRIC_LABELS, OPEN_TELEMETRY_ATTRIBUTES, THROTTLE_STATUSES } from "../../src/metrics/metricNames.js";
+import { OPEN_TELEMETRY_METRICS, type OpenTelemetryMetricKey } from "../../src/metrics/openTelemetryObserver.js";
 import { SAFETY_METRIC_NAMES } from "../../src/metrics/metricNames.js";
 
 /** The OpenTelemetry SDK wired to its in-memory exporter; `collect()` exports once and returns what it got. */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { AzureNamedKeyCredential, TableClient, type TransactionAction } from "@azure/data-tables";
 import { Registry } from "prom-client";
-import { installResilience, startMetricsServer, type MetricsServer, type ResilienceHandle } from "azure-storage-resilience";
+import { installResilience, startMetricsServer, type ResilienceHandle } from "azure-storage-resilience";
 import { startAzurite, startRebalancingSimulator, type RebalancingSimulator, type RunningAzurite } from "azure-storage-resilience/testing";
 import { AZURE_PARTITION_TARGET_PER_SECOND, type DemoSummary, type MetricsSummary, type RunSummary, type SummaryFault } from "./demoSummary.js";
 import type { DemoOptions } from "./demoOptions.js";
@@ -158,7 +158,7 @@ async function drive(
   target: number,
   resilient: DemoRun,
   baseline: DemoRun | undefined,
-  metricsServer: MetricsServer,
+  metricsServer: Awaited<ReturnType<typeof startMetricsServer>>,
   io: DemoIo,
   durationInMs: number,
 ): Promise<DriveOutcome> {

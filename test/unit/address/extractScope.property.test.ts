@@ -1,8 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { extractScope } from "../../../src/address/extractScope.js";
-import type { StorageService } from "../../../src/address/partitionScope.js";
-import { scopeKey } from "../../../src/address/scopeKey.js";
+import { scopeKey, type StorageService } from "../../../src/address/partitionScope.js";
 
 const services = fc.constantFrom<StorageService | undefined>(undefined, "table", "blob", "queue");
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { partitionKeyFromFilter } from "../../../src/address/partitionKeyFromFilter.js";
+import { partitionKeyFromFilter } from "../../../src/address/odata.js";
 
 describe("partitionKeyFromFilter", () => {
   it.each([

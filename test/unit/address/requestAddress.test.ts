@@ -5,8 +5,7 @@ import { readRequestAddress } from "../../../src/address/requestAddress.js";
 import { storageOperationName } from "../../../src/address/storageOperation.js";
 import { extractScope } from "../../../src/address/extractScope.js";
 import { parseAccountAndPath } from "../../../src/address/parseAccountAndPath.js";
-import type { StorageService } from "../../../src/address/partitionScope.js";
-import { scopeKey } from "../../../src/address/scopeKey.js";
+import { scopeKey, type StorageService } from "../../../src/address/partitionScope.js";
 import { captureTableRequests, type CapturedRequest } from "../../support/captureTableRequests.js";
 import { deleteBatchBody } from "../../support/tableBatchBody.js";
 

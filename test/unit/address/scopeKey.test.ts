@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PartitionScope } from "../../../src/address/partitionScope.js";
-import { scopeKey } from "../../../src/address/scopeKey.js";
+import { scopeKey } from "../../../src/address/partitionScope.js";
 
 describe("scopeKey", () => {
   it("joins the fields with |", () => {

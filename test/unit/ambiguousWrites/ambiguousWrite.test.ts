@@ -1,11 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createHttpHeaders, RestError } from "@azure/core-rest-pipeline";
-import { describeTableWrite } from "../../../src/address/tableWrite.js";
+import { describeTableWrite, entityUrl } from "../../../src/address/tableWrite.js";
 import { entityMatches } from "../../../src/ambiguousWrites/entityMatches.js";
-import { isUnknownOutcome } from "../../../src/ambiguousWrites/isUnknownOutcome.js";
 import { type AttemptResult } from "../../../src/classification/attemptResult.js";
-import { entityUrl } from "../../../src/address/entityUrl.js";
-import { isAppliedAnswer } from "../../../src/ambiguousWrites/isAppliedAnswer.js";
+import { isAppliedAnswer, isUnknownOutcome } from "../../../src/ambiguousWrites/writeOutcome.js";
 
 const base = "https://acct.table.core.windows.net";
 const entity = `${base}/orders(PartitionKey='p''1',RowKey='r%2F1')`;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { exponentialBackoff, fixedBackoff, noRetry } from "../../../src/index.js";
+import { exponentialBackoff, fixedBackoff } from "../../../src/index.js";
+import { noRetry } from "../../../src/backoff/createRetryStrategy.js";
 import { resolveBackoffByClass } from "../../../src/backoff/backoffByClass.js";
 import { OperationBackoff } from "../../../src/backoff/operationBackoff.js";
 import type { RetryStrategy } from "../../../src/backoff/retryStrategy.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fixedBackoff, noRetry } from "../../../src/index.js";
-import { createRetryStrategy } from "../../../src/backoff/createRetryStrategy.js";
+import { fixedBackoff } from "../../../src/index.js";
+import { createRetryStrategy, noRetry } from "../../../src/backoff/createRetryStrategy.js";
 
 describe("fixedBackoff", () => {
   it("waits the same time before every retry", () => {

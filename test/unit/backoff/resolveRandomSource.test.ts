@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
-import { clampUnitRandom, resolveRandomSource } from "../../../src/backoff/resolveRandomSource.js";
+import { clampUnitRandom, resolveRandomSource } from "../../../src/backoff/retryStrategy.js";
 import { exponentialBackoff, resilientRetryPolicy } from "../../../src/index.js";
 import { type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import { asGateOption } from "../../support/scriptedGate.js";

@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import { createHttpHeaders, createPipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
 import { aimAtRest, readBlobDownload, resumedAnswerProblem, type BlobDownload } from "../../../src/downloads/blobDownload.js";
 import { isBlobChangedError } from "../../../src/errors/blobChangedError.js";
-import { ResumingBody } from "../../../src/downloads/resumingBody.js";
+import { ResumingBody } from "../../../src/downloads/resumableDownload.js";
 
 const url = "https://acct.blob.core.windows.net/photos/cat.jpg";
 const ETAG = '"0x1"';

@@ -14,7 +14,7 @@ import { QueueClient, QueueServiceClient, StorageSharedKeyCredential as QueueSha
 import type { Pipeline } from "@azure/core-rest-pipeline";
 import { getRetryInfo, installResilience, type AttemptEvent } from "../../../src/index.js";
 import { resilientRetryPolicyName } from "../../../src/policies/resilientRetryPolicy.js";
-import { storageClientContextPipeline } from "../../../src/install/storagePipeline.js";
+import { storageClientContextPipeline } from "../../../src/install/findPipeline.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // Blob and Queue clients against a local server that answers every request with one

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import { connect, type Socket } from "node:net";
 import { Registry, register, type OpenMetricsContentType } from "prom-client";
-import { createMetricsObserver, metricsHandler, startMetricsServer, type MetricsServer } from "../../../src/index.js";
+import { createMetricsObserver, metricsHandler, startMetricsServer } from "../../../src/index.js";
+import type { MetricsServer } from "../../../src/metrics/metricsServer.js";
 
 const servers: MetricsServer[] = [];
 const plainServers: Server[] = [];
