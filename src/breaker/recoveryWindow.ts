@@ -29,8 +29,14 @@ const MAX_WINDOWS = 64;
 
 /** One waiter's turn: woken alone, the newest first. Woken before it listens, it wakes as it starts listening. */
 class Turn implements WakeSource {
+  /** When its operation first met trouble (refused, or failed): the later, the sooner its turn. */
+  readonly since: number;
   #wake: (() => void) | undefined;
   #state: "new" | "listening" | "gone" | "woken" = "new";
+
+  constructor(since: number) {
+    this.since = since;
+  }
 
   listen(wake: () => void): () => void {
     if (this.#state === "woken") {
@@ -97,10 +103,21 @@ class Window {
     return true;
   }
 
-  /** A turn for a waiter, on top of the stack. */
-  turn(): Turn {
-    const turn = new Turn();
-    this.#turns.push(turn);
+  /**
+   * A turn for a waiter whose operation first met trouble at `since` (`Infinity`: never, it
+   * arrived after the fault): the stack is kept in that order, the newest on top.
+   */
+  turn(since: number): Turn {
+    const turn = new Turn(since);
+    const turns = this.#turns;
+    let low = 0;
+    let high = turns.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((turns[middle] as Turn).since <= since) low = middle + 1;
+      else high = middle;
+    }
+    turns.splice(low, 0, turn);
     return turn;
   }
 
@@ -140,6 +157,15 @@ export function withRecoveryWindows<B extends PartitionBreaker>(breaker: B): B {
   const held = new WeakMap<SendAdmission, { window: Window; at: number }>();
   /** Turns waited for: the wait handed out → the breaker's own admission (confirmed again when the turn comes) and the turn. */
   const waiting = new WeakMap<SendAdmission, { admission: SendAdmission; turn: Turn }>();
+  /**
+   * When each operation first met trouble (its first refusal or failure): its turn's place, newest
+   * first. Woken all at once, waiters ask again in no useful order; this is about their arrival.
+   * Written only on a refusal or a failure, so the success path pays nothing.
+   */
+  const troubledSince = new WeakMap<RequestAddress, number>();
+  const noteTrouble = (address: RequestAddress): void => {
+    if (!troubledSince.has(address)) troubledSince.set(address, Date.now());
+  };
   /** The address whose answer the breaker is learning from: a circuit that closes meanwhile is its account's. */
   let recording: RequestAddress | undefined;
   breaker.onTransition(({ to }) => {
@@ -171,6 +197,7 @@ export function withRecoveryWindows<B extends PartitionBreaker>(breaker: B): B {
   breaker.admit = (address, remainingInMs, reserved) => {
     const previous = reserved === undefined ? undefined : waiting.get(reserved);
     const admission = admit(address, remainingInMs, previous?.admission ?? reserved);
+    if (admission.decision === "refuse") noteTrouble(address);
     // A probe is never held back (it holds its circuit half-open); a paced wait takes its turn when its slot comes.
     if (windows.size === 0 || admission.decision !== "send" || admission.delayInMs > 0 || admission.probe === true) return admission;
     const at = Date.now();
@@ -183,13 +210,15 @@ export function withRecoveryWindows<B extends PartitionBreaker>(breaker: B): B {
     }
     // The ticket of the wait it continues: the loop reads a new admission with its own ticket and a delay as the rest of a paced wait.
     const ticket: unknown = reserved?.ticket ?? admission.ticket ?? {};
-    const turn = previous !== undefined && previous.turn.renew() ? previous.turn : window.turn();
+    const turn = previous !== undefined && previous.turn.renew() ? previous.turn : window.turn(troubledSince.get(address) ?? Infinity);
     const wait: SendAdmission = { decision: "send", delayInMs: Math.min(TURN_POLL_IN_MS, Math.max(1, remainingInMs)), ticket, paced: admission.paced, wake: turn };
     waiting.set(wait, { admission, turn });
     return wait;
   };
   breaker.record = (address, admission, result) => {
-    release(address, admission, result.outcomeClass === "success");
+    const served = result.outcomeClass === "success";
+    release(address, admission, served);
+    if (!served && result.outcomeClass !== "permanent") noteTrouble(address);
     recording = address;
     try {
       record(address, admission, result);

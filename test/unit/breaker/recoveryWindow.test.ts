@@ -107,4 +107,32 @@ describe("recovery window (an account back from an outage)", () => {
     const next = Array.from({ length: 2 * RECOVERY_WINDOW_START }, (_, i) => breaker.admit(address(`r${i}`), Infinity));
     expect(next.filter(sendsNow).length).toBe(2 * RECOVERY_WINDOW_START - 2);
   });
+
+  it("orders turns by when each operation first met trouble, not by when it asked: the one that arrived last goes first", () => {
+    // Two operations refused by p-out's open circuit, the first long before the second.
+    const out = address("p-out");
+    for (let i = 0; i < 5; i++) {
+      breaker.record(out, breaker.admit(out, Infinity) as SendAdmission, answer("throttled"));
+      vi.advanceTimersByTime(100);
+    }
+    const early = address("p-out");
+    expect(breaker.stateOf("table|acct|orders|p-out")).toBe("open");
+    expect(breaker.admit(early, Infinity)).toMatchObject({ decision: "refuse" });
+    vi.advanceTimersByTime(150);
+    const late = address("p-out");
+    expect(breaker.admit(late, Infinity).decision).toBe("refuse");
+    vi.advanceTimersByTime(1_000);
+    breaker.record(out, breaker.admit(out, Infinity) as SendAdmission, answer("success"));
+    // The window is open; fill it, then the late one asks for a turn before the early one does.
+    const sent = Array.from({ length: RECOVERY_WINDOW_START }, (_, i) => ({ a: address(`p${i}`), admission: breaker.admit(address(`p${i}`), Infinity) as SendAdmission }));
+    const lateWait = breaker.admit(late, Infinity) as SendAdmission;
+    const earlyWait = breaker.admit(early, Infinity) as SendAdmission;
+    const woken: string[] = [];
+    lateWait.wake?.listen(() => woken.push("late"));
+    earlyWait.wake?.listen(() => woken.push("early"));
+    // The first answer (the fastest yet) also grows the window: two turns, the late one's first.
+    vi.advanceTimersByTime(50);
+    breaker.record(sent[0]!.a, sent[0]!.admission, answer("success"));
+    expect(woken).toEqual(["late", "early"]);
+  });
 });
