@@ -57,7 +57,6 @@ export type {
   RetryEvent,
   RetryObserver,
   StopReason,
-  WaitEvent,
 } from "./observers/retryEvents.js";
 export { createRetryLogObserver } from "./observers/retryLogObserver.js";
 export type { CallerOptions } from "./policies/callerPolicy.js";

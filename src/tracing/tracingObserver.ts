@@ -12,9 +12,9 @@ import {
   type AmbiguousWriteEvent,
   type AttemptClass,
   type AttemptEvent,
+  type LocalWaitEvent,
   type OperationEvent,
   type RetryObserver,
-  type WaitEvent,
 } from "../observers/retryEvents.js";
 import type { RetryInfo } from "../policies/retryInfo.js";
 import { operationSpanOf } from "./operationSpan.js";
@@ -88,7 +88,7 @@ class TracingObserver implements RetryObserver {
     trace.span.addEvent(TRACE_EVENTS.attempt, attributes);
   }
 
-  onWait(event: WaitEvent): void {
+  onLocalWait(event: LocalWaitEvent): void {
     const trace = this.#traceOf(event.request, event);
     if (trace === undefined) return;
     if (event.state === "started") {
