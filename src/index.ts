@@ -62,10 +62,9 @@ export { createRetryLogObserver } from "./observers/retryLogObserver.js";
 export type { CallerOptions } from "./policies/callerPolicy.js";
 
 // Tracing.
-export type { TracingObserverOptions, TracingOptions } from "./tracing/tracingOptions.js";
+export type { TracingOptions } from "./tracing/tracingOptions.js";
 export { createTracingObserver } from "./tracing/tracingObserver.js";
 export { resendCountPolicy } from "./tracing/resendCountPolicy.js";
-export { TRACE_ATTRIBUTES, TRACE_EVENTS } from "./tracing/traceNames.js";
 
 // Metrics.
 export { METRIC_NAMES } from "./metrics/metricNames.js";

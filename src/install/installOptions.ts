@@ -156,7 +156,7 @@ export function createMetrics(
  * `@opentelemetry/api` is not installed (no tracer can be either: nothing to say, nothing to pay).
  */
 export function createTracing(
-  option: TracingOptions | false | undefined,
+  option: Omit<TracingOptions, "circuitBreaker"> | false | undefined,
   circuitBreaker: PartitionBreaker | undefined,
 ): { observer: RetryObserver; resendCount: PipelinePolicy } | undefined {
   if (option === false) return undefined;

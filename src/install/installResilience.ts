@@ -132,7 +132,7 @@ export interface InstallResilienceOptions {
    * attempt costs no span lookup. Options, or `false` to turn it off. Defaults to on, without
    * the partition (`partitionAttribute`).
    */
-  tracing?: TracingOptions | false;
+  tracing?: Omit<TracingOptions, "circuitBreaker"> | false;
 }
 
 /** What {@link installResilience} returns. */

@@ -19,7 +19,7 @@ import {
 import type { RetryInfo } from "../policies/retryInfo.js";
 import { operationSpanOf } from "./operationSpan.js";
 import { TRACE_ATTRIBUTES as A, TRACE_EVENTS } from "./traceNames.js";
-import { resolveTracingObserverOptions, type TracingObserverOptions } from "./tracingOptions.js";
+import { resolveTracingObserverOptions, type TracingOptions } from "./tracingOptions.js";
 
 /** What the observer keeps of one traced operation while it runs. */
 interface OperationTrace {
@@ -49,7 +49,7 @@ interface SpanTotals {
  * @example
  * pipeline.addPolicy(resilientRetryPolicy({ observers: [createTracingObserver()] }), { phase: "Retry" });
  */
-export function createTracingObserver(options: TracingObserverOptions = {}): RetryObserver {
+export function createTracingObserver(options: TracingOptions = {}): RetryObserver {
   const resolved = resolveTracingObserverOptions(options, "");
   return new TracingObserver(resolved.partitionAttribute, resolved.circuitBreaker);
 }
