@@ -12,8 +12,6 @@ export type { StorageService } from "./address/partitionScope.js";
 export type { ResilientRetryPolicyOptions } from "./policies/retryPolicyOptions.js";
 export { resilientRetryPolicy } from "./policies/resilientRetryPolicy.js";
 export { ambiguousWriteReadBackPolicy } from "./ambiguousWrites/ambiguousWriteReadBack.js";
-export type { ReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
-export { createReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
 export type { PartitionBreaker } from "./breaker/partitionBreaker.js";
 export { createPartitionBreaker } from "./breaker/partitionBreaker.js";
 export type { PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";

@@ -183,8 +183,10 @@ export function resolveInstallAmbiguousWrites(option: unknown, service: StorageS
     if (option === undefined || option === false) return undefined;
     throw new TypeError(`ambiguousWrites is only supported for the table service; got it for "${service}".`);
   }
-  if (isRecord(option) && "readBackRoutes" in option) {
-    throw new TypeError("ambiguousWrites.readBackRoutes is not an installResilience option: the install makes its own (it is for hand-built pipelines).");
+  for (const key of ["readBackPolicy", "readBackRoutes"]) {
+    if (isRecord(option) && key in option) {
+      throw new TypeError(`ambiguousWrites.${key} is not an installResilience option: the install makes its own (it is for hand-built pipelines).`);
+    }
   }
   return resolveAmbiguousWrites(option === undefined ? true : option);
 }

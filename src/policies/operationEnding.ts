@@ -121,7 +121,7 @@ async function readBackIfPossible(op: EndingContext, options: AmbiguousWriteSett
   if (write === undefined) return { result: "not_resolvable" };
   if (options === undefined) return { result: "unresolved" };
   const timeoutInMs = Math.min(options.readBackTimeoutInMs, deadline - performance.now());
-  return readBackAmbiguousWrite(op.request, options.readBackRoutes, write, bodyText(op.request), timeoutInMs);
+  return readBackAmbiguousWrite(op.request, options.readBackPolicy, write, bodyText(op.request), timeoutInMs);
 }
 
 /** Marks a write that ended after an unknown outcome as decideNext reported it, and tells the observers. */
