@@ -42,7 +42,7 @@ export { CircuitOpenError, isCircuitOpenError } from "./errors/circuitOpenError.
 export { PartitionBusyError, isPartitionBusyError } from "./errors/partitionBusyError.js";
 export { BlobChangedError, isBlobChangedError } from "./errors/blobChangedError.js";
 export type { RetryInfo } from "./policies/retryInfo.js";
-export { getRetryInfo, isPossiblyApplied } from "./policies/retryInfo.js";
+export { getRetryInfo } from "./policies/retryInfo.js";
 export type { AmbiguousWriteResult } from "./ambiguousWrites/ambiguousWriteResult.js";
 
 // Observers.

@@ -89,8 +89,8 @@ export function createRequestMark<T>(name: string): RequestMark<T> {
 
 /**
  * Gives a `RestError` thrown without its request (the Node HTTP client's `PARSE_ERROR` for a body
- * cut while being read) the request it belongs to, so that `getRetryInfo(error)` and
- * `isPossiblyApplied(error)` find the operation's record when it reaches the caller.
+ * cut while being read) the request it belongs to, so that `getRetryInfo(error)` finds the
+ * operation's record when it reaches the caller.
  * Non-enumerable, as `RestError` keeps it, so it is not logged by accident.
  */
 export function attachRequestToError(thrown: unknown, request: PipelineRequest): void {

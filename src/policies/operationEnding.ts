@@ -146,7 +146,7 @@ function noteAmbiguity(op: EndingContext, ambiguity: AmbiguousWriteResult | "as-
 /**
  * Returns or throws exactly what the SDK would have seen from the last attempt. An error
  * that does not lead back to the request (our own, an abort) gets the operation's record
- * itself, so that `getRetryInfo(error)` and `isPossiblyApplied(error)` answer for the error
+ * itself, so that `getRetryInfo(error)` (its `possiblyApplied` above all) answers for the error
  * the caller catches. The record, not the request: the request's URL and headers would
  * carry a SAS or an Authorization header into whatever logs the error.
  */

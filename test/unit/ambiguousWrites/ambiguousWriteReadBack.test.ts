@@ -10,7 +10,8 @@ import {
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
 import { readBackRoutesOf } from "../../../src/ambiguousWrites/readBackRoutes.js";
-import { ambiguousWriteReadBackPolicy, fixedBackoff, getRetryInfo, isPossiblyApplied, resilientRetryPolicy, type AmbiguousWriteEvent } from "../../../src/index.js";
+import { ambiguousWriteReadBackPolicy, fixedBackoff, getRetryInfo, resilientRetryPolicy, type AmbiguousWriteEvent } from "../../../src/index.js";
+import { isPossiblyApplied } from "../../support/possiblyApplied.js";
 import { captureAzureLog } from "../../support/captureAzureLog.js";
 
 // How the retry policy settles a write whose first attempt's outcome was unknown, with a
