@@ -12,8 +12,6 @@ export type { StorageService } from "./address/partitionScope.js";
 export type { ResilientRetryPolicyOptions } from "./policies/retryPolicyOptions.js";
 export { resilientRetryPolicy } from "./policies/resilientRetryPolicy.js";
 export { ambiguousWriteReadBackPolicy } from "./ambiguousWrites/ambiguousWriteReadBack.js";
-export type { ReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
-export { createReadBackRoutes } from "./ambiguousWrites/readBackRoutes.js";
 export type { PartitionBreaker } from "./breaker/partitionBreaker.js";
 export { createPartitionBreaker } from "./breaker/partitionBreaker.js";
 export type { PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";
@@ -44,7 +42,7 @@ export { CircuitOpenError, isCircuitOpenError } from "./errors/circuitOpenError.
 export { PartitionBusyError, isPartitionBusyError } from "./errors/partitionBusyError.js";
 export { BlobChangedError, isBlobChangedError } from "./errors/blobChangedError.js";
 export type { RetryInfo } from "./policies/retryInfo.js";
-export { getRetryInfo, isPossiblyApplied } from "./policies/retryInfo.js";
+export { getRetryInfo } from "./policies/retryInfo.js";
 export type { AmbiguousWriteResult } from "./ambiguousWrites/ambiguousWriteResult.js";
 
 // Observers.
@@ -57,16 +55,14 @@ export type {
   RetryEvent,
   RetryObserver,
   StopReason,
-  WaitEvent,
 } from "./observers/retryEvents.js";
 export { createRetryLogObserver } from "./observers/retryLogObserver.js";
 export type { CallerOptions } from "./policies/callerPolicy.js";
 
 // Tracing.
-export type { TracingObserverOptions, TracingOptions } from "./tracing/tracingOptions.js";
+export type { TracingOptions } from "./tracing/tracingOptions.js";
 export { createTracingObserver } from "./tracing/tracingObserver.js";
 export { resendCountPolicy } from "./tracing/resendCountPolicy.js";
-export { TRACE_ATTRIBUTES, TRACE_EVENTS } from "./tracing/traceNames.js";
 
 // Metrics.
 export { METRIC_NAMES } from "./metrics/metricNames.js";

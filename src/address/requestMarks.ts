@@ -13,7 +13,7 @@
 // 3. The secondary's URL: `request.url` becomes the secondary region's for one attempt
 //    (policies/secondaryReads.ts SecondaryRoute.redirect); the primary's is put back when that attempt ends
 //    (SecondaryRoute.restore), so the operation's address stays the primary's.
-// 4. A write's read-back route, under a symbol of its own per ReadBackRoutes object (so two installs
+// 4. A write's read-back route, under a symbol of its own per read-back policy's routes (so two installs
 //    never see each other's; ambiguousWrites/readBackRoutes.ts): written on a write's request as it
 //    passes ambiguousWriteReadBackPolicy, read by the retry policy's read-back. Never undone.
 // 5. A RestError's request: given, non-enumerable as RestError keeps it, to a RestError thrown without
@@ -89,8 +89,8 @@ export function createRequestMark<T>(name: string): RequestMark<T> {
 
 /**
  * Gives a `RestError` thrown without its request (the Node HTTP client's `PARSE_ERROR` for a body
- * cut while being read) the request it belongs to, so that `getRetryInfo(error)` and
- * `isPossiblyApplied(error)` find the operation's record when it reaches the caller.
+ * cut while being read) the request it belongs to, so that `getRetryInfo(error)` finds the
+ * operation's record when it reaches the caller.
  * Non-enumerable, as `RestError` keeps it, so it is not logged by accident.
  */
 export function attachRequestToError(thrown: unknown, request: PipelineRequest): void {

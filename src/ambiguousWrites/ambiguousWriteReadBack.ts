@@ -11,8 +11,7 @@ import { isWriteMethod } from "../address/requestMethod.js";
 import { readBackCanSettle } from "./writeOutcome.js";
 import { decideInsertReadBack, readBackRefusal, type ReadBackOutcome } from "./readBackDecision.js";
 import { entityUrl, type TableWrite } from "../address/tableWrite.js";
-import { isReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "./readBackRoutes.js";
-import { describeValue } from "../validation/describeValue.js";
+import { createReadBackRoutes, setReadBackRoutes, type ReadBackRoute, type ReadBackRoutes } from "./readBackRoutes.js";
 
 /**
  * Ends a read-back's client request id (`x-ms-client-request-id`), which is the id of the
@@ -28,30 +27,30 @@ export const ambiguousWriteReadBackPolicyName = "ambiguousWriteReadBackPolicy";
  * Makes read-backs possible. It must run before the credential policy (installResilience
  * puts it in the Serialize phase): Tables clients sign in a policy that runs *before* the
  * Retry phase, so a GET made inside the retry policy and sent with its `next` would go out
- * unsigned. This policy remembers in `routes`, for each write, its own `next`: the rest of
- * the client's pipeline (signing with the client's own credential, SAS or token, then the
- * retry policy, then the client's HttpClient) and the URL before a SAS was appended. The
- * retry policy given the same `routes` sends its read-back GET along that route, so it is
- * signed like any request of the client, and never re-uses the write's signed headers for
- * another method and URL. `installResilience` wires both; a hand-built pipeline passes one
- * {@link createReadBackRoutes} object to both policies.
+ * unsigned. This policy remembers, for each write, its own `next`: the rest of the client's
+ * pipeline (signing with the client's own credential, SAS or token, then the retry policy,
+ * then the client's HttpClient) and the URL before a SAS was appended. The retry policy given
+ * this policy (`ambiguousWrites: { readBackPolicy }`) sends its read-back GET along that
+ * route, so it is signed like any request of the client, and never re-uses the write's signed
+ * headers for another method and URL. `installResilience` wires both; a hand-built pipeline
+ * makes one per pipeline and gives it to both the pipeline and the retry policy.
  *
  * @example
- * const routes = createReadBackRoutes();
- * pipeline.addPolicy(ambiguousWriteReadBackPolicy(routes), { phase: "Serialize" });
- * pipeline.addPolicy(resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: routes } }), { phase: "Retry" });
+ * const readBackPolicy = ambiguousWriteReadBackPolicy();
+ * pipeline.addPolicy(readBackPolicy, { phase: "Serialize" });
+ * pipeline.addPolicy(resilientRetryPolicy({ ambiguousWrites: { readBackPolicy } }), { phase: "Retry" });
  */
-export function ambiguousWriteReadBackPolicy(routes: ReadBackRoutes): PipelinePolicy {
-  if (!isReadBackRoutes(routes)) {
-    throw new TypeError(`ambiguousWriteReadBackPolicy: routes must be the object createReadBackRoutes() returns; got ${describeValue(routes)}.`);
-  }
-  return {
+export function ambiguousWriteReadBackPolicy(): PipelinePolicy {
+  const routes = createReadBackRoutes();
+  const policy: PipelinePolicy = {
     name: ambiguousWriteReadBackPolicyName,
     sendRequest(request, next) {
       if (isWriteMethod(request.method)) routes.remember(request, next);
       return next(request);
     },
   };
+  setReadBackRoutes(policy, routes);
+  return policy;
 }
 
 /**
@@ -60,7 +59,7 @@ export function ambiguousWriteReadBackPolicy(routes: ReadBackRoutes): PipelinePo
  * {@link readBackCanSettle}): its entity is read back through the client's own pipeline
  * and compared with what was sent. Any other write is `not_resolvable` at once, with no
  * request. The GET goes along the route `routes` remembered for this write; without one
- * (routes not given, or not wired to the read-back policy) nothing is read. Never throws:
+ * (no read-back policy given, or not in the pipeline) nothing is read. Never throws:
  * any failure is `unresolved`, and the reason is logged in our own words (a refused
  * read-back says so: an Add-only SAS cannot read).
  */
@@ -86,7 +85,7 @@ async function readBack(
   sentBody: string | undefined,
   timeoutInMs: number,
 ): Promise<ReadBackOutcome> {
-  if (route === undefined) return { result: "unresolved", reason: "no read-back route: it needs ambiguousWriteReadBackPolicy(routes) and ambiguousWrites.readBackRoutes, the same object" };
+  if (route === undefined) return { result: "unresolved", reason: "no read-back route: it needs ambiguousWriteReadBackPolicy() in the pipeline, and the same policy as ambiguousWrites.readBackPolicy" };
   if (write.partitionKey === undefined || write.rowKey === undefined || timeoutInMs < 1) return { result: "unresolved", reason: "no time or no keys to read" };
   let response: PipelineResponse;
   const controller = new AbortController();

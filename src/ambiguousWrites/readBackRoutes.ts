@@ -1,14 +1,15 @@
-// Where a write's read-back is sent. One object is given to both policies, so the link between
-// them is written where each is made. The route is kept on the request itself, under a mark that
-// belongs to this one object (address/requestMarks.ts): it goes with the request, nothing to clean up.
-import type { PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
+// Where a write's read-back is sent. Each read-back policy makes its own routes; the retry policy
+// is given that policy (`ambiguousWrites.readBackPolicy`) and finds its routes here, so the link
+// between the two is written where each is made, with no public type between them. The route is
+// kept on the request itself, under a mark that belongs to one policy's routes
+// (address/requestMarks.ts): it goes with the request, nothing to clean up.
+import type { PipelinePolicy, PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
 import { createRequestMark } from "../address/requestMarks.js";
 
 /**
- * Where each write's read-back is sent: `ambiguousWriteReadBackPolicy(routes)` remembers a
- * route for every write, and `resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: routes } })`
- * sends its read-back GET along it. Make one with {@link createReadBackRoutes} per pipeline
- * and give the same object to both; `installResilience` does this for you.
+ * Where each write's read-back is sent: the routes of one `ambiguousWriteReadBackPolicy()`,
+ * which remembers a route for every write; the retry policy given that policy
+ * (`ambiguousWrites: { readBackPolicy }`) sends its read-back GET along it.
  */
 export interface ReadBackRoutes {
   /** Remembers, for a write, the rest of the pipeline and its URL as they are now. */
@@ -24,14 +25,7 @@ export interface ReadBackRoutes {
 /** One write's route, as {@link ReadBackRoutes.routeOf} answers it. */
 export type ReadBackRoute = NonNullable<ReturnType<ReadBackRoutes["routeOf"]>>;
 
-/**
- * A new, empty {@link ReadBackRoutes}, for one pipeline's read-back policy and retry policy.
- *
- * @example
- * const routes = createReadBackRoutes();
- * pipeline.addPolicy(ambiguousWriteReadBackPolicy(routes), { phase: "Serialize" });
- * pipeline.addPolicy(resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: routes } }), { phase: "Retry" });
- */
+/** A new, empty {@link ReadBackRoutes}, for one read-back policy. */
 export function createReadBackRoutes(): ReadBackRoutes {
   const routes = createRequestMark<ReadBackRoute>("azure-storage-resilience.readBackRoute");
   return {
@@ -44,8 +38,15 @@ export function createReadBackRoutes(): ReadBackRoutes {
   };
 }
 
-/** True for an object with `remember` and `routeOf` methods, as {@link createReadBackRoutes} makes. */
-export function isReadBackRoutes(value: unknown): value is ReadBackRoutes {
-  const routes = value as Partial<ReadBackRoutes> | null | undefined;
-  return typeof routes?.remember === "function" && typeof routes.routeOf === "function";
+/** Each read-back policy's routes, found once when a retry policy is made (not per request). */
+const routesOfPolicy = new WeakMap<PipelinePolicy, ReadBackRoutes>();
+
+/** Makes `policy` (a read-back policy) the one whose routes are `routes`. */
+export function setReadBackRoutes(policy: PipelinePolicy, routes: ReadBackRoutes): void {
+  routesOfPolicy.set(policy, routes);
+}
+
+/** The routes of a policy `ambiguousWriteReadBackPolicy()` made; undefined for anything else. */
+export function readBackRoutesOf(policy: unknown): ReadBackRoutes | undefined {
+  return typeof policy === "object" && policy !== null ? routesOfPolicy.get(policy as PipelinePolicy) : undefined;
 }

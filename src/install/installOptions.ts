@@ -156,7 +156,7 @@ export function createMetrics(
  * `@opentelemetry/api` is not installed (no tracer can be either: nothing to say, nothing to pay).
  */
 export function createTracing(
-  option: TracingOptions | false | undefined,
+  option: Omit<TracingOptions, "circuitBreaker"> | false | undefined,
   circuitBreaker: PartitionBreaker | undefined,
 ): { observer: RetryObserver; resendCount: PipelinePolicy } | undefined {
   if (option === false) return undefined;
@@ -183,8 +183,10 @@ export function resolveInstallAmbiguousWrites(option: unknown, service: StorageS
     if (option === undefined || option === false) return undefined;
     throw new TypeError(`ambiguousWrites is only supported for the table service; got it for "${service}".`);
   }
-  if (isRecord(option) && "readBackRoutes" in option) {
-    throw new TypeError("ambiguousWrites.readBackRoutes is not an installResilience option: the install makes its own (it is for hand-built pipelines).");
+  for (const key of ["readBackPolicy", "readBackRoutes"]) {
+    if (isRecord(option) && key in option) {
+      throw new TypeError(`ambiguousWrites.${key} is not an installResilience option: the install makes its own (it is for hand-built pipelines).`);
+    }
   }
   return resolveAmbiguousWrites(option === undefined ? true : option);
 }

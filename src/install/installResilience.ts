@@ -15,7 +15,6 @@ import type { RetryBudget, RetryBudgetOptions } from "../flow/retryBudget.js";
 import { ambiguousWriteReadBackPolicy, ambiguousWriteReadBackPolicyName } from "../ambiguousWrites/ambiguousWriteReadBack.js";
 import { createRetryPolicyWithCaller, resilientRetryPolicyName } from "../policies/resilientRetryPolicy.js";
 import { checkObservers, type ResilientRetryPolicyOptions } from "../policies/retryPolicyOptions.js";
-import { createReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import type { CallerOptions } from "../policies/callerPolicy.js";
 import { SERVICE_PRESETS } from "./servicePresets.js";
@@ -132,7 +131,7 @@ export interface InstallResilienceOptions {
    * attempt costs no span lookup. Options, or `false` to turn it off. Defaults to on, without
    * the partition (`partitionAttribute`).
    */
-  tracing?: TracingOptions | false;
+  tracing?: Omit<TracingOptions, "circuitBreaker"> | false;
 }
 
 /** What {@link installResilience} returns. */
@@ -220,7 +219,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   // A breaker passed in is shared with other clients: its owner disposes it, not this handle.
   const sharedBreaker = isPartitionBreaker(options.circuitBreaker);
   const ambiguousWrites = resolveInstallAmbiguousWrites(options.ambiguousWrites, service);
-  const readBackRoutes = ambiguousWrites && createReadBackRoutes();
+  const readBackPolicy = ambiguousWrites && ambiguousWriteReadBackPolicy();
   const secondaryReads = resolveInstallSecondaryReads(target, options.secondaryReads);
   // One observer per sink, chosen here once: it records every metric, the secondary reads' only when they are on.
   const metrics = createMetrics(options.metrics, service, secondaryReads !== undefined);
@@ -242,7 +241,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
     gate: circuitBreaker,
     service,
     // One route store per install, given to both policies: a read-back goes only through its own client's pipeline.
-    ambiguousWrites: ambiguousWrites && { readBackTimeoutInMs: ambiguousWrites.readBackTimeoutInMs, readBackRoutes },
+    ambiguousWrites: ambiguousWrites && { readBackTimeoutInMs: ambiguousWrites.readBackTimeoutInMs, readBackPolicy },
     retryBudget: options.retryBudget,
     secondaryReads,
     caller: options.caller,
@@ -256,7 +255,7 @@ export function installResilience(target: unknown, options: InstallResilienceOpt
   // After the SDK's tracingPolicy, which makes each attempt's span the active one for the policies after it.
   if (tracing !== undefined) pipeline.addPolicy(tracing.resendCount, { afterPhase: "Retry", afterPolicies: [SDK_TRACING_POLICY_NAME] });
   // Before the credential policy, so read-backs are signed by the client's own pipeline (docs/data-safety.md).
-  if (readBackRoutes) pipeline.addPolicy(ambiguousWriteReadBackPolicy(readBackRoutes), { phase: "Serialize" });
+  if (readBackPolicy) pipeline.addPolicy(readBackPolicy, { phase: "Serialize" });
 
   let disposed = false;
   const account = accountOf(target, service);

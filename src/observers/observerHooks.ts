@@ -24,7 +24,6 @@ export function createObserverHooks(observers: readonly RetryObserver[]): Observ
     onOperationEnd: listeners("onOperationEnd"),
     onAmbiguousWrite: listeners("onAmbiguousWrite"),
     onLocalWait: listeners("onLocalWait"),
-    onWait: listeners("onWait"),
   };
   return {
     listens: (hook) => byHook[hook].length > 0,

@@ -110,9 +110,13 @@ export interface AmbiguousWriteEvent {
 }
 
 /**
- * Reported when an operation begins or ends waiting without sending (`state`): for an open
- * circuit, a paced slot, the retry budget or a backoff. A waiter that goes from one reason to
- * another ends the first and starts the second. The local-wait gauge counts them.
+ * Reported when the policy begins one wait without sending (`state: "started"`) and when that
+ * wait is over (`"ended"`, with how long it lasted and how it ended): a backoff, an open
+ * circuit's probe, a paced slot or the retry budget. Every sleep is told, a poll of a
+ * half-open circuit as much as a backoff, so the waits of an operation add up to the time it
+ * spent not sending; an operation that waits again, for the same reason or another, starts a
+ * new wait. The local-wait gauge counts the waits begun and not yet over; the tracing observer
+ * writes one span event per wait.
  */
 export interface LocalWaitEvent {
   /** The operation's request. */
@@ -122,41 +126,20 @@ export interface LocalWaitEvent {
    * @internal The package's own observers read it; its shape is not part of the public API.
    */
   address: RequestAddress;
-  /** What it waits for: an open circuit, a paced slot, the retry budget, or a bounded caller's backoff. */
-  reason: "circuit" | "pacing" | "budget" | "backoff";
-  /** Whether the wait begins or ends. */
-  state: "started" | "ended";
-}
-
-/**
- * Reported when the policy begins one wait without sending (`state: "started"`) and when that
- * wait is over (`"ended"`, with how long it lasted and how it ended): a backoff, an open
- * circuit's probe, a paced slot or the retry budget. Every sleep is told, a poll of a
- * half-open circuit as much as a backoff, so the waits of an operation add up to the time it
- * spent not sending. Only built when an observer has `onWait`.
- */
-export interface WaitEvent {
-  /** The operation's request. */
-  request: PipelineRequest;
-  /**
-   * What the request addresses (service, partition scope, operation), read once per operation.
-   * @internal The package's own observers read it; its shape is not part of the public API.
-   */
-  address: RequestAddress;
   /** Whether the wait begins or is over. */
   state: "started" | "ended";
-  /** What it waits for: a backoff before a retry, an open circuit, a paced slot, or the retry budget. */
+  /** What it waits for: an open circuit, a paced slot, the retry budget, or a backoff before a retry. */
   reason: "circuit" | "pacing" | "budget" | "backoff";
   /** For a backoff: whether its length came from the strategy or the server's `Retry-After`; otherwise undefined. */
   source?: "backoff" | "retry-after";
   /** How long the policy meant to wait. */
   plannedInMs: number;
-  /** For `ended`: how long it waited (less than planned when woken or let go early). */
+  /** For `ended`: how long it waited (less than planned when woken or let go early); undefined for `started`. */
   waitedInMs?: number;
   /**
    * For `ended`: `waited` (the whole wait), `woken` (what it waited for came early: its circuit
    * closed, its paced queue was let out), `released` (the caller policy let it go: the
-   * operation stops), or `aborted` (by the caller's signal).
+   * operation stops), or `aborted` (by the caller's signal); undefined for `started`.
    */
   ended?: "waited" | "woken" | "released" | "aborted";
 }
@@ -186,8 +169,6 @@ export interface RetryObserver {
   onOperationEnd?(event: OperationEvent): void;
   /** Called before `onOperationEnd` when a write ended after an unknown outcome. */
   onAmbiguousWrite?(event: AmbiguousWriteEvent): void;
-  /** Called when an operation begins or ends a local wait. */
+  /** Called when one wait without sending (a backoff, a circuit's, a paced slot's, the budget's) begins and when it is over. */
   onLocalWait?(event: LocalWaitEvent): void;
-  /** Called when one wait (a backoff, a circuit's, a paced slot's, the budget's) begins and when it is over. */
-  onWait?(event: WaitEvent): void;
 }

@@ -121,7 +121,7 @@ async function readBackIfPossible(op: EndingContext, options: AmbiguousWriteSett
   if (write === undefined) return { result: "not_resolvable" };
   if (options === undefined) return { result: "unresolved" };
   const timeoutInMs = Math.min(options.readBackTimeoutInMs, deadline - performance.now());
-  return readBackAmbiguousWrite(op.request, options.readBackRoutes, write, bodyText(op.request), timeoutInMs);
+  return readBackAmbiguousWrite(op.request, options.readBackPolicy, write, bodyText(op.request), timeoutInMs);
 }
 
 /** Marks a write that ended after an unknown outcome as decideNext reported it, and tells the observers. */
@@ -146,7 +146,7 @@ function noteAmbiguity(op: EndingContext, ambiguity: AmbiguousWriteResult | "as-
 /**
  * Returns or throws exactly what the SDK would have seen from the last attempt. An error
  * that does not lead back to the request (our own, an abort) gets the operation's record
- * itself, so that `getRetryInfo(error)` and `isPossiblyApplied(error)` answer for the error
+ * itself, so that `getRetryInfo(error)` (its `possiblyApplied` above all) answers for the error
  * the caller catches. The record, not the request: the request's URL and headers would
  * carry a SAS or an Authorization header into whatever logs the error.
  */

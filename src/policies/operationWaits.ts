@@ -14,6 +14,9 @@ import { delayUntilWoken, type WakeSource } from "../timing/wake.js";
 import type { CallerPolicy, Waiter } from "./callerPolicy.js";
 import type { WaitStep } from "./decideNext.js";
 
+/** How a wait cut by a throw is told as over (the throw goes on to the loop). */
+const ABORTED: SleepEnd = Object.freeze({ ended: "aborted", error: undefined });
+
 /** How often a wait that may be let go looks again: a quarter second of a worker lost at most. */
 const CHECK_EVERY_IN_MS = 250;
 
@@ -48,13 +51,18 @@ export class OperationWaits {
   async sleep(step: WaitStep, wake: WakeSource | undefined, attempt: number, failed: AttemptResult | undefined): Promise<SleepEnd> {
     this.#enter(step.on);
     if (step.on === "backoff" || step.on === "circuit") this.#notifyRetry(step, attempt, step.on === "backoff" ? failed : undefined);
-    if (!this.#hooks.listens("onWait")) return this.#sleep(step, wake);
-    // Timed only for an onWait observer (the tracing one): planned and actual differ when a wait is woken or let go.
+    if (!this.#hooks.listens("onLocalWait")) return this.#sleep(step, wake);
+    // Timed only for an onLocalWait observer: planned and actual differ when a wait is woken or let go.
     const startedAt = performance.now();
-    this.#notifyWaitStep(step, undefined, 0);
-    const end = await this.#sleep(step, wake);
-    this.#notifyWaitStep(step, end, performance.now() - startedAt);
-    return end;
+    this.#notifyWait(step, undefined, 0);
+    let end: SleepEnd = ABORTED;
+    try {
+      end = await this.#sleep(step, wake);
+      return end;
+    } finally {
+      // Told even when a check between slices threw: the local-wait gauge must come back down.
+      this.#notifyWait(step, end, performance.now() - startedAt);
+    }
   }
 
   #sleep(step: WaitStep, wake: WakeSource | undefined): Promise<SleepEnd> | SleepEnd {
@@ -70,17 +78,12 @@ export class OperationWaits {
     if (waiter === undefined) return;
     this.#waiter = undefined;
     this.#caller.endWait(waiter);
-    this.#notifyWait(waiter.reason, "ended");
   }
 
   #enter(reason: LocalWaitReason): void {
     const waiter = this.#waiter;
     if (waiter === undefined) this.#waiter = this.#caller.beginWait(reason);
-    else if (waiter.reason !== reason) {
-      this.#notifyWait(waiter.reason, "ended");
-      this.#caller.changeReason(waiter, reason);
-    } else return;
-    this.#notifyWait(reason, "started");
+    else if (waiter.reason !== reason) this.#caller.changeReason(waiter, reason);
   }
 
   /** What the step allows to cut the wait short, checked between slices; undefined: one sleep, one timer. */
@@ -92,9 +95,9 @@ export class OperationWaits {
     return () => this.#caller.mustRelease(waiter) || circuitOpened?.() === true;
   }
 
-  /** One wait begins (`end` undefined) or is over: told to `onWait`. */
-  #notifyWaitStep(step: WaitStep, end: SleepEnd | undefined, waitedInMs: number): void {
-    this.#hooks.notify("onWait", {
+  /** One wait begins (`end` undefined) or is over: told to `onLocalWait`. */
+  #notifyWait(step: WaitStep, end: SleepEnd | undefined, waitedInMs: number): void {
+    this.#hooks.notify("onLocalWait", {
       request: this.#request,
       address: this.#address,
       state: end === undefined ? "started" : "ended",
@@ -104,10 +107,6 @@ export class OperationWaits {
       waitedInMs: end === undefined ? undefined : waitedInMs,
       ended: end?.ended,
     });
-  }
-
-  #notifyWait(reason: LocalWaitReason, state: "started" | "ended"): void {
-    if (this.#hooks.listens("onLocalWait")) this.#hooks.notify("onLocalWait", { request: this.#request, address: this.#address, reason, state });
   }
 
   /** A backoff or a circuit wait is a retry on its way: logged at verbose and told to `onRetry`. */

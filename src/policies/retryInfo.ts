@@ -82,11 +82,3 @@ export function getRetryInfo(source: unknown): RetryInfo | undefined {
     retryInfoMarkOf<RetryInfo>((source as { _response?: unknown })._response)
   );
 }
-
-/**
- * True when `source` (an error, a response or a request) ended a write that may have been
- * applied anyway: see {@link RetryInfo.possiblyApplied}.
- */
-export function isPossiblyApplied(source: unknown): boolean {
-  return getRetryInfo(source)?.possiblyApplied === true;
-}

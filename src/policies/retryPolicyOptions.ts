@@ -1,3 +1,4 @@
+import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import { validateClassificationRules } from "../classification/classificationRules.js";
 import { resolveBackoffByClass, type BackoffByClass } from "../backoff/backoffByClass.js";
@@ -21,7 +22,7 @@ import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope
 import type { AttemptGate } from "../breaker/attemptGate.js";
 import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
-import { isReadBackRoutes, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
+import { readBackRoutesOf, type ReadBackRoutes } from "../ambiguousWrites/readBackRoutes.js";
 import { resolveSecondaryReads } from "./secondaryReads.js";
 import { resolveCallerOptions, type CallerOptions } from "./callerPolicy.js";
 
@@ -78,8 +79,8 @@ export interface ResilientRetryPolicyOptions {
   /**
    * Settles Tables writes whose outcome is unknown by reading the entity back
    * (docs/data-safety.md): `true` or options to turn it on, `false` to leave it off. The
-   * read-back is sent along `readBackRoutes`, which `ambiguousWriteReadBackPolicy(routes)`
-   * fills before the credential policy; without them writes are only marked.
+   * read-back is sent along the routes `readBackPolicy` (an `ambiguousWriteReadBackPolicy()`
+   * in the same pipeline) remembers before the credential policy; without it writes are only marked.
    * `installResilience` wires both and turns this on for Tables. Defaults to false.
    */
   ambiguousWrites?:
@@ -88,12 +89,12 @@ export interface ResilientRetryPolicyOptions {
         /** Longest time a read-back may take; it also ends at the operation's deadline. Defaults to 10000. */
         readBackTimeoutInMs?: number;
         /**
-         * Where read-backs are sent: the object from `createReadBackRoutes()` that is also given to
-         * `ambiguousWriteReadBackPolicy(routes)` in the same pipeline. For hand-built pipelines;
-         * `installResilience` makes its own. Without it nothing is read back: a write whose outcome
-         * is unknown ends `unresolved`, marked possibly applied. Defaults to none.
+         * The `ambiguousWriteReadBackPolicy()` added to the same pipeline: read-backs are sent
+         * along the routes it remembers. For hand-built pipelines; `installResilience` makes its
+         * own. Without it nothing is read back: a write whose outcome is unknown ends
+         * `unresolved`, marked possibly applied. Defaults to none.
          */
-        readBackRoutes?: ReadBackRoutes;
+        readBackPolicy?: PipelinePolicy;
       };
   /**
    * Limits retries to a fraction of requests (docs/data-safety.md): a budget from
@@ -132,13 +133,25 @@ export const DEFAULT_AMBIGUOUS_WRITE_OPTIONS = Object.freeze({
   readBackTimeoutInMs: 10_000,
 });
 
+/** `readBackPolicy`: the routes of the read-back policy given, undefined when none is. */
+function readBackRoutesOption(value: unknown, path: string): ReadBackRoutes | undefined {
+  if (value === undefined) return undefined;
+  const routes = readBackRoutesOf(value);
+  if (routes === undefined) throw new TypeError(`${path} must be the policy ambiguousWriteReadBackPolicy() returns; got ${describeValue(value)}.`);
+  return routes;
+}
+
 const checkAmbiguousWriteOptions = optionsObject(
   {
     readBackTimeoutInMs: numberOption({ min: 1, max: DAY_IN_MS }, DEFAULT_AMBIGUOUS_WRITE_OPTIONS.readBackTimeoutInMs),
-    // null is not "none": like every other option, it is a mistake worth naming.
-    readBackRoutes: optionWhere<ReadBackRoutes>(isReadBackRoutes, "the object createReadBackRoutes() returns"),
+    // Checked as the policy, read as its routes (what the read-back needs). null is not "none":
+    // like every other option, it is a mistake worth naming.
+    readBackPolicy: readBackRoutesOption,
   } satisfies OptionsShape<AmbiguousWriteOptions>,
-  { expected: "a boolean or an options object" },
+  {
+    expected: "a boolean or an options object",
+    removed: { readBackRoutes: "was removed: give readBackPolicy the ambiguousWriteReadBackPolicy() of the same pipeline." },
+  },
 );
 
 /** `ambiguousWrites` after validation: what the retry loop reads. */

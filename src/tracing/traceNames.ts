@@ -1,5 +1,7 @@
-// The names of what the tracing observer writes on an operation's span. Public API, as metric names
-// are (docs/tracing.md lists them); the keys the metrics also use come from their one list.
+// The names of what the tracing observer writes on an operation's span. Public API as docs/tracing.md
+// lists them (a test holds the page and this list together), but not exported: nothing in the API
+// takes or returns a name, and users write them as strings in their trace queries. The keys the
+// metrics also use come from their one list.
 import { OPEN_TELEMETRY_ATTRIBUTES as METRIC_ATTRIBUTES } from "../metrics/metricNames.js";
 
 /** The span events the tracing observer adds to the operation's span (the SDK client method's). */

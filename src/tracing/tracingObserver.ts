@@ -12,14 +12,14 @@ import {
   type AmbiguousWriteEvent,
   type AttemptClass,
   type AttemptEvent,
+  type LocalWaitEvent,
   type OperationEvent,
   type RetryObserver,
-  type WaitEvent,
 } from "../observers/retryEvents.js";
 import type { RetryInfo } from "../policies/retryInfo.js";
 import { operationSpanOf } from "./operationSpan.js";
 import { TRACE_ATTRIBUTES as A, TRACE_EVENTS } from "./traceNames.js";
-import { resolveTracingObserverOptions, type TracingObserverOptions } from "./tracingOptions.js";
+import { resolveTracingObserverOptions, type TracingOptions } from "./tracingOptions.js";
 
 /** What the observer keeps of one traced operation while it runs. */
 interface OperationTrace {
@@ -49,7 +49,7 @@ interface SpanTotals {
  * @example
  * pipeline.addPolicy(resilientRetryPolicy({ observers: [createTracingObserver()] }), { phase: "Retry" });
  */
-export function createTracingObserver(options: TracingObserverOptions = {}): RetryObserver {
+export function createTracingObserver(options: TracingOptions = {}): RetryObserver {
   const resolved = resolveTracingObserverOptions(options, "");
   return new TracingObserver(resolved.partitionAttribute, resolved.circuitBreaker);
 }
@@ -88,7 +88,7 @@ class TracingObserver implements RetryObserver {
     trace.span.addEvent(TRACE_EVENTS.attempt, attributes);
   }
 
-  onWait(event: WaitEvent): void {
+  onLocalWait(event: LocalWaitEvent): void {
     const trace = this.#traceOf(event.request, event);
     if (trace === undefined) return;
     if (event.state === "started") {

@@ -1,7 +1,10 @@
 import type { PartitionBreaker } from "../breaker/partitionBreakerInterface.js";
 import { hasMethods, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 
-/** Options of `installResilience`'s `tracing` (docs/tracing.md). Every one is optional. */
+/**
+ * Options of {@link createTracingObserver}, and of `installResilience`'s `tracing` without
+ * `circuitBreaker` (docs/tracing.md). Every one is optional.
+ */
 export interface TracingOptions {
   /**
    * Adds `azure.storage.partition` (the partition's scope key: account, table or container,
@@ -10,14 +13,11 @@ export interface TracingOptions {
    * business data. Defaults to false.
    */
   partitionAttribute?: boolean;
-}
-
-/** Options of {@link createTracingObserver}: the install's, and the breaker to ask. */
-export interface TracingObserverOptions extends TracingOptions {
   /**
    * The breaker whose partition state (`healthy`, `paced`, `open`, `half_open`) and paced rate
-   * each wait event records. `installResilience` passes the client's own. Defaults to none
-   * (the wait events then carry no partition state).
+   * each wait event records. Only for {@link createTracingObserver}: `installResilience` passes
+   * the client's own, and refuses this option under `tracing`. Defaults to none (the wait events
+   * then carry no partition state).
    */
   circuitBreaker?: PartitionBreaker;
 }
@@ -25,8 +25,8 @@ export interface TracingObserverOptions extends TracingOptions {
 const isBoolean = (value: unknown): boolean => typeof value === "boolean";
 const partitionAttribute = optionWhere<boolean>(isBoolean, "a boolean", false);
 
-/** Validates `tracing` of installResilience; errors name it by `path`. */
-export const resolveTracingOptions = optionsObject({ partitionAttribute } satisfies OptionsShape<TracingOptions>, {
+/** Validates `tracing` of installResilience (which passes the client's own breaker); errors name it by `path`. */
+export const resolveTracingOptions = optionsObject({ partitionAttribute } satisfies OptionsShape<Omit<TracingOptions, "circuitBreaker">>, {
   root: "tracing options",
   owner: "tracing",
   expected: "false or an options object",
@@ -37,6 +37,6 @@ export const resolveTracingObserverOptions = optionsObject(
   {
     partitionAttribute,
     circuitBreaker: optionWhere<PartitionBreaker>(hasMethods("statusOf"), "a breaker from createPartitionBreaker()"),
-  } satisfies OptionsShape<TracingObserverOptions>,
+  } satisfies OptionsShape<TracingOptions>,
   { root: "createTracingObserver options", owner: "createTracingObserver" },
 );

@@ -3,7 +3,8 @@ import { READ_BACK_REQUEST_ID_SUFFIX } from "../../src/ambiguousWrites/ambiguous
 import { isRestError, type PipelineResponse } from "@azure/core-rest-pipeline";
 import { Registry } from "prom-client";
 import { beforeEach, describe, expect, it } from "vitest";
-import { getRetryInfo, installResilience, isPossiblyApplied, type AmbiguousWriteEvent, type InstallResilienceOptions } from "../../src/index.js";
+import { getRetryInfo, installResilience, type AmbiguousWriteEvent, type InstallResilienceOptions } from "../../src/index.js";
+import { isPossiblyApplied } from "../support/possiblyApplied.js";
 import { captureAzureLog } from "../support/captureAzureLog.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 

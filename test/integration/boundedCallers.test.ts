@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { installResilience, isPossiblyApplied, type CallerOptions, type ResilienceHandle } from "../../src/index.js";
+import { installResilience, type CallerOptions, type ResilienceHandle } from "../../src/index.js";
+import { isPossiblyApplied } from "../support/possiblyApplied.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
 // Issue 16 end to end: 16 closed-loop workers (a worker pool: each runs one operation after

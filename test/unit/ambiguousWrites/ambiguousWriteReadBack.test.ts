@@ -9,7 +9,9 @@ import {
   type PipelineRequest,
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
-import { ambiguousWriteReadBackPolicy, createReadBackRoutes, fixedBackoff, getRetryInfo, isPossiblyApplied, resilientRetryPolicy, type AmbiguousWriteEvent } from "../../../src/index.js";
+import { readBackRoutesOf } from "../../../src/ambiguousWrites/readBackRoutes.js";
+import { ambiguousWriteReadBackPolicy, fixedBackoff, getRetryInfo, resilientRetryPolicy, type AmbiguousWriteEvent } from "../../../src/index.js";
+import { isPossiblyApplied } from "../../support/possiblyApplied.js";
 import { captureAzureLog } from "../../support/captureAzureLog.js";
 
 // How the retry policy settles a write whose first attempt's outcome was unknown, with a
@@ -50,12 +52,12 @@ const signingPolicy: PipelinePolicy = {
 let events: AmbiguousWriteEvent[];
 
 function send(http: HttpClient, request: PipelineRequest): Promise<PipelineResponse> {
-  const routes = createReadBackRoutes();
+  const readBackPolicy = ambiguousWriteReadBackPolicy();
   const pipeline = createEmptyPipeline();
-  pipeline.addPolicy(ambiguousWriteReadBackPolicy(routes), { phase: "Serialize" });
+  pipeline.addPolicy(readBackPolicy, { phase: "Serialize" });
   pipeline.addPolicy(signingPolicy);
   const observers = [{ onAmbiguousWrite: (event: AmbiguousWriteEvent) => events.push(event) }];
-  const ambiguousWrites = { readBackRoutes: routes };
+  const ambiguousWrites = { readBackPolicy };
   pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ambiguousWrites, observers }), { phase: "Retry" });
   return pipeline.sendRequest(http, request);
 }
@@ -172,15 +174,10 @@ describe("a read-back refused for want of Read permission", () => {
   });
 });
 
-describe("ambiguousWriteReadBackPolicy(routes)", () => {
-  it.each([undefined, null, {}, { remember() {} }, "routes"])("refuses %s for routes, with a TypeError naming it", (routes) => {
-    expect(() => ambiguousWriteReadBackPolicy(routes as never)).toThrow(TypeError);
-    expect(() => ambiguousWriteReadBackPolicy(routes as never)).toThrow(/routes must be the object createReadBackRoutes\(\) returns/);
-  });
-
+describe("ambiguousWriteReadBackPolicy()", () => {
   it("remembers writes only: a GET passes through with no route", async () => {
-    const routes = createReadBackRoutes();
-    const policy = ambiguousWriteReadBackPolicy(routes);
+    const policy = ambiguousWriteReadBackPolicy();
+    const routes = readBackRoutesOf(policy) as NonNullable<ReturnType<typeof readBackRoutesOf>>;
     const next = vi.fn(async (req: PipelineRequest) => reply(req, 200));
     const get = createPipelineRequest({ url: entity, method: "GET" });
     const post = createPipelineRequest({ url: table, method: "POST" });
@@ -193,7 +190,28 @@ describe("ambiguousWriteReadBackPolicy(routes)", () => {
 
 describe("resilientRetryPolicy's ambiguousWrites.readBackRoutes", () => {
   it.each([null, {}, 5])("refuses %s with a TypeError naming ambiguousWrites.readBackRoutes", (readBackRoutes) => {
-    expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: readBackRoutes as never } })).toThrow(TypeError);
-    expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: readBackRoutes as never } })).toThrow(/ambiguousWrites\.readBackRoutes/);
+    expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: readBackRoutes } } as never)).toThrow(TypeError);
+    expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: readBackRoutes } } as never)).toThrow(/ambiguousWrites\.readBackRoutes/);
+  });
+
+  it("was removed: the error says to give readBackPolicy instead", () => {
+    expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackRoutes: {} } } as never)).toThrow(/^ambiguousWrites\.readBackRoutes was removed: give readBackPolicy/);
+  });
+});
+
+describe("resilientRetryPolicy's ambiguousWrites.readBackPolicy", () => {
+  // The routes are the read-back policy's own: another policy, or one a second copy of it made by hand, has none to give.
+  it.each([null, {}, { name: "ambiguousWriteReadBackPolicy", sendRequest: () => undefined }, "routes"])(
+    "refuses %s with a TypeError naming ambiguousWrites.readBackPolicy",
+    (readBackPolicy) => {
+      expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackPolicy: readBackPolicy as never } })).toThrow(TypeError);
+      expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackPolicy: readBackPolicy as never } })).toThrow(
+        /^ambiguousWrites\.readBackPolicy must be the policy ambiguousWriteReadBackPolicy\(\) returns/,
+      );
+    },
+  );
+
+  it("takes the policy ambiguousWriteReadBackPolicy() made", () => {
+    expect(() => resilientRetryPolicy({ ambiguousWrites: { readBackPolicy: ambiguousWriteReadBackPolicy() } })).not.toThrow();
   });
 });

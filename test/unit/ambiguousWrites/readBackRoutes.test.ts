@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createPipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
-import { createReadBackRoutes } from "../../../src/index.js";
+import { createReadBackRoutes } from "../../../src/ambiguousWrites/readBackRoutes.js";
 
 const table = "http://127.0.0.1:10002/devstoreaccount1/orders";
 const next: SendRequest = async (request) => ({ request, status: 204 }) as PipelineResponse;

@@ -11,7 +11,8 @@ import {
   type PipelineRequest,
   type PipelineResponse,
 } from "@azure/core-rest-pipeline";
-import { createReadBackRoutes, fixedBackoff, getRetryInfo, installResilience } from "../../../src/index.js";
+import { ambiguousWriteReadBackPolicy, fixedBackoff, getRetryInfo, installResilience } from "../../../src/index.js";
+import { createReadBackRoutes } from "../../../src/ambiguousWrites/readBackRoutes.js";
 import { resilientRetryPolicyName } from "../../../src/policies/resilientRetryPolicy.js";
 import { ambiguousWriteReadBackPolicyName } from "../../../src/ambiguousWrites/ambiguousWriteReadBack.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
@@ -106,6 +107,12 @@ describe("each install has its own read-back routes", () => {
   it("refuses ambiguousWrites.readBackRoutes: the install makes its own", () => {
     expect(() => installResilience(createEmptyPipeline(), { ...options, ambiguousWrites: { readBackRoutes: createReadBackRoutes() } } as never)).toThrow(
       /ambiguousWrites\.readBackRoutes is not an installResilience option/,
+    );
+  });
+
+  it("refuses ambiguousWrites.readBackPolicy: the install adds its own read-back policy", () => {
+    expect(() => installResilience(createEmptyPipeline(), { ...options, ambiguousWrites: { readBackPolicy: ambiguousWriteReadBackPolicy() } } as never)).toThrow(
+      /ambiguousWrites\.readBackPolicy is not an installResilience option/,
     );
   });
 });

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
-import { fixedBackoff, getRetryInfo, isPossiblyApplied, resilientRetryPolicy } from "../../../src/index.js";
+import { fixedBackoff, getRetryInfo, resilientRetryPolicy } from "../../../src/index.js";
+import { isPossiblyApplied } from "../../support/possiblyApplied.js";
 import { SEND_NOW, type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import { captureAzureLog } from "../../support/captureAzureLog.js";
 import { asGateOption } from "../../support/scriptedGate.js";

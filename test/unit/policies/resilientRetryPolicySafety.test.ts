@@ -10,7 +10,7 @@ import {
   type PipelineResponse,
   type SendRequest,
 } from "@azure/core-rest-pipeline";
-import { ambiguousWriteReadBackPolicy, createReadBackRoutes, createRetryBudget, fixedBackoff, getRetryInfo, resilientRetryPolicy, type AmbiguousWriteEvent, type ResilientRetryPolicyOptions } from "../../../src/index.js";
+import { ambiguousWriteReadBackPolicy, createRetryBudget, fixedBackoff, getRetryInfo, resilientRetryPolicy, type AmbiguousWriteEvent, type ResilientRetryPolicyOptions } from "../../../src/index.js";
 import { SEND_NOW, type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import { captureAzureLog } from "../../support/captureAzureLog.js";
 import { asGateOption } from "../../support/scriptedGate.js";
@@ -52,14 +52,14 @@ const signingPolicy: PipelinePolicy = {
   },
 };
 
-/** A hand-built pipeline: the read-back policy (unless left out) and the retry policy given one route store. */
+/** A hand-built pipeline: the read-back policy (unless left out) and the retry policy given that policy. */
 function pipelineWith(options: ResilientRetryPolicyOptions, withReadBack = true) {
-  const routes = createReadBackRoutes();
+  const readBackPolicy = ambiguousWriteReadBackPolicy();
   const pipeline = createEmptyPipeline();
-  if (withReadBack) pipeline.addPolicy(ambiguousWriteReadBackPolicy(routes), { phase: "Serialize" });
+  if (withReadBack) pipeline.addPolicy(readBackPolicy, { phase: "Serialize" });
   pipeline.addPolicy(signingPolicy);
   const { ambiguousWrites } = options;
-  const wired = ambiguousWrites ? { ...(ambiguousWrites === true ? {} : ambiguousWrites), readBackRoutes: routes } : ambiguousWrites;
+  const wired = ambiguousWrites ? { ...(ambiguousWrites === true ? {} : ambiguousWrites), readBackPolicy } : ambiguousWrites;
   pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ...options, ambiguousWrites: wired }), { phase: "Retry" });
   return pipeline;
 }
@@ -156,13 +156,13 @@ describe("ambiguous writes in the retry policy", () => {
     expect(getRetryInfo(response)).toMatchObject({ ambiguousWrite: "unresolved", possiblyApplied: true });
   });
 
-  it("with the read-back policy but no readBackRoutes in the retry policy, nothing is read: unresolved, and the log says why", async () => {
+  it("with the read-back policy but no readBackPolicy in the retry policy, nothing is read: unresolved, and the log says why", async () => {
     const lines: string[] = [];
     const log = captureAzureLog("info", lines);
     try {
       const http = httpClient(reset, (r) => reply(r, 409), (r) => reply(r, 200, {}, storedBody));
       const pipeline = createEmptyPipeline();
-      pipeline.addPolicy(ambiguousWriteReadBackPolicy(createReadBackRoutes()), { phase: "Serialize" });
+      pipeline.addPolicy(ambiguousWriteReadBackPolicy(), { phase: "Serialize" });
       pipeline.addPolicy(signingPolicy);
       pipeline.addPolicy(resilientRetryPolicy({ retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), ambiguousWrites: true }), { phase: "Retry" });
       const pending = pipeline.sendRequest(http.client, insert());

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
-import { getRetryInfo, isPossiblyApplied, startRetryInfo } from "../../../src/policies/retryInfo.js";
+import { getRetryInfo, startRetryInfo } from "../../../src/policies/retryInfo.js";
+import { isPossiblyApplied } from "../../support/possiblyApplied.js";
 import { attachRetryInfo } from "../../../src/address/requestMarks.js";
 
 /**

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { createHttpHeaders, RestError, type HttpClient, type PipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
-import { getRetryInfo, installResilience, isPossiblyApplied, type AmbiguousWriteEvent, type RetryInfo } from "../../../src/index.js";
+import { getRetryInfo, installResilience, type AmbiguousWriteEvent, type RetryInfo } from "../../../src/index.js";
+import { isPossiblyApplied } from "../../support/possiblyApplied.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 import { captureAzureLog, type AzureLogCapture } from "../../support/captureAzureLog.js";
 

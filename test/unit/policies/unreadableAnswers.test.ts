@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { createHttpHeaders, createPipelineRequest, RestError, type HttpClient, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
-import { fixedBackoff, getRetryInfo, installResilience, isPossiblyApplied, resilientRetryPolicy } from "../../../src/index.js";
+import { fixedBackoff, getRetryInfo, installResilience, resilientRetryPolicy } from "../../../src/index.js";
+import { isPossiblyApplied } from "../../support/possiblyApplied.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
 
 // Issue 17 item 3. When a response body breaks off while the Node HTTP client reads it, the

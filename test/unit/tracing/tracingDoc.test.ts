@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { TRACE_ATTRIBUTES, TRACE_EVENTS } from "../../../src/index.js";
+import { TRACE_ATTRIBUTES, TRACE_EVENTS } from "../../../src/tracing/traceNames.js";
 
 // docs/tracing.md says its event names and attribute keys are public API: every one the
 // observer writes is on the page, and the page names none it does not write.
