@@ -41,6 +41,10 @@ export class SendRate {
   #startRate = 0;
   /** The capacity learnt (attempts/s): the rate served at the last cut that found the scope at capacity; Infinity while unknown. */
   #plateau = Infinity;
+  /** The plateau before the last cut: undone when that cut turns out to have been an outage's first answer. */
+  #plateauBefore = Infinity;
+  /** The last cut came on a lone throttle (at most one attempt unserved in its window): it may have been an outage's first answer. */
+  #cutOnLoneThrottle = false;
   /** True when the last cut found the scope at capacity (CUBIC from the plateau at once); false: slow start first. */
   #atCapacity = false;
   /** The first success after the last cut (slow start runs from it); undefined until then. */
@@ -145,7 +149,12 @@ export class SendRate {
     // rate it sent while it backed off; busy every few seconds, its rate was cut to 1-3/s and stayed there.
     this.#outage =
       (this.#successes.countAt(now) === 0 && this.#successes.spanInMs(now) >= OUTAGE_EVIDENCE_IN_MS) || now - this.#lastServedAt >= 2 * OUTAGE_EVIDENCE_IN_MS;
+    // The last cut came on a lone throttle after successes, and nothing was served since: it was this outage's
+    // first answer (a partition turning busy under a caller that sends one call at a time), not a capacity.
+    if (this.#outage && this.#atCapacity && this.#cutOnLoneThrottle && this.#lastServedAt <= this.#cutAt) this.#plateau = this.#plateauBefore;
     this.#atCapacity = !this.#outage && share >= MIN_SERVED_SHARE;
+    this.#plateauBefore = this.#plateau;
+    this.#cutOnLoneThrottle = this.#sends.countAt(now) - this.#successes.countAt(now) <= 1;
     if (this.#atCapacity) {
       this.#plateau = Math.max(minRatePerSecond, Math.min(served, sentRate));
       this.#startRate = this.#plateau;

@@ -324,3 +324,36 @@ describe("SendRate: a caller making one call at a time through a partition busy 
     expect(rate.paced).toBe(false);
   });
 });
+
+describe("SendRate: an outage whose first answer read as a capacity", () => {
+  it("undoes the plateau that first answer taught, so the first success lets the scope go unpaced", () => {
+    const rate = new SendRate(0, DEFAULTS);
+    every(100, 0, 1000, (at) => {
+      rate.sent(at);
+      rate.served(at);
+    });
+    // The partition turns busy at 1000 ms: its first throttle comes right after successes (a capacity, as read then).
+    rate.sent(1000);
+    expect(rate.throttled(1000, 1000)).toBe(true);
+    expect(rate.plateau).toBeLessThan(Infinity);
+    // The retry, 700 ms later, is busy too, with nothing served in between: an outage, and the 1000 ms cut was its first answer.
+    rate.sent(1700);
+    expect(rate.throttled(1700, 1700)).toBe(true);
+    expect(rate.plateau).toBe(Infinity);
+    expect(rate.served(2500)).toBe(true);
+    expect(rate.paced).toBe(false);
+  });
+
+  it("keeps a plateau learnt with successes after it", () => {
+    const rate = new SendRate(0, DEFAULTS);
+    every(100, 0, 1000, (at) => rate.sent(at));
+    every(50, 0, 1000, (at) => rate.served(at));
+    expect(rate.throttled(1000, 1000)).toBe(true);
+    const plateau = rate.plateau;
+    every(50, 1000, 1200, (at) => rate.served(at));
+    // An outage after it had served again: what the earlier cut taught stands.
+    rate.sent(2000);
+    expect(rate.throttled(2000, 2000)).toBe(true);
+    expect(rate.plateau).toBe(plateau);
+  });
+});
