@@ -8,8 +8,8 @@ import type { PacedScope } from "../flow/pacedScope.js";
 import type { ResolvedPacingOptions } from "../flow/pacingOptions.js";
 import { ACCOUNT_PROBE_IN_MS, QUIET_IN_MS } from "./circuit.js";
 
-/** Accounts whose throttling is watched at once: a client talks to one, a few at most. */
-const MAX_ACCOUNTS = 64;
+/** Accounts watched at once (throttling, health, recovery windows): a client talks to one, a few at most. */
+export const MAX_ACCOUNTS = 64;
 
 /**
  * What says an account (or its endpoint) serves nothing at all, rather than one partition being moved:
@@ -31,7 +31,8 @@ export interface AccountHeldScope {
   holdFor(account: string | undefined): void;
 }
 
-const accountKeyOf = (address: RequestAddress): string | undefined => {
+/** `address`'s account key, `service|account` (the scope key of an account), or undefined when it has no scope. */
+export const accountKeyOf = (address: RequestAddress): string | undefined => {
   const scope = address.scope;
   return scope === undefined ? undefined : `${scope.service}|${scope.account}`;
 };

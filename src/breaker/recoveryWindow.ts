@@ -4,6 +4,7 @@ import type { RequestAddress } from "../address/requestAddress.js";
 import type { WakeSource } from "../timing/wake.js";
 import type { SendAdmission } from "./attemptGate.js";
 import type { PartitionBreaker } from "./partitionBreakerInterface.js";
+import { accountKeyOf, MAX_ACCOUNTS } from "./accountGate.js";
 
 /**
  * Attempts in flight to an account just back from an outage, at first. Measured through the bench's
@@ -24,8 +25,6 @@ const QUEUE_SLACK_IN_MS = 2;
 export const TURN_POLL_IN_MS = 1_000;
 /** A window is given up this long after it was opened, whatever it holds: a slot never given back cannot hold an account for ever. */
 const MAX_WINDOW_IN_MS = 30_000;
-/** Accounts with a window at once: a client talks to one, a few at most. */
-const MAX_WINDOWS = 64;
 
 /** One waiter's turn: woken alone, the newest first. Woken before it listens, it wakes as it starts listening. */
 class Turn implements WakeSource {
@@ -87,13 +86,16 @@ class Turn implements WakeSource {
  * few round trips.
  */
 class Window {
+  /** Its account's key (`service|account`). */
+  readonly key: string;
   readonly openedAt: number;
   #limit = RECOVERY_WINDOW_START;
   #inFlight = 0;
   #fastestInMs = Infinity;
   readonly #turns: Turn[] = [];
 
-  constructor(at: number) {
+  constructor(key: string, at: number) {
+    this.key = key;
     this.openedAt = at;
   }
 
@@ -138,11 +140,6 @@ class Window {
   }
 }
 
-const accountKeyOf = (address: RequestAddress): string | undefined => {
-  const scope = address.scope;
-  return scope === undefined ? undefined : `${scope.service}|${scope.account}`;
-};
-
 /**
  * Gives `breaker` a recovery window per account, in place (its `admit`, `record`, `abandon` and
  * `dispose` wrap its own): a window opens when one of the account's circuits closes (its probe
@@ -171,8 +168,8 @@ export function withRecoveryWindows<B extends PartitionBreaker>(breaker: B): B {
   breaker.onTransition(({ to }) => {
     const key = to === "closed" && recording !== undefined ? accountKeyOf(recording) : undefined;
     if (key === undefined || windows.has(key)) return;
-    windows.set(key, new Window(Date.now()));
-    if (windows.size > MAX_WINDOWS) windows.delete(windows.keys().next().value as string);
+    windows.set(key, new Window(key, Date.now()));
+    if (windows.size > MAX_ACCOUNTS) windows.delete(windows.keys().next().value as string);
   });
 
   const windowOf = (address: RequestAddress, at: number): Window | undefined => {
@@ -184,14 +181,19 @@ export function withRecoveryWindows<B extends PartitionBreaker>(breaker: B): B {
     return undefined;
   };
 
-  /** The slot `admission` holds, if any, goes back; `served`: its answer came and was a success (the window learns from its time). */
-  const release = (address: RequestAddress, admission: SendAdmission, served: boolean): void => {
+  /**
+   * The slot `admission` holds, if any, goes back; `served`: its answer came and was a success (the
+   * window learns from its time). With no window open, a slot still held is a given-up window's:
+   * nothing to give back, and the success path looks nothing up.
+   */
+  const release = (admission: SendAdmission, served: boolean): void => {
+    if (windows.size === 0) return;
     const slot = held.get(admission);
     if (slot === undefined) return;
     held.delete(admission);
-    slot.window.give(served ? Date.now() - slot.at : undefined);
-    const key = accountKeyOf(address);
-    if (slot.window.idle && key !== undefined && windows.get(key) === slot.window) windows.delete(key);
+    const window = slot.window;
+    window.give(served ? Date.now() - slot.at : undefined);
+    if (window.idle && windows.get(window.key) === window) windows.delete(window.key);
   };
 
   breaker.admit = (address, remainingInMs, reserved) => {
@@ -217,7 +219,7 @@ export function withRecoveryWindows<B extends PartitionBreaker>(breaker: B): B {
   };
   breaker.record = (address, admission, result) => {
     const served = result.outcomeClass === "success";
-    release(address, admission, served);
+    release(admission, served);
     if (!served && result.outcomeClass !== "permanent") noteTrouble(address);
     recording = address;
     try {
@@ -227,7 +229,7 @@ export function withRecoveryWindows<B extends PartitionBreaker>(breaker: B): B {
     }
   };
   breaker.abandon = (address, admission) => {
-    release(address, admission, false);
+    release(admission, false);
     abandon(address, waiting.get(admission)?.admission ?? admission);
   };
   breaker.dispose = () => {
