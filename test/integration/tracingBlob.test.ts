@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BlobServiceClient, BlockBlobClient, StorageSharedKeyCredential } from "@azure/storage-blob";
 import { installResilience } from "../../src/index.js";
 import { uniqueStorageName, withStorageSimulator } from "../support/withStorageSimulator.js";
-import { expectExplained, explainCall, formatTrace, inMemoryTracing, stringsOf, type InMemoryTracing } from "../support/openTelemetryTracing.js";
+import { expectExplained, explainCall, formatTrace, stringsOf, useInMemoryTracing } from "../support/openTelemetryTracing.js";
 
 // Issue 31 for Blob: a real BlockBlobClient upload, the Azure SDK's OpenTelemetry
 // instrumentation, an in-memory exporter, Azurite and the simulator (a blob is its own partition).
 
 const env = withStorageSimulator("blob", { seed: 31 });
 const credential = () => new StorageSharedKeyCredential(env.azurite.accountName, env.azurite.accountKey);
-let tracing: InMemoryTracing;
-beforeAll(() => {
-  tracing = inMemoryTracing();
-});
-afterAll(async () => {
-  await tracing.shutdown();
-});
+const tracing = useInMemoryTracing();
 
 describe("a Blob upload's trace", () => {
   it("explains an upload that backed off, waited on the open circuit of a moving partition, and succeeded", async () => {
@@ -28,13 +22,13 @@ describe("a Blob upload's trace", () => {
       circuitBreaker: { consecutiveFailures: 2, resetTimeoutInMs: 1_000 },
     });
     env.simulator.addFault({ name: "moving", kind: "serverBusy", match: { partition: "moving.txt" }, durationInMs: 2_500 });
-    tracing.exporter.reset();
+    tracing().exporter.reset();
     try {
       await client.upload("hello, rebalanced world", 23);
     } finally {
       handle.dispose();
     }
-    const call = explainCall(tracing.spans(), "BlockBlobClient-upload");
+    const call = explainCall(tracing().spans(), "BlockBlobClient-upload");
     console.log(formatTrace(call));
     expectExplained(call, ["backoff", "circuit"]);
     expect(stringsOf(call).filter((s) => s.includes("moving") || s.includes(container))).toEqual([]);

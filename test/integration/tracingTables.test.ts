@@ -1,10 +1,10 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { TableClient } from "@azure/data-tables";
 import { getRetryInfo, installResilience, isCircuitOpenError, type ResilienceHandle } from "../../src/index.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
-import { eventsOf, expectExplained, explainCall, formatTrace, inMemoryTracing, stringsOf, traceSvg, type InMemoryTracing } from "../support/openTelemetryTracing.js";
+import { eventsOf, expectExplained, explainCall, formatTrace, stringsOf, traceSvg, useInMemoryTracing } from "../support/openTelemetryTracing.js";
 
 // Issue 31 end to end: a real TableClient, the Azure SDK's OpenTelemetry instrumentation, an
 // in-memory span exporter, Azurite and the rebalancing simulator. The call's own span explains
@@ -17,24 +17,18 @@ const RETRY = { baseDelayInMs: 150, minDelayInMs: 100, maxDelayInMs: 400 };
 const BREAKER = { consecutiveFailures: 2, resetTimeoutInMs: 1_000 };
 const MOVING_FOR_IN_MS = 2_500;
 
-let tracing: InMemoryTracing;
+const tracing = useInMemoryTracing();
 let table: string;
 let client: TableClient;
 let handle: ResilienceHandle | undefined;
 
-beforeAll(() => {
-  tracing = inMemoryTracing();
-});
-afterAll(async () => {
-  await tracing.shutdown();
-});
 beforeEach(async () => {
   handle?.dispose();
   env.simulator.clearFaults();
   table = uniqueTableName("trace");
   await env.directTableClient(table).createTable();
   client = env.tableClient(table);
-  tracing.exporter.reset();
+  tracing().exporter.reset();
 });
 
 describe("a TableClient call's trace", () => {
@@ -43,7 +37,7 @@ describe("a TableClient call's trace", () => {
     env.simulator.addFault({ name: "moving", kind: "serverBusy", match: { partition: "moving" }, durationInMs: MOVING_FOR_IN_MS });
     await client.upsertEntity({ partitionKey: "moving", rowKey: "order-42", total: 99.5 });
 
-    const call = explainCall(tracing.spans(), "TableClient.upsertEntity");
+    const call = explainCall(tracing().spans(), "TableClient.upsertEntity");
     const text = formatTrace(call);
     console.log(text);
     expectExplained(call, ["backoff", "circuit"]);
@@ -59,7 +53,7 @@ describe("a TableClient call's trace", () => {
     handle = installResilience(client, { metrics: false, retry: RETRY, tracing: { partitionAttribute: true } });
     env.simulator.addFault({ name: "once", kind: "serverBusy", match: { partition: "p-secret" }, count: 1 });
     await client.upsertEntity({ partitionKey: "p-secret", rowKey: "r1" });
-    const call = explainCall(tracing.spans(), "TableClient.upsertEntity");
+    const call = explainCall(tracing().spans(), "TableClient.upsertEntity");
     expect(call.method.attributes["azure.storage.partition"]).toBe(`table|devstoreaccount1|${table}|p-secret`);
     expectExplained(call, ["backoff"]);
   });
@@ -73,10 +67,10 @@ describe("a TableClient call's trace", () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect(handle.partitionStatus(table, "gone").state).toBe("open");
-    tracing.exporter.reset();
+    tracing().exporter.reset();
     const error = await client.upsertEntity({ partitionKey: "gone", rowKey: "refused" }).catch((e: unknown) => e);
     expect(isCircuitOpenError(error)).toBe(true);
-    const call = explainCall(tracing.spans(), "TableClient.upsertEntity");
+    const call = explainCall(tracing().spans(), "TableClient.upsertEntity");
     expect(call.attempts).toHaveLength(0);
     const refused = call.events.filter((e) => e.name === "azure.storage.refused");
     expect(refused).toHaveLength(1);
@@ -90,7 +84,7 @@ describe("a TableClient call's trace", () => {
     // The insert reaches the store, its answer is lost; the retry meets the entity (409), which is read back.
     env.simulator.addFault({ name: "lost", kind: "resetAfterForward", match: { partition: "amb", method: "POST" }, count: 1 });
     await client.createEntity({ partitionKey: "amb", rowKey: "r1", v: 1 });
-    const call = explainCall(tracing.spans(), "TableClient.createEntity");
+    const call = explainCall(tracing().spans(), "TableClient.createEntity");
     const settled = call.events.filter((e) => e.name === "azure.storage.ambiguous_write");
     expect(settled.map((e) => e.attributes)).toEqual([{ "azure.storage.ambiguous_write.result": "applied", "azure.storage.ambiguous_write.unknown_outcomes": 1 }]);
     expect(call.events.filter((e) => e.name === "azure.storage.attempt").map((e) => e.attributes["azure.storage.attempt.class"])).toEqual(["transient", "permanent"]);
@@ -101,7 +95,7 @@ describe("a TableClient call's trace", () => {
   it("writes nothing on a call that succeeds at its first attempt", async () => {
     handle = installResilience(client, { metrics: false });
     await client.upsertEntity({ partitionKey: "calm", rowKey: "r1" });
-    const call = explainCall(tracing.spans(), "TableClient.upsertEntity");
+    const call = explainCall(tracing().spans(), "TableClient.upsertEntity");
     expect(call.attempts).toHaveLength(1);
     expect(eventsOf(call.method)).toEqual([]);
     expect(Object.keys(call.method.attributes).filter((k) => k.startsWith("azure.storage."))).toEqual([]);

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { context, trace, type Attributes } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
@@ -20,6 +20,21 @@ export interface InMemoryTracing {
  * SDKs as ES modules, which that hook does not see, so @azure/core-tracing is required once here
  * (its CommonJS and ES builds share the instrumenter it sets).
  */
+/** In-memory tracing for a test file: registered before its tests, shut down after them; call the getter inside a test. */
+export function useInMemoryTracing(): () => InMemoryTracing {
+  let tracing: InMemoryTracing | undefined;
+  beforeAll(() => {
+    tracing = inMemoryTracing();
+  });
+  afterAll(async () => {
+    await tracing?.shutdown();
+  });
+  return () => {
+    if (tracing === undefined) throw new Error("useInMemoryTracing: read only inside a test");
+    return tracing;
+  };
+}
+
 export function inMemoryTracing(): InMemoryTracing {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
