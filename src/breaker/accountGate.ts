@@ -124,11 +124,11 @@ export class AccountGate<S extends AccountHeldScope> {
   }
 
   /**
-   * A circuit held by `accountKey` is due a probe: 0 when it may take it now (one probe per
-   * {@link ACCOUNT_PROBE_IN_MS} for all the circuits the account holds, since one answer tells
-   * for all of them), else how long until it may.
+   * A circuit held by `accountKey` asks for the account's probe: takes it and returns 0 when it is
+   * free (one probe per {@link ACCOUNT_PROBE_IN_MS} for all the circuits the account holds, since
+   * one answer tells for all of them), else returns how long until it is, taking nothing.
    */
-  probeDueIn(accountKey: string, at: number): number {
+  takeProbe(accountKey: string, at: number): number {
     const health = this.#health.get(accountKey);
     if (health === undefined) return 0;
     const dueIn = health.probedAt + ACCOUNT_PROBE_IN_MS - at;

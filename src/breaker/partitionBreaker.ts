@@ -114,8 +114,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     if (heldProbe !== undefined && scope.holdsProbe(heldProbe)) return reserved as SendAdmission;
     // A circuit its account holds probes in turn with the account's others: one answer tells for all.
     const heldBy = before === "half_open" && !scope.refuses(at) ? scope.heldBy : undefined;
-    const probeDueIn = heldBy === undefined ? 0 : accountGate.probeDueIn(heldBy, at);
-    if (probeDueIn > 0) return { decision: "refuse", reason: "circuit-open", scope: scope.key, retryAfterInMs: Math.max(probeDueIn, halfOpenPollInMs), probeOut: true, wake: scope.waiters };
+    const probeInMs = heldBy === undefined ? 0 : accountGate.takeProbe(heldBy, at);
+    if (probeInMs > 0) return { decision: "refuse", reason: "circuit-open", scope: scope.key, retryAfterInMs: Math.max(probeInMs, halfOpenPollInMs), probeOut: true, wake: scope.waiters };
     if (!scope.admit(at)) {
       // Half-open: retryAfterInMs is a poll while the probe is out, and the circuit may admit sooner (its waiters are woken then).
       return { decision: "refuse", reason: "circuit-open", scope: key as string, retryAfterInMs: scope.retryAfterInMs(at), probeOut: before === "half_open", wake: scope.waiters };
