@@ -7,6 +7,7 @@ import type { Pacer } from "../flow/pacer.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import type { ResolvedPacingOptions } from "../flow/pacingOptions.js";
 import { ACCOUNT_PROBE_IN_MS, QUIET_IN_MS } from "./circuit.js";
+import { errorCodeOf } from "../classification/networkErrors.js";
 
 /** Accounts watched at once (throttling, health, recovery windows): a client talks to one, a few at most. */
 export const MAX_ACCOUNTS = 64;
@@ -17,6 +18,10 @@ export const MAX_ACCOUNTS = 64;
  */
 interface AccountHealth {
   servedAt: number;
+  /** Failures anywhere on the account since its last success: a circuit's own rule, counted over the account. */
+  failuresInRow: number;
+  /** Of them, connections refused (see `failed`). */
+  refusalsInRow: number;
   failedAt: number;
   failedScope: string | undefined;
   /** When a failure came from a partition other than the one before it, within QUIET_IN_MS. */
@@ -51,16 +56,19 @@ export class AccountGate<S extends AccountHeldScope> {
   /** Accounts seen lately while the breaker watches anything (see {@link AccountHealth}), least recently used first. */
   readonly #health = new Map<string, AccountHealth>();
   readonly #pacing: ResolvedPacingOptions | undefined;
+  readonly #consecutiveFailures: number;
   readonly #scopes: () => Iterable<S>;
   readonly #release: (state: S, at: number) => void;
 
   /**
    * `scopes` lists the partition gate's states; `release` closes one whose circuit its account's
-   * throttle opened, when that account serves again.
+   * throttle opened, when that account serves again. `consecutiveFailures` is the circuits' option: an
+   * account that failed that many times in a row is out as a whole.
    */
-  constructor(pacing: ResolvedPacingOptions | undefined, scopes: () => Iterable<S>, release: (state: S, at: number) => void) {
+  constructor(pacing: ResolvedPacingOptions | undefined, consecutiveFailures: number, scopes: () => Iterable<S>, release: (state: S, at: number) => void) {
     this.accounts = this.#accounts;
     this.#pacing = pacing;
+    this.#consecutiveFailures = consecutiveFailures;
     this.#scopes = scopes;
     this.#release = release;
   }
@@ -93,27 +101,46 @@ export class AccountGate<S extends AccountHeldScope> {
     const key = accountKeyOf(address);
     if (key === undefined) return;
     const health = this.#health.get(key);
-    if (health !== undefined) health.servedAt = at;
+    if (health !== undefined) {
+      health.servedAt = at;
+      health.failuresInRow = 0;
+      health.refusalsInRow = 0;
+    }
     if (this.#holding.delete(key)) this.#releaseHeldCircuits(key, at);
   }
 
   /**
-   * A rebalancing failure from partition `scope` of `address`'s account. Returns true when the account
-   * serves nothing at all (see {@link AccountHealth}): a circuit this failure opens is then the account's to hold.
+   * A rebalancing failure from partition `scope` of `address`'s account. Returns what it says of the account
+   * (see {@link AccountHealth}): `"out"`, it served nothing at all already before this failure (a circuit
+   * this failure opens is the account's to hold, and need not wait for a count of its own); `"now-out"`,
+   * this failure is the one that shows it (the account's to hold, but one partition's failures and then
+   * another's first are not yet enough to open that other's circuit at once); `"serving"`.
+   *
+   * `error`: what the attempt threw. Connections refused (nothing listens at the endpoint): that many in a row
+   * are the account out with no quiet quarter second: the quiet is there for a hot partition, whose
+   * throttled answers come between successes, and a refused connection is no partition's answer.
    */
-  failed(address: RequestAddress, scope: string | undefined, at: number): boolean {
+  failed(address: RequestAddress, scope: string | undefined, at: number, error: unknown): "out" | "now-out" | "serving" {
     const key = accountKeyOf(address);
-    if (key === undefined) return false;
+    if (key === undefined) return "serving";
     let health = this.#health.get(key);
     if (health === undefined) {
-      health = { servedAt: -Infinity, failedAt: -Infinity, failedScope: scope, spreadAt: -Infinity, probedAt: -Infinity };
+      // Its successes were not watched until now: the first failure seen is taken as the last known good moment (as a circuit's is).
+      health = { servedAt: at, failuresInRow: 0, refusalsInRow: 0, failedAt: -Infinity, failedScope: scope, spreadAt: -Infinity, probedAt: -Infinity };
       this.#health.set(key, health);
       if (this.#health.size > MAX_ACCOUNTS) this.#health.delete(this.#health.keys().next().value as string);
     }
+    const quiet = at - health.servedAt >= QUIET_IN_MS;
+    // Out already, by the circuit's own rule (that many failures in a row, nothing served) over more than one partition.
+    const enough = this.#consecutiveFailures;
+    const wasOut = (quiet && at - health.spreadAt < QUIET_IN_MS && health.failuresInRow >= enough) || health.refusalsInRow >= enough;
+    health.failuresInRow += 1;
+    if (errorCodeOf(error) === "ECONNREFUSED") health.refusalsInRow += 1;
     if (health.failedScope !== scope && at - health.failedAt < QUIET_IN_MS) health.spreadAt = at;
     health.failedScope = scope;
     health.failedAt = at;
-    return at - health.servedAt >= QUIET_IN_MS && at - health.spreadAt < QUIET_IN_MS;
+    if (wasOut) return "out";
+    return (quiet && health.spreadAt === at) || health.refusalsInRow >= enough ? "now-out" : "serving";
   }
 
   /** `state`'s circuit has just opened: held by its account (`held`: its outage or throttle as a whole), or by none. */

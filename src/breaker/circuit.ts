@@ -129,9 +129,13 @@ export class Circuit {
    * rebalancing outcome) or `"none"` (aborted: says nothing about the partition).
    * `resetInMs`: how long the circuit stays open if this opens it (defaults to the
    * configured `resetTimeoutInMs`; the breaker passes a shorter one when the circuit is its
-   * account's, see {@link ACCOUNT_PROBE_IN_MS}).
+   * account's, see {@link ACCOUNT_PROBE_IN_MS}). `accountOut`: the whole account has served nothing
+   * for {@link QUIET_IN_MS} while several of its partitions failed (accountGate.ts), so this failure
+   * needs no count of its own: a partition's own count would start only at its first failure, and
+   * after a frozen endpoint resets every connection at once, the retries and newcomers of every
+   * partition would all go out before any circuit could open.
    */
-  record(evidence: "served" | "failed" | "none", now: number, resetInMs = this.#config.resetTimeoutInMs): CircuitChange | undefined {
+  record(evidence: "served" | "failed" | "none", now: number, resetInMs = this.#config.resetTimeoutInMs, accountOut = false): CircuitChange | undefined {
     const phase = this.#phase;
     if (evidence === "served") {
       this.#consecutiveFailures = 0;
@@ -142,7 +146,7 @@ export class Circuit {
     if (phase.name === "half_open" && phase.probeAdmittedAt !== undefined) return this.#enter({ name: "open", openedAt: now, resetInMs }, now);
     if (evidence !== "failed") return undefined;
     this.#consecutiveFailures += 1;
-    const servesNothing = this.#consecutiveFailures >= this.#config.consecutiveFailures && now - this.#lastSuccessAt >= QUIET_IN_MS;
+    const servesNothing = accountOut || (this.#consecutiveFailures >= this.#config.consecutiveFailures && now - this.#lastSuccessAt >= QUIET_IN_MS);
     return phase.name === "closed" && servesNothing ? this.#enter({ name: "open", openedAt: now, resetInMs }, now) : undefined;
   }
 

@@ -88,6 +88,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   /** Accounts throttled as a whole. Its `accounts` map is read (for its size) on the success path: no call. */
   const accountGate = new AccountGate<TroubledScope>(
     o.pacing,
+    o.consecutiveFailures,
     () => registry.values(),
     // Its account serves again: the circuit its throttle opened closes.
     (scope, at) => {
@@ -216,26 +217,24 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     let throttledAccount: AccountPacing | undefined;
     if (throttled) throttledAccount = accountGate.throttled(address, key, known?.lastThrottleAt ?? -Infinity, reservedAt, at);
     else if (evidence === "served") accountGate.served(address, at);
-    // The account serves nothing at all (its endpoint out, or throttled as a whole), not this partition moving; a held
-    // circuit stays the account's while it fails (the account's probes may all come from this partition).
-    const accountOut = failed && (accountGate.failed(address, key, at) || throttledAccount !== undefined || known?.heldBy !== undefined);
+    // The account serves nothing at all (endpoint out, throttled as a whole: its circuit opens at once), not this partition
+    // moving; a held circuit stays the account's while it fails (the account's probes may all come from this partition).
+    const health = failed ? accountGate.failed(address, key, at, result.error) : "serving";
+    const accountOut = health !== "serving" || (failed && (throttledAccount !== undefined || known?.heldBy !== undefined));
     if (key === undefined) return;
     const scope = failed ? (known === undefined ? addScope(key, address, at) : registry.touch(key)) : known;
     if (scope === undefined) return;
     announcer.observe(scope, at);
     // Held by its account, the circuit is probed in turn with the account's others (accountGate.ts).
     const resetInMs = accountOut ? Math.min(ACCOUNT_PROBE_IN_MS, o.resetTimeoutInMs) : o.resetTimeoutInMs;
-    const change = scope.record(at, evidence, throttled, reservedAt, resetInMs);
+    const change = scope.record(at, evidence, throttled, reservedAt, resetInMs, health === "out");
     if (change === undefined) return;
     announcer.announce(scope, change.to);
     if (change.to === "open") accountGate.hold(scope, accountOut, address);
   };
 
-  const addScope = (key: string, address: RequestAddress, at: number): TroubledScope => {
-    const scope = new TroubledScope(key, address.service ?? o.service ?? "table", at, settings);
-    registry.add(key, scope);
-    return scope;
-  };
+  const addScope = (key: string, address: RequestAddress, at: number): TroubledScope =>
+    registry.add(key, new TroubledScope(key, address.service ?? o.service ?? "table", at, settings));
 
   /** Scopes whose circuit reads `wanted` now (no timer per circuit: the registry is read when asked). */
   const scopesIn = (wanted: CircuitState, at = now()): string[] => [...registry.values()].filter((scope) => scope.stateAt(at) === wanted).map((scope) => scope.key);

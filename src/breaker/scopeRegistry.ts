@@ -11,8 +11,8 @@ export interface ScopeRegistry<T> {
   touch(key: string): T | undefined;
   /** The value for `key` without marking it used. */
   peek(key: string): T | undefined;
-  /** Adds `value` as the most recently used entry, evicting the least recently used beyond the bound. */
-  add(key: string, value: T): void;
+  /** Adds `value` as the most recently used entry, evicting the least recently used beyond the bound; returns `value`. */
+  add(key: string, value: T): T;
   /** Evicts every entry idle for at least the TTL, and every retirable one; returns how many went. */
   sweep(): number;
   /** Every live value, least recently used first. */
@@ -107,6 +107,7 @@ export function createScopeRegistry<T>(options: ScopeRegistryOptions<T>): ScopeR
         evict(oldest[0], oldest[1]);
       }
       startTimer();
+      return value;
     },
     sweep,
     *values() {

@@ -611,6 +611,7 @@ describe("createPartitionBreaker: bounded state", () => {
   it("a forgotten open circuit leaves the open list and the counts", () => {
     const breaker = make({ maxScopes: 2 });
     open(breaker, "a");
+    attempt(breaker, "ok", "success"); // the account serves: b's and c's failures are their own, not its outage's
     attempt(breaker, "b", "throttled");
     attempt(breaker, "c", "throttled");
     expect(breaker.openScopes()).toEqual([]);
@@ -621,6 +622,7 @@ describe("createPartitionBreaker: bounded state", () => {
     // Long reset period: "busy" stays open (never retirable) and is asked about every 4 s.
     const breaker = make({ idleTtlInMs: 10_000, resetTimeoutInMs: 60_000 });
     open(breaker, "idle");
+    attempt(breaker, "ok", "success"); // the account serves: "busy" opens on its own failures, with the configured reset
     open(breaker, "busy");
     for (let t = 0; t < 4; t++) {
       vi.advanceTimersByTime(4_000);
@@ -1048,6 +1050,58 @@ describe("createPartitionBreaker: an account out as a whole (its endpoint refusi
     // One a tenth of a second for the whole account, not one per partition.
     expect(probes).toBeGreaterThanOrEqual(8);
     expect(probes).toBeLessThanOrEqual(11);
+  });
+
+  it("once it is out, a partition's first failure opens its circuit at once, held by the account (a frozen endpoint's resets)", () => {
+    const breaker = make({ pacing: false });
+    // Two partitions fail for a quarter second, nothing served: the account is out (six failures in a row, two partitions).
+    for (let i = 0; i < 6; i++) {
+      attempt(breaker, i % 2 === 0 ? "a" : "b", refused);
+      vi.advanceTimersByTime(50);
+    }
+    attempt(breaker, "fresh", refused);
+    expect(breaker.stateOf(key("fresh"))).toBe("open");
+    // Held by the account: its probe is due after ACCOUNT_PROBE_IN_MS, not the configured reset.
+    vi.advanceTimersByTime(ACCOUNT_PROBE_IN_MS);
+    expect(breaker.stateOf(key("fresh"))).toBe("half_open");
+  });
+
+  it("refused connections need no quiet quarter second: consecutiveFailures of them in a row and the next partition's first opens at once", () => {
+    const breaker = make({ pacing: false });
+    for (let i = 0; i < 5; i++) {
+      attempt(breaker, `p${i}`, refused);
+      vi.advanceTimersByTime(5);
+    }
+    attempt(breaker, "fresh", refused);
+    expect(breaker.stateOf(key("fresh"))).toBe("open");
+    // Resets are answers a partition may give between successes: the same five of them open nothing yet.
+    const resets = make({ pacing: false });
+    const reset: AttemptResult = { outcomeClass: "transient", error: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }) };
+    for (let i = 0; i < 5; i++) {
+      attempt(resets, `p${i}`, reset);
+      vi.advanceTimersByTime(5);
+    }
+    attempt(resets, "fresh", reset);
+    expect(resets.stateOf(key("fresh"))).toBe("closed");
+  });
+
+  it("a partition's first failure is its own while the account served within the quarter second, or failed fewer times than consecutiveFailures", () => {
+    const served = make({ pacing: false });
+    for (let i = 0; i < 6; i++) {
+      attempt(served, i % 2 === 0 ? "a" : "b", refused);
+      vi.advanceTimersByTime(50);
+    }
+    attempt(served, "healthy", "success");
+    attempt(served, "fresh", refused);
+    expect(served.stateOf(key("fresh"))).toBe("closed");
+
+    const patient = make({ pacing: false, consecutiveFailures: 20 });
+    for (let i = 0; i < 6; i++) {
+      attempt(patient, i % 2 === 0 ? "a" : "b", refused);
+      vi.advanceTimersByTime(50);
+    }
+    attempt(patient, "fresh", refused);
+    expect(patient.stateOf(key("fresh"))).toBe("closed");
   });
 
   it("one partition failing while the account serves elsewhere is its own: not held, closed only by its own probe", () => {
