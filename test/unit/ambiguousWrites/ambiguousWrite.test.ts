@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createHttpHeaders, RestError } from "@azure/core-rest-pipeline";
-import { describeTableWrite, entityUrl } from "../../../src/address/tableWrite.js";
+import { createHttpHeaders, createPipelineRequest, RestError, type PipelineRequest } from "@azure/core-rest-pipeline";
+import { readRequestAddress } from "../../../src/address/requestAddress.js";
+import { entityUrl } from "../../../src/address/tableWrite.js";
 import { entityMatches } from "../../../src/ambiguousWrites/entityMatches.js";
 import { type AttemptResult } from "../../../src/classification/attemptResult.js";
 import { isAppliedAnswer, isUnknownOutcome } from "../../../src/ambiguousWrites/writeOutcome.js";
@@ -8,11 +9,13 @@ import { isAppliedAnswer, isUnknownOutcome } from "../../../src/ambiguousWrites/
 const base = "https://acct.table.core.windows.net";
 const entity = `${base}/orders(PartitionKey='p''1',RowKey='r%2F1')`;
 
-function req(method: string, url: string, headers: Record<string, string> = {}) {
-  return { method: method as never, url, headers: createHttpHeaders(headers) };
+/** What the request's address says the write does, read as the retry policy reads it (the body from the request). */
+function tableWriteOf(method: string, url: string, body: string | undefined, headers: Record<string, string> = {}) {
+  const request = createPipelineRequest({ method: method as PipelineRequest["method"], url, body, headers: createHttpHeaders(headers) });
+  return readRequestAddress(request).tableWrite;
 }
 
-describe("describeTableWrite", () => {
+describe("RequestAddress.tableWrite", () => {
   it.each([
     ["POST", `${base}/orders`, {}, '{"PartitionKey":"p","RowKey":"r"}', { kind: "insert", operation: "insert_entity", partitionKey: "p", rowKey: "r" }],
     ["POST", "http://127.0.0.1:10002/devstoreaccount1/orders", {}, '{"PartitionKey":"p","RowKey":"r"}', { kind: "insert" }],
@@ -23,7 +26,7 @@ describe("describeTableWrite", () => {
     ["DELETE", entity, { "if-match": "*" }, undefined, { kind: "delete", operation: "delete_entity", ifMatch: "*" }],
     ["POST", `${base}/$batch`, {}, "--batch", { kind: "batch", operation: "batch" }],
   ])("%s %s %o", (method, url, headers, body, expected) => {
-    expect(describeTableWrite(req(method, url, headers), body)).toMatchObject(expected);
+    expect(tableWriteOf(method, url, body, headers)).toMatchObject(expected);
   });
 
   it.each([
@@ -38,7 +41,7 @@ describe("describeTableWrite", () => {
     ["PUT", "not a url", "{}"],
     ["PUT", `${base}/orders(PartitionKey='p'`, "{}"],
   ])("%s %s is not an entity write", (method, url, body) => {
-    expect(describeTableWrite(req(method, url), body)).toBeUndefined();
+    expect(tableWriteOf(method, url, body)).toBeUndefined();
   });
 });
 
