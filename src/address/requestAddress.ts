@@ -2,7 +2,6 @@ import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { scopeOfParsedUrl, serviceOfParsedUrl } from "./extractScope.js";
 import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
 import { scopeKey, type PartitionScope, type StorageService } from "./partitionScope.js";
-import { parseTableSegment } from "./odata.js";
 import { isWriteMethod } from "./requestMethod.js";
 import { secondaryUrlOf } from "./secondaryUrl.js";
 import { operationOfParsedUrl, type StorageOperation } from "./storageOperation.js";
@@ -29,13 +28,7 @@ export interface RequestAddress {
   readonly scopeKey: string | undefined;
   /** The `operation` metric label; `"other"` when the service is unknown. */
   readonly operation: StorageOperation;
-  /**
-   * The keys of a Tables entity address (`/orders(PartitionKey='p',RowKey='r')`, the whole
-   * account-relative path), or undefined. The ambiguous-write description and its read-back
-   * need the RowKey, which the scope does not carry.
-   */
-  readonly entityKeys: EntityKeys | undefined;
-  /** What a Tables entity write does (`describeTableWrite` of the request and its body text), or undefined for anything else. */
+  /** What a Tables entity write does, keys included (`tableWriteOfParsedUrl` of the request and its body text), or undefined for anything else. */
   readonly tableWrite: TableWrite | undefined;
   /**
    * The URL to send this request to on the secondary region (RA-GRS / RA-GZRS): the same
@@ -46,20 +39,12 @@ export interface RequestAddress {
   secondaryUrl(endpoint: string | undefined): string | undefined;
 }
 
-/** A Tables entity's keys, as its address names them (unescaped and percent-decoded). */
-export interface EntityKeys {
-  /** The entity's PartitionKey (`""` is a valid key). */
-  readonly partitionKey: string;
-  /** The entity's RowKey. */
-  readonly rowKey: string;
-}
-
 /**
  * Reads what `request` addresses (see {@link RequestAddress}): nothing now, each field on
  * first access, the URL parsed at most once for all of them. The answers are those of the
  * pure functions: `scope` is `extractScope(request, service)`, `scopeKey` is
  * `scopeKey(scope)`, `operation` is `storageOperationName(address.service, request)`,
- * `tableWrite` is `describeTableWrite(request, bodyText(request))`.
+ * `tableWrite` is `tableWriteOfParsedUrl(request, parsed, bodyText(request))`.
  * Make one per operation and pass it along: the address keeps what it read, nothing else does.
  */
 export function readRequestAddress(request: PipelineRequest, service?: StorageService): RequestAddress {
@@ -81,7 +66,6 @@ class LazyRequestAddress implements RequestAddress {
   #scope: Lazy<PartitionScope | undefined> = UNREAD;
   #scopeKey: Lazy<string | undefined> = UNREAD;
   #operation: Lazy<StorageOperation> = UNREAD;
-  #entityKeys: Lazy<EntityKeys | undefined> = UNREAD;
   #tableWrite: Lazy<TableWrite | undefined> = UNREAD;
 
   constructor(request: PipelineRequest, hint: StorageService | undefined) {
@@ -130,14 +114,6 @@ class LazyRequestAddress implements RequestAddress {
     return this.#operation;
   }
 
-  get entityKeys(): EntityKeys | undefined {
-    if (this.#entityKeys === UNREAD) {
-      const parsed = this.#parsedUrl();
-      this.#entityKeys = parsed === undefined || this.service !== "table" ? undefined : entityKeysOf(parsed);
-    }
-    return this.#entityKeys;
-  }
-
   get tableWrite(): TableWrite | undefined {
     if (this.#tableWrite === UNREAD) {
       // A read is never a write: its body is not decoded, its URL not parsed for this.
@@ -172,16 +148,6 @@ function guarded<T>(read: () => T, fallback: T): T {
   } catch {
     return fallback;
   }
-}
-
-/** The keys of an account-relative path that is exactly one entity address. */
-function entityKeysOf(parsed: AccountAndPath): EntityKeys | undefined {
-  if (parsed.pathSegments.length !== 1) return undefined;
-  const segment = parseTableSegment(parsed.pathSegments[0] as string);
-  if (segment === undefined || segment.name === "" || segment.name === "Tables" || segment.name === "$batch") return undefined;
-  const partitionKey = segment.keys.get("PartitionKey");
-  const rowKey = segment.keys.get("RowKey");
-  return partitionKey === undefined || rowKey === undefined ? undefined : { partitionKey, rowKey };
 }
 
 /** The request body as text, when it is text (the SDK sends Tables JSON as a string). */

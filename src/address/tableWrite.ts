@@ -1,5 +1,5 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { parseAccountAndPath, type AccountAndPath } from "./parseAccountAndPath.js";
+import type { AccountAndPath } from "./parseAccountAndPath.js";
 import { parseTableSegment } from "./odata.js";
 import { isWriteMethod } from "./requestMethod.js";
 import { searchOf } from "./urlText.js";
@@ -20,18 +20,11 @@ export interface TableWrite {
 }
 
 /**
- * Describes a Tables entity write, or returns undefined for anything else (reads, table
- * operations, ACLs, other services' URLs that do not parse as Tables addresses).
- * `body` is needed for inserts, whose keys are in the body. The request's address
- * (`RequestAddress.tableWrite`) answers the same from the parse it already holds.
+ * Describes a Tables entity write whose URL `parsed` holds, or returns undefined for anything
+ * else (reads, table operations, ACLs, other services' URLs that do not parse as Tables
+ * addresses). `body` is needed for inserts, whose keys are in the body. Read through the
+ * request's address (`RequestAddress.tableWrite`), which parses the URL once.
  */
-export function describeTableWrite(request: Pick<PipelineRequest, "method" | "url" | "headers">, body: string | undefined): TableWrite | undefined {
-  if (!isWriteMethod(request.method)) return undefined;
-  const parsed = parseAccountAndPath(request.url);
-  return parsed === undefined ? undefined : tableWriteOfParsedUrl(request, parsed, body);
-}
-
-/** {@link describeTableWrite} of a request whose URL `parsed` already holds. */
 export function tableWriteOfParsedUrl(request: Pick<PipelineRequest, "method" | "url" | "headers">, parsed: AccountAndPath, body: string | undefined): TableWrite | undefined {
   const method = request.method.toUpperCase();
   if (!isWriteMethod(method) || parsed.pathSegments.length !== 1) return undefined;

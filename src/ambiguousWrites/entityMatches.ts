@@ -66,20 +66,20 @@ function typedProperties(entity: Record<string, unknown>): Map<string, TypedValu
 }
 
 /**
- * True when the stored entity holds what was sent: with `mode: "exact"` (insert, replace)
- * the same properties and no others; with `mode: "subset"` (merge) every sent property,
- * others allowed. Pass each side as the JSON text that went over the wire where you have
- * it: a whole-number Double arrives as `5.0`, which only the text tells apart from the
- * Int32 `5` (an object from `JSON.parse` has lost it and reads as Int32). Text that does
- * not parse as a JSON object matches nothing.
+ * True when the stored entity holds exactly what was sent (an insert's read-back): the same
+ * properties, each of the same type and value, and no others. Pass each side as the JSON text
+ * that went over the wire where you have it, or as {@link parseEntityJson} read it: a
+ * whole-number Double arrives as `5.0`, which only the text tells apart from the Int32 `5` (an
+ * object from `JSON.parse` has lost it and reads as Int32). Text that does not parse as a JSON
+ * object matches nothing.
  */
-export function entityMatches(sent: Record<string, unknown> | string, stored: Record<string, unknown> | string, mode: "exact" | "subset"): boolean {
+export function entityMatches(sent: Record<string, unknown> | string, stored: Record<string, unknown> | string): boolean {
   const sentEntity = typeof sent === "string" ? parseEntityJson(sent) : sent;
   const storedEntity = typeof stored === "string" ? parseEntityJson(stored) : stored;
   if (sentEntity === undefined || storedEntity === undefined) return false;
   const want = typedProperties(sentEntity);
   const have = typedProperties(storedEntity);
-  if (mode === "exact" && want.size !== have.size) return false;
+  if (want.size !== have.size) return false;
   for (const [name, value] of want) {
     const found = have.get(name);
     if (value.value === undefined || found === undefined || found.type !== value.type || found.value !== value.value) return false;

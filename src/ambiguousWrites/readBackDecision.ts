@@ -22,7 +22,7 @@ export function decideInsertReadBack(request: PipelineRequest, sentBody: string 
   const stored = parseEntityJson(found.bodyAsText ?? undefined);
   const sent = parseEntityJson(sentBody);
   if (stored === undefined || sent === undefined) return { result: "unresolved", reason: "the read-back or the sent body is not a JSON entity" };
-  if (!entityMatches(sent, stored, "exact")) return { result: "differs" };
+  if (!entityMatches(sent, stored)) return { result: "differs" };
   const preferNoContent = /return-no-content/i.test(request.headers.get("prefer") ?? "");
   return { result: "applied", response: insertSuccess(request, found, preferNoContent ? 204 : 201) };
 }

@@ -8,7 +8,7 @@ import { fixedBackoff, resolveFixedBackoffOptions, type FixedBackoffOptions } fr
 import type { RetryStrategy } from "./retryStrategy.js";
 import { describeValue } from "../validation/describeValue.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { validateChoiceOption, validateNumberOption } from "../validation/optionSchema.js";
+import { isRecord, validateChoiceOption, validateNumberOption } from "../validation/optionSchema.js";
 
 /** A strategy described by name and numbers, as it would sit in a configuration file. */
 export type RetryStrategyConfig =
@@ -27,14 +27,8 @@ export function noRetry(): RetryStrategy {
 
 /** True for an object that already is a {@link RetryStrategy}. */
 export function isRetryStrategy(value: unknown): value is RetryStrategy {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as RetryStrategy).delayInMs === "function" &&
-    typeof (value as RetryStrategy).maxRetries === "number" &&
-    // A config (`{ strategy: "fixed", delayInMs: ... }`) is never a strategy object, whatever its fields hold.
-    (value as { strategy?: unknown }).strategy === undefined
-  );
+  // A config (`{ strategy: "fixed", delayInMs: ... }`) is never a strategy object, whatever its fields hold.
+  return isRecord(value) && typeof value.delayInMs === "function" && typeof value.maxRetries === "number" && value.strategy === undefined;
 }
 
 /**

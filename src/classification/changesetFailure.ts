@@ -2,6 +2,7 @@
 // Pure, bounded and total: a hostile or broken body costs at most MAX_BATCH_SCAN_CHARS of
 // linear scanning and yields undefined, never an exception.
 import { parseRetryAfterInMs } from "../timing/retryAfter.js";
+import { isRecord } from "../validation/optionSchema.js";
 
 /** A changeset that failed inside a `$batch` answered 202: its status, error code and retry hint, as if top level. */
 export interface ChangesetFailure {
@@ -102,18 +103,14 @@ function errorCodeOfBody(text: string): string | undefined {
   if (text.startsWith("{")) {
     try {
       const parsed: unknown = JSON.parse(text);
-      const error = isObject(parsed) ? parsed["odata.error"] : undefined;
-      const code = isObject(error) ? error.code : undefined;
+      const error = isRecord(parsed) ? parsed["odata.error"] : undefined;
+      const code = isRecord(error) ? error.code : undefined;
       return typeof code === "string" ? code : undefined;
     } catch {
       return undefined;
     }
   }
   return /<code>([A-Za-z0-9]{1,64})<\/code>/.exec(text)?.[1];
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
 }
 
 function plainCode(code: string | undefined): string | undefined {

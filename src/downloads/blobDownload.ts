@@ -41,18 +41,13 @@ export function readBlobDownload(request: PipelineRequest, response: PipelineRes
   return { etag, start: range.start, end: range.end };
 }
 
-/** The `x-ms-range` of the request for the rest of `download`, from the blob offset `position` on. */
-function restOfRange(download: BlobDownload, position: number): string {
-  return `bytes=${position}-${download.end}`;
-}
-
 /**
  * Points `request` at the rest of `download` from `position`: `x-ms-range` (which Azure reads
  * before `Range`, so a caller's `Range` goes) and `If-Match` on the first answer's ETag.
  */
 export function aimAtRest(request: PipelineRequest, download: BlobDownload, position: number): void {
   request.headers.delete("range");
-  request.headers.set("x-ms-range", restOfRange(download, position));
+  request.headers.set("x-ms-range", `bytes=${position}-${download.end}`);
   request.headers.set("If-Match", download.etag);
 }
 

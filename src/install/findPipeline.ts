@@ -1,16 +1,8 @@
 import type { Pipeline } from "@azure/core-rest-pipeline";
+import { hasMethods } from "../validation/optionSchema.js";
 
 /** True for an `@azure/core-rest-pipeline` Pipeline (duck-typed: two copies of the package may be loaded). */
-function isPipeline(value: unknown): value is Pipeline {
-  const candidate = value as Partial<Pipeline> | null;
-  return (
-    typeof candidate === "object" &&
-    candidate !== null &&
-    typeof candidate.addPolicy === "function" &&
-    typeof candidate.removePolicy === "function" &&
-    typeof candidate.getOrderedPolicies === "function"
-  );
-}
+const isPipeline = hasMethods("addPolicy", "removePolicy", "getOrderedPolicies") as (value: unknown) => value is Pipeline;
 
 /**
  * The core pipeline behind `target`: the target itself, its public `pipeline`

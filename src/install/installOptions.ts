@@ -203,9 +203,7 @@ function endpointAddress(target: unknown, service: StorageService | undefined): 
 }
 
 /** A breaker from `createPartitionBreaker()` (duck-typed: another copy of the package makes one too). */
-export function isPartitionBreaker(value: unknown): value is PartitionBreaker {
-  return hasMethods("admit", "record", "statusOf", "dispose")(value);
-}
+export const isPartitionBreaker = hasMethods("admit", "record", "statusOf", "dispose") as (value: unknown) => value is PartitionBreaker;
 
 const CLASS_NAMES: Readonly<Record<string, StorageService>> = {
   TableClient: "table",

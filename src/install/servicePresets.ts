@@ -17,6 +17,14 @@ export interface ServicePreset {
 /** `transient` in every preset: waits of 42-58, 106-154, 234-346 ms ... (the guidance's formula from 40 ms). */
 const FAST_TRANSIENT = Object.freeze({ baseDelayInMs: 40, minDelayInMs: 10, maxDelayInMs: 10_000, jitter: 0.2 });
 
+/** Tables and Queue: one preset, since a queue is one partition that rebalances as a table's does (below). */
+const TABLE_AND_QUEUE: Readonly<ServicePreset> = Object.freeze({
+  retry: Object.freeze({ maxRetries: 6, baseDelayInMs: 500, minDelayInMs: 250, maxDelayInMs: 10_000, jitter: 0.2 }),
+  backoff: Object.freeze({ transient: FAST_TRANSIENT }),
+  maxElapsedInMs: 60_000,
+  tryTimeoutInMs: 30_000,
+});
+
 /**
  * Documented defaults per service (docs/retry.md explains each number).
  * - table: the guidance's formula from a 250 ms floor with a 500 ms step: waits of 650-850,
@@ -38,18 +46,8 @@ const FAST_TRANSIENT = Object.freeze({ baseDelayInMs: 40, minDelayInMs: 10, maxD
  * outage (docs/benchmarks.md, "Backoff per class").
  */
 export const SERVICE_PRESETS: Readonly<Record<StorageService, Readonly<ServicePreset>>> = Object.freeze({
-  table: Object.freeze({
-    retry: Object.freeze({ maxRetries: 6, baseDelayInMs: 500, minDelayInMs: 250, maxDelayInMs: 10_000, jitter: 0.2 }),
-    backoff: Object.freeze({ transient: FAST_TRANSIENT }),
-    maxElapsedInMs: 60_000,
-    tryTimeoutInMs: 30_000,
-  }),
-  queue: Object.freeze({
-    retry: Object.freeze({ maxRetries: 6, baseDelayInMs: 500, minDelayInMs: 250, maxDelayInMs: 10_000, jitter: 0.2 }),
-    backoff: Object.freeze({ transient: FAST_TRANSIENT }),
-    maxElapsedInMs: 60_000,
-    tryTimeoutInMs: 30_000,
-  }),
+  table: TABLE_AND_QUEUE,
+  queue: TABLE_AND_QUEUE,
   blob: Object.freeze({
     retry: Object.freeze({ maxRetries: 5, baseDelayInMs: 1000, minDelayInMs: 100, maxDelayInMs: 30_000, jitter: 0.2 }),
     backoff: Object.freeze({ transient: FAST_TRANSIENT }),

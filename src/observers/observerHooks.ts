@@ -1,5 +1,5 @@
 import { logger } from "../logging/logger.js";
-import { safeErrorCode } from "../logging/safeErrorCode.js";
+import { safeErrorName } from "../logging/safeErrorCode.js";
 import type { RetryObserver } from "./retryEvents.js";
 
 type HookName = keyof RetryObserver;
@@ -32,7 +32,7 @@ export function createObserverHooks(observers: readonly RetryObserver[]): Observ
         try {
           listener(event);
         } catch (error) {
-          logger.warning(`A retry observer's ${hook} threw and was ignored: ${safeErrorCode((error as Error)?.name) ?? "error"}`);
+          logger.warning(`A retry observer's ${hook} threw and was ignored: ${safeErrorName(error)}`);
         }
       }
     },

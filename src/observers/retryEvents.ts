@@ -23,10 +23,7 @@ export type StopReason =
   | "caller-busy";
 
 /** Why an operation waits without sending, or was refused: the `reason` label of the local-wait metrics. */
-export type LocalWaitReason = "circuit" | "pacing" | "budget" | "backoff";
-
-/** Where a retry's wait came from. */
-export type DelaySource = RetryEvent["delaySource"];
+export type LocalWaitReason = LocalWaitEvent["reason"];
 
 /** Reported after every attempt, including ones refused by an open circuit. */
 export interface AttemptEvent {

@@ -2,7 +2,6 @@ import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { RetryObserver } from "./retryEvents.js";
-import { formatLogFields } from "../logging/formatLogFields.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
 import { choiceOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
@@ -75,4 +74,29 @@ function addressOf(event: { request: PipelineRequest; address: RequestAddress },
 /** The operation's fixed name and the partition scope, from method and path only. */
 function describe(address: RequestAddress): { operation: string; scope: string | undefined } {
   return { operation: address.operation, scope: address.scopeKey };
+}
+
+/** Longest value written; longer ones (a long blob name) are cut and end in `...`. */
+export const MAX_LOG_VALUE_CHARS = 200;
+
+const BARE_VALUE = /^[A-Za-z0-9_.:/@+-]+$/;
+
+/**
+ * Formats fields as `key=value` pairs, in order, undefined ones left out: `operation=upload_blob attempt=1`.
+ * Values with spaces, quotes, `=`, `|` or control characters are JSON-quoted, so a blob name
+ * or PartitionKey cannot forge another field or a second log line. Pure.
+ */
+export function formatLogFields(fields: Readonly<Record<string, string | number | undefined>>): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    parts.push(`${key}=${formatValue(value)}`);
+  }
+  return parts.join(" ");
+}
+
+function formatValue(value: string | number): string {
+  if (typeof value === "number") return Number.isFinite(value) ? String(Math.round(value)) : String(value);
+  const cut = value.length > MAX_LOG_VALUE_CHARS ? `${value.slice(0, MAX_LOG_VALUE_CHARS)}...` : value;
+  return BARE_VALUE.test(cut) ? cut : JSON.stringify(cut);
 }

@@ -29,16 +29,22 @@ export function resendCountPolicy(): PipelinePolicy {
   return {
     name: resendCountPolicyName,
     sendRequest(request, next) {
-      // The retry policy's record: attempts so far (0 before the first), refusals by an open circuit included.
-      const info = retryInfoMarkOf<RetryInfo>(request);
-      if (info === undefined || info.attempts === 0) return next(request);
       // This send is not recorded yet: the sends before it are its resend count.
-      let resends = 0;
-      for (const cls of info.classes) if (cls !== "circuit_open") resends += 1;
+      const resends = sendsOf(request);
       if (resends > 0) setResendCount(request, resends);
       return next(request);
     },
   };
+}
+
+/** HTTP attempts the retry policy has sent for `request`'s operation (its record counts refusals by an open circuit as attempts too). */
+export function sendsOf(request: PipelineRequest): number {
+  const info = retryInfoMarkOf<RetryInfo>(request);
+  // Before the first attempt, nothing to count: one property read.
+  if (info === undefined || info.attempts === 0) return 0;
+  let sends = 0;
+  for (const cls of info.classes) if (cls !== "circuit_open") sends += 1;
+  return sends;
 }
 
 function setResendCount(request: PipelineRequest, resends: number): void {

@@ -18,6 +18,7 @@ import {
 } from "../observers/retryEvents.js";
 import type { RetryInfo } from "../policies/retryInfo.js";
 import { operationSpanOf } from "./operationSpan.js";
+import { sendsOf } from "./resendCountPolicy.js";
 import { TRACE_ATTRIBUTES as A, TRACE_EVENTS } from "./traceNames.js";
 import { resolveTracingObserverOptions, type TracingOptions } from "./tracingOptions.js";
 
@@ -177,15 +178,6 @@ function isFirstAndLast(event: AttemptEvent): boolean {
 /** A class the loop never goes on from (read-backs aside, which are told to onAmbiguousWrite). */
 function endsAtOnce(cls: AttemptClass): boolean {
   return cls === "success" || cls === "permanent" || cls === "aborted";
-}
-
-/** HTTP attempts sent so far (the operation's record counts refusals by an open circuit as attempts too). */
-function sendsOf(request: PipelineRequest): number {
-  const info = retryInfoMarkOf<RetryInfo>(request);
-  if (info === undefined) return 0;
-  let sends = 0;
-  for (const cls of info.classes) if (cls !== "circuit_open") sends += 1;
-  return sends;
 }
 
 /** Milliseconds to a tenth: finer is noise in a trace. */

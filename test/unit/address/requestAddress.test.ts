@@ -146,14 +146,15 @@ describe("readRequestAddress: scope key", () => {
       await client.getEntity("tenant:7 é/x", "r@1").catch(() => undefined);
       await firstPage(client.listEntities()).catch(() => undefined);
       await firstPage(client.listEntities({ queryOptions: { filter: "PartitionKey eq 'p''x' and RowKey gt 'a'" } })).catch(() => undefined);
+      await client.deleteEntity("tenant:7 é/x", "r@1").catch(() => undefined);
     });
     const requests = captured.map(fromCaptured);
-    expect(requests.map((r) => r.method)).toEqual(["GET", "PATCH", "PUT", "DELETE", "GET", "GET", "GET"]);
+    expect(requests.map((r) => r.method)).toEqual(["GET", "PATCH", "PUT", "DELETE", "GET", "GET", "GET", "DELETE"]);
     expect(requests.slice(0, 4).map((r) => readRequestAddress(r, "table").scopeKey)).toEqual(Array(4).fill("table|devstoreaccount1|orders|p17"));
     expect(readRequestAddress(requests[4]!, "table").scopeKey).toBe("table|devstoreaccount1|orders|tenant:7 é/x");
     expect(readRequestAddress(requests[5]!, "table").scopeKey).toBe("table|devstoreaccount1|orders");
     expect(readRequestAddress(requests[6]!, "table").scopeKey).toBe("table|devstoreaccount1|orders|p'x");
-    expect(readRequestAddress(requests[4]!, "table").entityKeys).toEqual({ partitionKey: "tenant:7 é/x", rowKey: "r@1" });
+    expect(readRequestAddress(requests[7]!, "table").tableWrite).toMatchObject({ kind: "delete", partitionKey: "tenant:7 é/x", rowKey: "r@1" });
   });
 
   it("never throws, whatever it is given", () => {
@@ -175,7 +176,7 @@ describe("readRequestAddress: scope key", () => {
     ];
     for (const request of requests) {
       const address = readRequestAddress(request as PipelineRequest, "table");
-      expect(() => [address.service, address.scope, address.scopeKey, address.operation, address.entityKeys]).not.toThrow();
+      expect(() => [address.service, address.scope, address.scopeKey, address.operation]).not.toThrow();
     }
     expect(readRequestAddress(requests[6] as PipelineRequest, "table").scopeKey).toBe("table|devstoreaccount1|orders");
     expect(readRequestAddress(requests[5] as PipelineRequest, "table").scopeKey).toBe("table|devstoreaccount1|t|p");
@@ -184,7 +185,7 @@ describe("readRequestAddress: scope key", () => {
   });
 });
 
-describe("readRequestAddress: service, operation and entity keys", () => {
+describe("readRequestAddress: service, operation and a write's entity keys", () => {
   it.each<[string, string, StorageService | undefined, StorageService | undefined, string]>([
     ["GET", `${AZ}/orders(PartitionKey='p',RowKey='r')`, "table", "table", "get_entity"],
     // No hint: Tables shapes are recognised on a path-style URL, anything else is unknown.
@@ -220,12 +221,9 @@ describe("readRequestAddress: service, operation and entity keys", () => {
     [`${AZ}/orders`, undefined],
     [`${AZ}/Tables(PartitionKey='p',RowKey='r')`, undefined],
     [`${AZ}/$batch`, undefined],
-  ])("entity keys of %s: %j", (url, keys) => {
-    expect(readRequestAddress(pipelineRequest("GET", url), "table").entityKeys).toEqual(keys);
-  });
-
-  it("has no entity keys outside Tables", () => {
-    expect(readRequestAddress(pipelineRequest("GET", `${BLOB_HOST}/t(PartitionKey='p',RowKey='r')`)).entityKeys).toBeUndefined();
+  ])("entity keys of an update of %s: %j", (url, keys) => {
+    const tableWrite = readRequestAddress(pipelineRequest("PUT", url, undefined, { "if-match": "*" }), "table").tableWrite;
+    expect(tableWrite === undefined ? undefined : { partitionKey: tableWrite.partitionKey, rowKey: tableWrite.rowKey }).toEqual(keys);
   });
 });
 
@@ -236,7 +234,7 @@ describe("readRequestAddress: one parse, on first use", () => {
     expect(parses(() => (address = readRequestAddress(request, "table")))).toBe(0);
     expect(
       parses(() => {
-        for (let i = 0; i < 2; i++) void [address.operation, address.scope, address.scopeKey, address.service, address.entityKeys];
+        for (let i = 0; i < 2; i++) void [address.operation, address.scope, address.scopeKey, address.service, address.account];
       }),
     ).toBe(1);
     expect(address.request).toBe(request);

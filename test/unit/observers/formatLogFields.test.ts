@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatLogFields, MAX_LOG_VALUE_CHARS } from "../../../src/logging/formatLogFields.js";
+import { formatLogFields, MAX_LOG_VALUE_CHARS } from "../../../src/observers/retryLogObserver.js";
 
 describe("formatLogFields", () => {
   it.each([
