@@ -57,6 +57,13 @@ export class AccountGate<S extends AccountHeldScope> {
   readonly #health = new Map<string, AccountHealth>();
   readonly #pacing: ResolvedPacingOptions | undefined;
   readonly #consecutiveFailures: number;
+  /**
+   * The last success on any account (`-Infinity`: none yet). An account's health starts from it at its
+   * first failure: a frozen endpoint's first failures are the resets of attempts held for seconds, and
+   * the time before them is what tells it served nothing. Any account's: later than, or as late as,
+   * this account's own, so it can only hide an outage, never make one up.
+   */
+  #lastServedAt = -Infinity;
   readonly #scopes: () => Iterable<S>;
   readonly #release: (state: S, at: number) => void;
 
@@ -95,8 +102,14 @@ export class AccountGate<S extends AccountHeldScope> {
     return account?.pacer !== undefined ? account : undefined;
   }
 
+  /** A success while the breaker watches nothing: only its time is kept (see {@link AccountGate.failed}). */
+  servedUnwatched(at: number): void {
+    this.#lastServedAt = at;
+  }
+
   /** An answer that proves `address`'s account serves: the circuits its outage or throttle opened close now. */
   served(address: RequestAddress, at: number): void {
+    this.#lastServedAt = at;
     this.#accountOf(address, false, at)?.served(at);
     const key = accountKeyOf(address);
     if (key === undefined) return;
@@ -125,8 +138,8 @@ export class AccountGate<S extends AccountHeldScope> {
     if (key === undefined) return "serving";
     let health = this.#health.get(key);
     if (health === undefined) {
-      // Its successes were not watched until now: the first failure seen is taken as the last known good moment (as a circuit's is).
-      health = { servedAt: at, failuresInRow: 0, refusalsInRow: 0, failedAt: -Infinity, failedScope: scope, spreadAt: -Infinity, probedAt: -Infinity };
+      // Its successes were not watched until now: the last success seen anywhere, else this first failure (as a circuit's).
+      health = { servedAt: this.#lastServedAt === -Infinity ? at : this.#lastServedAt, failuresInRow: 0, refusalsInRow: 0, failedAt: -Infinity, failedScope: scope, spreadAt: -Infinity, probedAt: -Infinity };
       this.#health.set(key, health);
       if (this.#health.size > MAX_ACCOUNTS) this.#health.delete(this.#health.keys().next().value as string);
     }

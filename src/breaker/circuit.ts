@@ -8,7 +8,10 @@ export interface CircuitConfig {
   readonly consecutiveFailures: number;
   /** While a probe is out, how soon a refused attempt may ask again (its waiters are also woken when it closes). */
   readonly halfOpenPollInMs: number;
-  /** A probe unreported this long was admitted but never sent, or is lost: another may go. */
+  /**
+   * A probe unreported this long may be followed by another: it is slow (a partition that times out
+   * answers only after the service's timeout), lost, or was admitted but never sent.
+   */
   readonly probeLostAfterInMs: number;
 }
 
@@ -177,10 +180,3 @@ export const QUIET_IN_MS = 250;
  * seen within a tenth of a second, at its first success anywhere, which closes them all.
  */
 export const ACCOUNT_PROBE_IN_MS = 100;
-
-/**
- * A probe unreported for this long (or the reset period, if longer) was admitted but never sent
- * (its operation ended first) or is lost: another may go. Longer than a probe period, since a
- * probe into a partition that times out takes the service's timeout to answer.
- */
-export const PROBE_LOST_AFTER_IN_MS = 3_000;

@@ -9,7 +9,7 @@ import type { Admission, SendAdmission } from "./attemptGate.js";
 import { SEND_NOW } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { AccountGate } from "./accountGate.js";
-import { ACCOUNT_PROBE_IN_MS, PROBE_LOST_AFTER_IN_MS } from "./circuit.js";
+import { ACCOUNT_PROBE_IN_MS } from "./circuit.js";
 import type { CircuitState } from "./circuitStateSource.js";
 import { CircuitAnnouncer } from "./circuitAnnouncer.js";
 import { createScopeKeyReader } from "./scopeKeys.js";
@@ -70,7 +70,9 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       resetTimeoutInMs: o.resetTimeoutInMs,
       consecutiveFailures: o.consecutiveFailures,
       halfOpenPollInMs,
-      probeLostAfterInMs: Math.max(o.resetTimeoutInMs, PROBE_LOST_AFTER_IN_MS),
+      // Probes go at a fixed rate whether or not the last has answered: a probe into a partition that times out
+      // answers only after the service's timeout, and one after its return would be seen that much later.
+      probeLostAfterInMs: o.resetTimeoutInMs,
     },
     pacing: o.pacing,
     rollingWindowInMs: o.rollingWindowInMs,
@@ -207,8 +209,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     if (disposed) return;
     const cls = result.outcomeClass;
     const failed = isRebalancingOutcome(cls);
-    if (!failed && registry.size() === 0 && accounts.size === 0) return;
     const at = now();
+    if (!failed && registry.size() === 0 && accounts.size === 0) return cls === "success" ? accountGate.servedUnwatched(at) : undefined;
     const reservedAt = (admission.ticket as PacedTicket | undefined)?.reservedAt ?? -Infinity;
     const throttled = o.pacing !== undefined && (cls === "throttled" || cls === "timeout");
     const evidence: Evidence = failed ? "failed" : cls === "aborted" ? "none" : "served";

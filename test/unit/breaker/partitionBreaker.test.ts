@@ -160,6 +160,22 @@ describe("createPartitionBreaker: an offline partition", () => {
     expect(breaker.stateOf(key("p1"))).toBe("closed");
   });
 
+  it("probes go once per reset period whether or not the last answered: a partition that answers after its timeout is seen back at the next", () => {
+    const breaker = make();
+    open(breaker, "slow");
+    vi.advanceTimersByTime(300);
+    const slow = readRequestAddress(entityRequest("slow"));
+    const first = breaker.admit(slow, Infinity);
+    expect(first).toMatchObject({ decision: "send", probe: true });
+    vi.advanceTimersByTime(299);
+    expect(breaker.admit(slow, Infinity).decision).toBe("refuse"); // the probe is still out, for less than a reset period
+    vi.advanceTimersByTime(1);
+    const second = breaker.admit(slow, Infinity);
+    expect(second).toMatchObject({ decision: "send", probe: true });
+    breaker.record(slow, second as SendAdmission, result("success"));
+    expect(breaker.stateOf(key("slow"))).toBe("closed");
+  });
+
   it("scopes are independent: p1 open does not touch p2", () => {
     const breaker = make();
     open(breaker, "p1");
@@ -1064,6 +1080,23 @@ describe("createPartitionBreaker: an account out as a whole (its endpoint refusi
     // Held by the account: its probe is due after ACCOUNT_PROBE_IN_MS, not the configured reset.
     vi.advanceTimersByTime(ACCOUNT_PROBE_IN_MS);
     expect(breaker.stateOf(key("fresh"))).toBe("half_open");
+  });
+
+  it("a frozen endpoint's resets, all at once after seconds of nothing served, open each partition's circuit at its first", () => {
+    const breaker = make({ pacing: false });
+    attempt(breaker, "warm", "success"); // served while the breaker watched nothing: only its time is kept
+    vi.advanceTimersByTime(3_000); // frozen: nothing answers
+    const reset: AttemptResult = { outcomeClass: "transient", error: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }) };
+    for (let i = 0; i < 6; i++) attempt(breaker, `p${i}`, reset);
+    attempt(breaker, "fresh", reset);
+    expect(breaker.stateOf(key("fresh"))).toBe("open");
+    // The same resets a moment after a success are no outage.
+    const serving = make({ pacing: false });
+    attempt(serving, "warm", "success");
+    vi.advanceTimersByTime(100);
+    for (let i = 0; i < 6; i++) attempt(serving, `p${i}`, reset);
+    attempt(serving, "fresh", reset);
+    expect(serving.stateOf(key("fresh"))).toBe("closed");
   });
 
   it("refused connections need no quiet quarter second: consecutiveFailures of them in a row and the next partition's first opens at once", () => {

@@ -62,12 +62,14 @@ describe("a paced probe whose slot is further than the reset period", () => {
     expect(circuit.holdsProbe(6_301)).toBe(false);
   });
 
-  it("retry loop (open loop): at most one attempt is out on a half-open partition at a time", async () => {
+  it("retry loop (open loop): no attempt goes to a partition whose circuit is open (a probe's holder that outlived its probe does not send)", async () => {
     const breaker = halfOpenPBehindALongAccountQueue();
     let outOnP = 0;
     let mostOutOnP = 0;
+    let sentWhileOpen = 0;
     // p answers after 2 s (a partition still being moved: slow, then 503).
     const slowBusy: SendRequest = (req: PipelineRequest) => {
+      if (breaker.stateOf(P) === "open") sentWhileOpen += 1;
       outOnP += 1;
       mostOutOnP = Math.max(mostOutOnP, outOnP);
       return new Promise<PipelineResponse>((resolve) =>
@@ -82,7 +84,9 @@ describe("a paced probe whose slot is further than the reset period", () => {
     await vi.advanceTimersByTimeAsync(3_001);
     const second = policy.sendRequest(createPipelineRequest({ url: urlOf("p"), method: "GET" }), slowBusy).catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(3_000);
-    expect(mostOutOnP).toBe(1);
+    // Probes go at a fixed rate whether or not the last has answered (a slow partition's return is seen at the next one).
+    expect(mostOutOnP).toBe(2);
+    expect(sentWhileOpen).toBe(0);
     await vi.advanceTimersByTimeAsync(30_000);
     await Promise.all([first, second]);
   });
