@@ -5,8 +5,7 @@
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { AccountPacing } from "../flow/accountPacing.js";
 import { PACED_RECHECK_IN_MS, type Pacer, type PacedSlot } from "../flow/pacer.js";
-import type { Admission, SendAdmission } from "./attemptGate.js";
-import { SEND_NOW } from "./attemptGate.js";
+import { SEND_NOW, type Admission, type SendAdmission } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { AccountGate } from "./accountGate.js";
 import { ACCOUNT_PROBE_IN_MS } from "./circuit.js";
@@ -99,9 +98,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       if (change !== undefined) announcer.announce(scope, change.to);
     },
   );
-  const { accounts } = accountGate;
   const scopeKeyOf = createScopeKeyReader(o.getScope, o.service);
-  const quiet = (): boolean => disposed || (registry.size() === 0 && accounts.size === 0);
+  const quiet = (): boolean => disposed || (registry.size() === 0 && accountGate.accounts.size === 0);
 
   const admit = (address: RequestAddress, remainingInMs: number, reserved?: SendAdmission): Admission => {
     if (quiet()) return reserved ?? SEND_NOW;
@@ -130,6 +128,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const slot = scope.reserve(at, remainingInMs, probeAt !== undefined);
     if (typeof slot !== "number") return { decision: "refuse", reason: "paced", scope: scope.key, retryAfterInMs: slot.refusedFor };
     if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, scope.key, scope);
+    // The account's probe comes once per ACCOUNT_PROBE_IN_MS, not at its pacer's rate (cut by every throttled probe, 0.5 s apart by a 3 s throttle's end).
+    if (heldBy !== undefined) return { decision: "send", delayInMs: 0, ticket: { reservedAt: at, probeAt } satisfies PacedTicket, probe: true };
     // A probe never queues behind a paced account: reserved far out at the account's throttled rate, it would
     // hold its circuit half-open (every other attempt refused) for that long after the account serves again.
     const admission = admitToAccount(address, at, Math.min(remainingInMs, halfOpenPollInMs), slot, scope.key, scope, probeAt);
@@ -210,7 +210,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const cls = result.outcomeClass;
     const failed = isRebalancingOutcome(cls);
     const at = now();
-    if (!failed && registry.size() === 0 && accounts.size === 0) return cls === "success" ? accountGate.servedUnwatched(at) : undefined;
+    if (!failed && registry.size() === 0 && accountGate.accounts.size === 0) return cls === "success" ? accountGate.servedUnwatched(at) : undefined;
     const reservedAt = (admission.ticket as PacedTicket | undefined)?.reservedAt ?? -Infinity;
     const throttled = o.pacing !== undefined && (cls === "throttled" || cls === "timeout");
     const evidence: Evidence = failed ? "failed" : cls === "aborted" ? "none" : "served";

@@ -34,3 +34,21 @@ export function throttleAccountAsAWhole(breaker: PartitionBreaker, partitions: r
     vi.advanceTimersByTime(25);
   }
 }
+
+/**
+ * Opens `own`'s circuit on its own (throttled six times, 100 ms apart, while another partition serves),
+ * then throttles the account as a whole through `others` ({@link throttleAccountAsAWhole}): `own`'s circuit
+ * is its partition's, not held by the account, so its probe takes an account slot (a held circuit's probe
+ * comes once per ACCOUNT_PROBE_IN_MS and is not paced).
+ */
+export function openOwnCircuitThenThrottleAccount(breaker: PartitionBreaker, own: RequestAddress, others: readonly RequestAddress[]): void {
+  const serving = entityAddressOf("serving");
+  for (let i = 0; i < 6; i++) {
+    const failing = breaker.admit(own, 30_000);
+    if (failing.decision === "send") breaker.record(own, failing, { outcomeClass: "throttled", status: 503, errorCode: "ServerBusy" });
+    const ok = breaker.admit(serving, 30_000);
+    if (ok.decision === "send") breaker.record(serving, ok, { outcomeClass: "success", status: 200 });
+    vi.advanceTimersByTime(100);
+  }
+  throttleAccountAsAWhole(breaker, others);
+}

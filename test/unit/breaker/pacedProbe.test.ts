@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type SendRequest } from "@azure/core-rest-pipeline";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
-import { entityAddressOf as addr, entityUrlOf as urlOf, SCOPE_P as P, sent, throttleAccountAsAWhole } from "../../support/throttleAccount.js";
+import { entityAddressOf as addr, entityUrlOf as urlOf, SCOPE_P as P, sent, openOwnCircuitThenThrottleAccount } from "../../support/throttleAccount.js";
 import { getRetryInfo, resilientRetryPolicy } from "../../../src/index.js";
 
 beforeEach(() => {
@@ -15,15 +15,14 @@ afterEach(() => {
 });
 
 /**
- * An account throttled as a whole (four partitions answering 503 ServerBusy for a second): the
- * account is paced, and partition p's circuit opened. Then its reset period passes, and the
- * other partitions take `healthyAsks` account slots (each about 27 ms), so p's slot comes after them.
+ * Partition p's circuit opened on its own, then an account throttled as a whole (four other
+ * partitions answering 503 ServerBusy for a second): the account is paced. Then p's reset period
+ * passes, and other partitions take `healthyAsks` account slots (each about 40 ms), so p's probe's
+ * slot comes after them.
  */
 function throttledAccountWithHalfOpenP(healthyAsks = 3): PartitionBreaker {
   const breaker = createPartitionBreaker({ service: "table" });
-  const parts = ["a", "b", "c", "p"].map(addr);
-  throttleAccountAsAWhole(breaker, parts);
-  // Opened (its account's held circuits are probed in turn every ACCOUNT_PROBE_IN_MS: it may be due one now).
+  openOwnCircuitThenThrottleAccount(breaker, addr("p"), ["a", "b", "c", "d"].map(addr));
   expect(breaker.stateOf(P)).not.toBe("closed");
   expect(breaker.pacedScopes().some((s) => s.level === "account")).toBe(true);
   vi.advanceTimersByTime(3_000);
@@ -43,12 +42,12 @@ describe("a paced probe in the retry loop", () => {
     await vi.advanceTimersByTimeAsync(10_000);
     const response = await pending;
     expect(response.status).toBe(200);
-    // The account queue was ~27 ms: the probe should go out then, not after circuit waits.
+    // The account queue was ~120 ms: the probe should go out then, not after circuit waits.
     expect(getRetryInfo(response)?.classes).toEqual(["success"]);
   });
 
   it("failFast: the probe's holder (a paced slot under 50 ms) is sent, not failed with CIRCUIT_OPEN", async () => {
-    // One slot ahead of p's: its slot is about 27 ms away, which a failFast caller takes.
+    // One slot ahead of p's: its slot is about 40 ms away, which a failFast caller takes.
     const breaker = throttledAccountWithHalfOpenP(1);
     const next = vi.fn(ok);
     const pending = resilientRetryPolicy({ gate: breaker, caller: { failFast: true } })

@@ -4,6 +4,7 @@ import { readRequestAddress, type RequestAddress } from "../../../src/address/re
 import { ACCOUNT_PROBE_IN_MS, QUIET_IN_MS } from "../../../src/breaker/circuit.js";
 import type { CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
+import { openOwnCircuitThenThrottleAccount } from "../../support/throttleAccount.js";
 import { DEFAULT_PARTITION_BREAKER_OPTIONS, type PartitionBreakerOptions } from "../../../src/breaker/partitionBreakerOptions.js";
 import type { OutcomeClass } from "../../../src/classification/outcomeClass.js";
 import { logger } from "../../../src/logging/logger.js";
@@ -947,9 +948,20 @@ describe("createPartitionBreaker: circuits opened by the account's throttle as a
     expect(breaker.stateOf(key("moving"))).toBe("open");
   });
 
-  it("a probe paced by the account is sent when it comes back for its slot, not refused as a probe already out", () => {
+  it("a held circuit's probe is not paced by the account (its rate is the account's probe period): sent at once behind a long account queue", () => {
     const breaker = make();
     throttleAccount(breaker);
+    vi.advanceTimersByTime(ACCOUNT_PROBE_IN_MS);
+    for (let i = 0; i < 50; i++) breaker.admit(address("fresh"), 60_000); // the account's queue, at its throttled rate
+    expect(breaker.admit(address("fresh"), 60_000)).toMatchObject({ decision: "send", paced: true });
+    const probes = Array.from({ length: 10 }, (_, i) => breaker.admit(address(`p${i}`), Infinity)).filter((a) => a.decision === "send");
+    expect(probes).toHaveLength(1);
+    expect(probes[0]).toMatchObject({ delayInMs: 0, probe: true });
+  });
+
+  it("a partition's own circuit in a paced account: its probe, paced by the account, is sent when it comes back for its slot, not refused as a probe already out", () => {
+    const breaker = make();
+    openOwnCircuitThenThrottleAccount(breaker, address("p0"), ["p1", "p2", "p3"].map(address));
     vi.advanceTimersByTime(2_000);
     const probe = breaker.admit(address("p0"), Infinity);
     expect(probe).toMatchObject({ decision: "send", paced: true });
@@ -960,9 +972,9 @@ describe("createPartitionBreaker: circuits opened by the account's throttle as a
     expect(breaker.admit(address("p0"), Infinity, probe)).toBe(probe);
   });
 
-  it("a probe whose account slot is further than the half-open poll is turned back, the circuit left half-open for the next one", () => {
+  it("a partition's own circuit in a paced account: a probe whose account slot is further than the half-open poll is turned back, the circuit left half-open for the next one", () => {
     const breaker = make();
-    throttleAccount(breaker);
+    openOwnCircuitThenThrottleAccount(breaker, address("p0"), ["p1", "p2", "p3"].map(address));
     vi.advanceTimersByTime(2_000);
     // A partition with no circuit fills the account's queue, at its throttled rate, until its next slot is
     // over a second away (a paced wait is handed out in slices, so the refusal of a caller with 1 s left tells).

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
 import { Circuit } from "../../../src/breaker/circuit.js";
-import { entityAddressOf as addr, entityUrlOf as urlOf, SCOPE_P as P, throttleAccountAsAWhole } from "../../support/throttleAccount.js";
+import { entityAddressOf as addr, entityUrlOf as urlOf, SCOPE_P as P, openOwnCircuitThenThrottleAccount } from "../../support/throttleAccount.js";
 import { resilientRetryPolicy } from "../../../src/index.js";
 
 beforeEach(() => {
@@ -27,9 +27,7 @@ afterEach(() => {
  */
 function halfOpenPBehindALongAccountQueue(): PartitionBreaker {
   const breaker = createPartitionBreaker({ service: "table" });
-  const parts = ["a", "b", "c", "p"].map(addr);
-  throttleAccountAsAWhole(breaker, parts);
-  // Opened (its account's held circuits are probed in turn every ACCOUNT_PROBE_IN_MS: it may be due one now).
+  openOwnCircuitThenThrottleAccount(breaker, addr("p"), ["a", "b", "c"].map(addr));
   expect(breaker.stateOf(P)).not.toBe("closed");
   vi.advanceTimersByTime(3_000);
   expect(breaker.stateOf(P)).toBe("half_open");
