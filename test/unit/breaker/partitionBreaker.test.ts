@@ -1047,6 +1047,15 @@ describe("createPartitionBreaker: an account out as a whole (its endpoint refusi
     }
   }
 
+  const reset: AttemptResult = { outcomeClass: "transient", error: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }) };
+  /** `times` attempts answering `outcome`, `gapInMs` apart, from `partitions` in turn. */
+  function failInTurn(breaker: PartitionBreaker, partitions: readonly string[], outcome: AttemptResult, times: number, gapInMs: number): void {
+    for (let i = 0; i < times; i++) {
+      attempt(breaker, partitions[i % partitions.length] as string, outcome);
+      vi.advanceTimersByTime(gapInMs);
+    }
+  }
+
   it("its circuits take one probe per ACCOUNT_PROBE_IN_MS between them, and the first success anywhere closes them all", () => {
     const breaker = make({ pacing: false });
     endpointOut(breaker);
@@ -1083,10 +1092,7 @@ describe("createPartitionBreaker: an account out as a whole (its endpoint refusi
   it("once it is out, a partition's first failure opens its circuit at once, held by the account (a frozen endpoint's resets)", () => {
     const breaker = make({ pacing: false });
     // Two partitions fail for a quarter second, nothing served: the account is out (six failures in a row, two partitions).
-    for (let i = 0; i < 6; i++) {
-      attempt(breaker, i % 2 === 0 ? "a" : "b", refused);
-      vi.advanceTimersByTime(50);
-    }
+    failInTurn(breaker, ["a", "b"], refused, 6, 50);
     attempt(breaker, "fresh", refused);
     expect(breaker.stateOf(key("fresh"))).toBe("open");
     // Held by the account: its probe is due after ACCOUNT_PROBE_IN_MS, not the configured reset.
@@ -1098,7 +1104,6 @@ describe("createPartitionBreaker: an account out as a whole (its endpoint refusi
     const breaker = make({ pacing: false });
     attempt(breaker, "warm", "success"); // served while the breaker watched nothing: only its time is kept
     vi.advanceTimersByTime(3_000); // frozen: nothing answers
-    const reset: AttemptResult = { outcomeClass: "transient", error: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }) };
     for (let i = 0; i < 6; i++) attempt(breaker, `p${i}`, reset);
     attempt(breaker, "fresh", reset);
     expect(breaker.stateOf(key("fresh"))).toBe("open");
@@ -1113,38 +1118,25 @@ describe("createPartitionBreaker: an account out as a whole (its endpoint refusi
 
   it("refused connections need no quiet quarter second: consecutiveFailures of them in a row and the next partition's first opens at once", () => {
     const breaker = make({ pacing: false });
-    for (let i = 0; i < 5; i++) {
-      attempt(breaker, `p${i}`, refused);
-      vi.advanceTimersByTime(5);
-    }
+    failInTurn(breaker, ["p0", "p1", "p2", "p3", "p4"], refused, 5, 5);
     attempt(breaker, "fresh", refused);
     expect(breaker.stateOf(key("fresh"))).toBe("open");
     // Resets are answers a partition may give between successes: the same five of them open nothing yet.
     const resets = make({ pacing: false });
-    const reset: AttemptResult = { outcomeClass: "transient", error: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }) };
-    for (let i = 0; i < 5; i++) {
-      attempt(resets, `p${i}`, reset);
-      vi.advanceTimersByTime(5);
-    }
+    failInTurn(resets, ["p0", "p1", "p2", "p3", "p4"], reset, 5, 5);
     attempt(resets, "fresh", reset);
     expect(resets.stateOf(key("fresh"))).toBe("closed");
   });
 
   it("a partition's first failure is its own while the account served within the quarter second, or failed fewer times than consecutiveFailures", () => {
     const served = make({ pacing: false });
-    for (let i = 0; i < 6; i++) {
-      attempt(served, i % 2 === 0 ? "a" : "b", refused);
-      vi.advanceTimersByTime(50);
-    }
+    failInTurn(served, ["a", "b"], refused, 6, 50);
     attempt(served, "healthy", "success");
     attempt(served, "fresh", refused);
     expect(served.stateOf(key("fresh"))).toBe("closed");
 
     const patient = make({ pacing: false, consecutiveFailures: 20 });
-    for (let i = 0; i < 6; i++) {
-      attempt(patient, i % 2 === 0 ? "a" : "b", refused);
-      vi.advanceTimersByTime(50);
-    }
+    failInTurn(patient, ["a", "b"], refused, 6, 50);
     attempt(patient, "fresh", refused);
     expect(patient.stateOf(key("fresh"))).toBe("closed");
   });
