@@ -5,6 +5,7 @@ import { scopeKey, type PartitionScope, type StorageService } from "./partitionS
 import { isWriteMethod } from "./requestMethod.js";
 import { secondaryUrlOf } from "./secondaryUrl.js";
 import { operationOfParsedUrl, type StorageOperation } from "./storageOperation.js";
+import type { EntityOperationNames } from "./entityOperationNames.js";
 import { tableWriteOfParsedUrl, type TableWrite } from "./tableWrite.js";
 
 /**
@@ -46,9 +47,11 @@ export interface RequestAddress {
  * `scopeKey(scope)`, `operation` is `storageOperationName(address.service, request)`,
  * `tableWrite` is `tableWriteOfParsedUrl(request, parsed, bodyText(request))`.
  * Make one per operation and pass it along: the address keeps what it read, nothing else does.
+ * `names`: what an install has learnt about naming its client's entity addresses (Tables only),
+ * asked before the URL is read for `operation` and taught what is then read.
  */
-export function readRequestAddress(request: PipelineRequest, service?: StorageService): RequestAddress {
-  return new LazyRequestAddress(request, service);
+export function readRequestAddress(request: PipelineRequest, service?: StorageService, names?: EntityOperationNames): RequestAddress {
+  return new LazyRequestAddress(request, service, service === "table" ? names : undefined);
 }
 
 /** A field not read yet (`undefined` is a valid answer for most). */
@@ -60,6 +63,7 @@ class LazyRequestAddress implements RequestAddress {
   // request's URL (a SAS) and headers (Authorization) along.
   readonly #request: PipelineRequest;
   readonly #hint: StorageService | undefined;
+  readonly #names: EntityOperationNames | undefined;
   #url: Lazy<string | undefined> = UNREAD;
   #parsed: Lazy<AccountAndPath | undefined> = UNREAD;
   #service: Lazy<StorageService | undefined> = UNREAD;
@@ -68,9 +72,10 @@ class LazyRequestAddress implements RequestAddress {
   #operation: Lazy<StorageOperation> = UNREAD;
   #tableWrite: Lazy<TableWrite | undefined> = UNREAD;
 
-  constructor(request: PipelineRequest, hint: StorageService | undefined) {
+  constructor(request: PipelineRequest, hint: StorageService | undefined, names: EntityOperationNames | undefined) {
     this.#request = request;
     this.#hint = hint;
+    this.#names = names;
   }
 
   get request(): PipelineRequest {
@@ -106,12 +111,27 @@ class LazyRequestAddress implements RequestAddress {
   }
 
   get operation(): StorageOperation {
-    if (this.#operation === UNREAD) {
-      const parsed = this.#parsedUrl();
-      const service = this.service;
-      this.#operation = parsed === undefined || service === undefined ? "other" : guarded(() => operationOfParsedUrl(service, this.request, parsed), "other");
-    }
+    if (this.#operation === UNREAD) this.#operation = this.#names === undefined ? this.#nameInFull() : this.#nameWith(this.#names);
     return this.#operation;
+  }
+
+  /** The operation `names` remembers for this request's method and URL; else read in full, and taught to `names`. */
+  #nameWith(names: EntityOperationNames): StorageOperation {
+    const url = this.#urlText();
+    const method = guarded(() => this.request.method, undefined);
+    if (typeof url !== "string" || typeof method !== "string") return this.#nameInFull();
+    const recalled = names.recall(method, url);
+    if (recalled !== undefined) return recalled;
+    const operation = this.#nameInFull();
+    names.learn(method, url, operation);
+    return operation;
+  }
+
+  /** The operation read from the parsed URL (the one parse every field shares). */
+  #nameInFull(): StorageOperation {
+    const parsed = this.#parsedUrl();
+    const service = this.service;
+    return parsed === undefined || service === undefined ? "other" : guarded(() => operationOfParsedUrl(service, this.request, parsed), "other");
   }
 
   get tableWrite(): TableWrite | undefined {

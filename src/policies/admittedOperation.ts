@@ -45,7 +45,7 @@ export abstract class AdmittedOperation {
     this.request = request;
     this.s = s;
     this.hooks = hooks;
-    this.address = readRequestAddress(request, s.service);
+    this.address = readRequestAddress(request, s.service, s.entityOperationNames);
     this.info = startRetryInfo(request);
     this.write = isWriteMethod(request.method);
   }

@@ -19,6 +19,7 @@ import {
   type OptionsShape,
 } from "../validation/optionSchema.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
+import { EntityOperationNames } from "../address/entityOperationNames.js";
 import type { AttemptGate } from "../breaker/attemptGate.js";
 import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
 import type { RetryObserver } from "../observers/retryEvents.js";
@@ -225,6 +226,8 @@ export function resolveRetryPolicyOptions(options: ResilientRetryPolicyOptions) 
     secondaryReads: o.secondaryReads,
     /** The policy's per-attempt timeouts, on one timer. */
     deadlines: createAttemptDeadlines(),
+    /** What the policy learns about naming its Tables client's entity addresses (a point read's URL is then not read again for it). */
+    entityOperationNames: o.service === "table" ? new EntityOperationNames() : undefined,
   };
 }
 

@@ -1,7 +1,9 @@
-import { createHttpHeaders, createPipelineRequest, type PipelineRequest } from "@azure/core-rest-pipeline";
+import { createEmptyPipeline, createHttpHeaders, createPipelineRequest, type HttpClient, type PipelineRequest } from "@azure/core-rest-pipeline";
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { readRequestAddress } from "../../../src/address/requestAddress.js";
+import { EntityOperationNames } from "../../../src/address/entityOperationNames.js";
+import { resilientRetryPolicy } from "../../../src/policies/resilientRetryPolicy.js";
 import { storageOperationName } from "../../../src/address/storageOperation.js";
 import { extractScope } from "../../../src/address/extractScope.js";
 import { parseAccountAndPath } from "../../../src/address/parseAccountAndPath.js";
@@ -238,6 +240,30 @@ describe("readRequestAddress: one parse, on first use", () => {
       }),
     ).toBe(1);
     expect(address.request).toBe(request);
+  });
+
+  it("names a point read from what its install learnt, without parsing, once the table's first was parsed", () => {
+    const names = new EntityOperationNames();
+    const first = readRequestAddress(pipelineRequest("GET", `${AZ}/orders(PartitionKey='p',RowKey='r1')`), "table", names);
+    expect(parses(() => expect(first.operation).toBe("get_entity"))).toBe(1);
+    const next = readRequestAddress(pipelineRequest("GET", `${AZ}/orders(PartitionKey='p',RowKey='r2')`), "table", names);
+    expect(parses(() => expect(next.operation).toBe("get_entity"))).toBe(0);
+    // The other fields still read the URL, once.
+    expect(parses(() => expect(next.scopeKey).toBe("table|devstoreaccount1|orders|p"))).toBe(1);
+    // Not for another service: names are a Tables install's.
+    const blob = readRequestAddress(pipelineRequest("GET", `${AZ}/orders(PartitionKey='p',RowKey='r3')`), "blob", names);
+    expect(parses(() => expect(blob.operation).toBe("download_blob"))).toBe(1);
+  });
+
+  it("a Tables retry policy names its point reads from what it learnt: one parse for many reads", async () => {
+    const operations: string[] = [];
+    const pipeline = createEmptyPipeline();
+    pipeline.addPolicy(resilientRetryPolicy({ service: "table", observers: [{ onAttempt: (event) => void operations.push(event.address.operation) }] }));
+    const ok: HttpClient = { sendRequest: (request) => Promise.resolve({ request, status: 200, headers: createHttpHeaders() }) };
+    const before = vi.mocked(parseAccountAndPath).mock.calls.length;
+    for (let i = 0; i < 5; i++) await pipeline.sendRequest(ok, pipelineRequest("GET", `${AZ}/orders(PartitionKey='p',RowKey='r${i}')`));
+    expect(operations).toEqual(Array(5).fill("get_entity"));
+    expect(vi.mocked(parseAccountAndPath).mock.calls.length - before).toBe(1);
   });
 
   it("keeps what it read: the same scope object on every access", () => {
