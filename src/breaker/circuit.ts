@@ -34,6 +34,24 @@ type Phase =
 const CLOSED: Phase = Object.freeze({ name: "closed" });
 const HALF_OPEN_NO_PROBE: Phase = Object.freeze({ name: "half_open", probeAdmittedAt: undefined });
 
+/** What the breaker knows of an answer beyond its evidence ({@link Circuit.record}). */
+export interface AnswerContext {
+  /**
+   * How long the circuit stays open if this answer opens it; defaults to `resetTimeoutInMs`. The
+   * breaker passes a shorter one when the circuit is its account's (see {@link ACCOUNT_PROBE_IN_MS}).
+   */
+  readonly resetInMs?: number;
+  /**
+   * The whole account has served nothing for {@link QUIET_IN_MS} while several of its partitions
+   * failed (accountGate.ts): a failure opens the circuit at once, with no count of its own. A
+   * partition's count would start only at its first failure, and after a frozen endpoint resets
+   * every connection at once, every partition's retries and newcomers went out before any opened.
+   */
+  readonly accountOut?: boolean;
+  /** When the answered attempt was admitted as a probe, if it was one: only the probe out now reopens a half-open circuit. */
+  readonly probeAt?: number;
+}
+
 /**
  * One partition's circuit, as a small synchronous state machine (no timers: `now` is passed
  * in). It opens only on a partition that serves nothing: `consecutiveFailures` rebalancing
@@ -129,27 +147,25 @@ export class Circuit {
   /**
    * Counts an attempt's outcome; returns the change of state it made, if any. `evidence` is
    * `"served"` (any answer that proves the partition works, even a 404), `"failed"` (a
-   * rebalancing outcome) or `"none"` (aborted: says nothing about the partition).
-   * `resetInMs`: how long the circuit stays open if this opens it (defaults to the
-   * configured `resetTimeoutInMs`; the breaker passes a shorter one when the circuit is its
-   * account's, see {@link ACCOUNT_PROBE_IN_MS}). `accountOut`: the whole account has served nothing
-   * for {@link QUIET_IN_MS} while several of its partitions failed (accountGate.ts), so this failure
-   * needs no count of its own: a partition's own count would start only at its first failure, and
-   * after a frozen endpoint resets every connection at once, the retries and newcomers of every
-   * partition would all go out before any circuit could open.
+   * rebalancing outcome) or `"none"` (aborted: says nothing about the partition). `answer` says
+   * what else the breaker knows of it (see {@link AnswerContext}).
    */
-  record(evidence: "served" | "failed" | "none", now: number, resetInMs = this.#config.resetTimeoutInMs, accountOut = false): CircuitChange | undefined {
+  record(evidence: "served" | "failed" | "none", now: number, answer: AnswerContext = {}): CircuitChange | undefined {
     const phase = this.#phase;
+    const resetInMs = answer.resetInMs ?? this.#config.resetTimeoutInMs;
     if (evidence === "served") {
       this.#consecutiveFailures = 0;
       this.#lastSuccessAt = now;
       return this.#enter(CLOSED, now);
     }
-    // The probe failed, or was aborted (no evidence to close on): open again.
-    if (phase.name === "half_open" && phase.probeAdmittedAt !== undefined) return this.#enter({ name: "open", openedAt: now, resetInMs }, now);
+    // The probe out failed, or was aborted (no evidence to close on): open again. A probe that answers after
+    // another was let go is no news: at a fixed probe rate into a slow partition, each late failure reopened the
+    // circuit after the partition was back (0.5 s late in one seed of the benchmark).
+    const probeOut = phase.name === "half_open" ? phase.probeAdmittedAt : undefined;
+    if (probeOut !== undefined && (answer.probeAt ?? probeOut) === probeOut) return this.#enter({ name: "open", openedAt: now, resetInMs }, now);
     if (evidence !== "failed") return undefined;
     this.#consecutiveFailures += 1;
-    const servesNothing = accountOut || (this.#consecutiveFailures >= this.#config.consecutiveFailures && now - this.#lastSuccessAt >= QUIET_IN_MS);
+    const servesNothing = answer.accountOut === true || (this.#consecutiveFailures >= this.#config.consecutiveFailures && now - this.#lastSuccessAt >= QUIET_IN_MS);
     return phase.name === "closed" && servesNothing ? this.#enter({ name: "open", openedAt: now, resetInMs }, now) : undefined;
   }
 

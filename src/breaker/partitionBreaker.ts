@@ -229,7 +229,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     announcer.observe(scope, at);
     // Held by its account, the circuit is probed in turn with the account's others (accountGate.ts).
     const resetInMs = accountOut ? Math.min(ACCOUNT_PROBE_IN_MS, o.resetTimeoutInMs) : o.resetTimeoutInMs;
-    const change = scope.record(at, evidence, throttled, reservedAt, resetInMs, health === "out");
+    const change = scope.record(at, evidence, throttled, reservedAt, { resetInMs, accountOut: health === "out", probeAt: probeOf(admission) });
     if (change === undefined) return;
     announcer.announce(scope, change.to);
     if (change.to === "open") accountGate.hold(scope, accountOut, address);

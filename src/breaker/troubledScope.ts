@@ -4,7 +4,7 @@ import { logger } from "../logging/logger.js";
 import { Pacer, type PacedSlot } from "../flow/pacer.js";
 import type { ResolvedPacingOptions } from "../flow/pacingOptions.js";
 import { WakeList } from "../timing/wake.js";
-import { Circuit, type CircuitChange, type CircuitConfig } from "./circuit.js";
+import { Circuit, type AnswerContext, type CircuitChange, type CircuitConfig } from "./circuit.js";
 import type { CircuitState } from "./circuitStateSource.js";
 import { HEALTHY_PARTITION, type PartitionStatus } from "./partitionStatus.js";
 
@@ -125,15 +125,15 @@ export class TroubledScope {
   }
 
   /**
-   * Learns from an attempt's answer: the circuit counts it (`resetInMs`: how long it stays open
-   * if this opens it; `accountOut`: the account serves nothing, so a failure opens it at once), the pacer's floor and slow start take a success, and a throttled answer
+   * Learns from an attempt's answer: the circuit counts it (with what `answer` says of it), the
+   * pacer's floor and slow start take a success, and a throttled answer
    * (`throttled`, to an attempt reserved at `reservedAt`) may make the pacer or cut it. Waiters
    * are woken when the circuit changes (closed: the partition is back; opened: the circuit now
    * says when it is tried again) or the queue is let out. Returns the circuit's change.
    */
-  record(at: number, evidence: Evidence, throttled: boolean, reservedAt: number, resetInMs: number, accountOut: boolean): CircuitChange | undefined {
+  record(at: number, evidence: Evidence, throttled: boolean, reservedAt: number, answer: AnswerContext): CircuitChange | undefined {
     const before = this.#circuit.stateAt(at);
-    const change = this.#circuit.record(evidence, at, resetInMs, accountOut);
+    const change = this.#circuit.record(evidence, at, answer);
     if (change?.to === "closed") this.#heldBy = undefined;
     // Back from serving nothing (a move): what the pacer learnt about it then says nothing about now.
     if (change?.from === "half_open" && change.to === "closed") this.#pacer = undefined;

@@ -180,7 +180,7 @@ describe("Circuit: a reset period given by the failure that opens it", () => {
   it("opens for the resetInMs the opening failure passes, and a failed probe for the one its failure passes", () => {
     const circuit = new Circuit(0, config());
     for (const [t] of run("F", 4, 100)) circuit.record("failed", t);
-    circuit.record("failed", 400, 500);
+    circuit.record("failed", 400, { resetInMs: 500 });
     expect(circuit.stateAt(899)).toBe("open");
     expect(circuit.retryAfterInMs(400)).toBe(500);
     expect(circuit.stateAt(900)).toBe("half_open");

@@ -177,6 +177,21 @@ describe("createPartitionBreaker: an offline partition", () => {
     expect(breaker.stateOf(key("slow"))).toBe("closed");
   });
 
+  it("a probe that fails after the next one went out does not reopen the circuit: the probe out now decides", () => {
+    const breaker = make();
+    open(breaker, "slow");
+    const slow = readRequestAddress(entityRequest("slow"));
+    vi.advanceTimersByTime(300);
+    const first = breaker.admit(slow, Infinity) as SendAdmission;
+    vi.advanceTimersByTime(300);
+    const second = breaker.admit(slow, Infinity) as SendAdmission;
+    expect(second).toMatchObject({ decision: "send", probe: true });
+    breaker.record(slow, first, result("timeout")); // sent into the outage, answered after the service's timeout
+    expect(breaker.stateOf(key("slow"))).toBe("half_open");
+    breaker.record(slow, second, result("success"));
+    expect(breaker.stateOf(key("slow"))).toBe("closed");
+  });
+
   it("scopes are independent: p1 open does not touch p2", () => {
     const breaker = make();
     open(breaker, "p1");
