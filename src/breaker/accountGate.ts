@@ -14,7 +14,9 @@ export const MAX_ACCOUNTS = 64;
 
 /**
  * What says an account (or its endpoint) serves nothing at all, rather than one partition being moved:
- * no answer served anywhere on it for {@link QUIET_IN_MS}, while more than one partition failed in that time.
+ * no answer served anywhere on it for {@link QUIET_IN_MS}, while more than one partition failed in that time
+ * (and, to be out before a failure, `consecutiveFailures` of them in a row); or `consecutiveFailures`
+ * connections refused in a row (see {@link AccountGate.failed}).
  */
 interface AccountHealth {
   servedAt: number;
@@ -45,7 +47,8 @@ export const accountKeyOf = (address: RequestAddress): string | undefined => {
 /**
  * The accounts that answered throttled lately (see {@link AccountPacing}), at most
  * {@link MAX_ACCOUNTS}, least recently used first. While it watches none, its
- * `accounts.size` is 0 and the partition gate's success path asks it nothing.
+ * `accounts.size` is 0 and the partition gate's success path only tells it the time
+ * ({@link AccountGate.servedUnwatched}).
  */
 export class AccountGate<S extends AccountHeldScope> {
   /** Read-only outside: the partition gate's success path reads its `size` (a property, no call). */
@@ -102,9 +105,16 @@ export class AccountGate<S extends AccountHeldScope> {
     return account?.pacer !== undefined ? account : undefined;
   }
 
-  /** A success while the breaker watches nothing: only its time is kept (see {@link AccountGate.failed}). */
+  /**
+   * A success while the breaker watches nothing: only its time is kept (see {@link AccountGate.failed}).
+   * What it knew of accounts is stale then (their scopes were swept while successes went unwatched):
+   * counts kept from an old outage would read one failure on a healthy account as an outage.
+   */
   servedUnwatched(at: number): void {
     this.#lastServedAt = at;
+    if (this.#health.size === 0) return;
+    this.#health.clear();
+    this.#holding.clear();
   }
 
   /** An answer that proves `address`'s account serves: the circuits its outage or throttle opened close now. */
@@ -137,7 +147,11 @@ export class AccountGate<S extends AccountHeldScope> {
     const key = accountKeyOf(address);
     if (key === undefined) return "serving";
     let health = this.#health.get(key);
-    if (health === undefined) {
+    if (health !== undefined) {
+      // Least recently used first: an account failing now is not the one to forget.
+      this.#health.delete(key);
+      this.#health.set(key, health);
+    } else {
       // Its successes were not watched until now: the last success seen anywhere, else this first failure (as a circuit's).
       health = { servedAt: this.#lastServedAt === -Infinity ? at : this.#lastServedAt, failuresInRow: 0, refusalsInRow: 0, failedAt: -Infinity, failedScope: scope, spreadAt: -Infinity, probedAt: -Infinity };
       this.#health.set(key, health);

@@ -42,14 +42,18 @@ export interface AnswerContext {
    */
   readonly resetInMs?: number;
   /**
-   * The whole account has served nothing for {@link QUIET_IN_MS} while several of its partitions
-   * failed (accountGate.ts): a failure opens the circuit at once, with no count of its own. A
+   * The whole account is out (accountGate.ts: its circuits' rule counted over the account, or
+   * refused connections in a row): a failure opens the circuit at once, with no count of its own. A
    * partition's count would start only at its first failure, and after a frozen endpoint resets
    * every connection at once, every partition's retries and newcomers went out before any opened.
    */
   readonly accountOut?: boolean;
-  /** When the answered attempt was admitted as a probe, if it was one: only the probe out now reopens a half-open circuit. */
-  readonly probeAt?: number;
+  /**
+   * When the answered attempt was admitted as a probe, or `null` when it was none: only the probe out
+   * now reopens a half-open circuit (a straggler's or a superseded probe's late failure is no news).
+   * Undefined: the caller does not say, and the answer is taken for the probe's.
+   */
+  readonly probeAt?: number | null;
 }
 
 /**
@@ -159,10 +163,10 @@ export class Circuit {
       return this.#enter(CLOSED, now);
     }
     // The probe out failed, or was aborted (no evidence to close on): open again. A probe that answers after
-    // another was let go is no news: at a fixed probe rate into a slow partition, each late failure reopened the
-    // circuit after the partition was back (0.5 s late in one seed of the benchmark).
+    // another was let go, or an attempt sent before the circuit opened, is no news: at a fixed probe rate into a
+    // slow partition, each late failure reopened the circuit after the partition was back (0.5 s late in one seed).
     const probeOut = phase.name === "half_open" ? phase.probeAdmittedAt : undefined;
-    if (probeOut !== undefined && (answer.probeAt ?? probeOut) === probeOut) return this.#enter({ name: "open", openedAt: now, resetInMs }, now);
+    if (probeOut !== undefined && (answer.probeAt === undefined || answer.probeAt === probeOut)) return this.#enter({ name: "open", openedAt: now, resetInMs }, now);
     if (evidence !== "failed") return undefined;
     this.#consecutiveFailures += 1;
     const servesNothing = answer.accountOut === true || (this.#consecutiveFailures >= this.#config.consecutiveFailures && now - this.#lastSuccessAt >= QUIET_IN_MS);

@@ -86,7 +86,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   });
   let disposed = false;
 
-  /** Accounts throttled as a whole. Its `accounts` map is read (for its size) on the success path: no call. */
+  /** Accounts out or throttled as a whole. Its `accounts` map is read (for its size) on the success path, which tells it only the time. */
   const accountGate = new AccountGate<TroubledScope>(
     o.pacing,
     o.consecutiveFailures,
@@ -128,7 +128,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const slot = scope.reserve(at, remainingInMs, probeAt !== undefined);
     if (typeof slot !== "number") return { decision: "refuse", reason: "paced", scope: scope.key, retryAfterInMs: slot.refusedFor };
     if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, scope.key, scope);
-    // The account's probe comes once per ACCOUNT_PROBE_IN_MS, not at its pacer's rate (cut by every throttled probe, 0.5 s apart by a 3 s throttle's end).
+    // Once per ACCOUNT_PROBE_IN_MS, not at the account pacer's rate (0.5 s apart by a 3 s throttle's end); reserved now, its answer still tells the pacer.
     if (heldBy !== undefined) return { decision: "send", delayInMs: 0, ticket: { reservedAt: at, probeAt } satisfies PacedTicket, probe: true };
     // A probe never queues behind a paced account: reserved far out at the account's throttled rate, it would
     // hold its circuit half-open (every other attempt refused) for that long after the account serves again.
@@ -229,7 +229,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     announcer.observe(scope, at);
     // Held by its account, the circuit is probed in turn with the account's others (accountGate.ts).
     const resetInMs = accountOut ? Math.min(ACCOUNT_PROBE_IN_MS, o.resetTimeoutInMs) : o.resetTimeoutInMs;
-    const change = scope.record(at, evidence, throttled, reservedAt, { resetInMs, accountOut: health === "out", probeAt: probeOf(admission) });
+    const change = scope.record(at, evidence, throttled, reservedAt, { resetInMs, accountOut: health === "out", probeAt: probeOf(admission) ?? null });
     if (change === undefined) return;
     announcer.announce(scope, change.to);
     if (change.to === "open") accountGate.hold(scope, accountOut, address);

@@ -192,6 +192,20 @@ describe("createPartitionBreaker: an offline partition", () => {
     expect(breaker.stateOf(key("slow"))).toBe("closed");
   });
 
+  it("an attempt sent before the circuit opened that fails late does not reopen it while its probe is out", () => {
+    const breaker = make();
+    const slow = readRequestAddress(entityRequest("slow"));
+    const straggler = breaker.admit(slow, Infinity) as SendAdmission; // sent while the partition still looked healthy
+    open(breaker, "slow");
+    vi.advanceTimersByTime(300);
+    const probe = breaker.admit(slow, Infinity) as SendAdmission;
+    expect(probe).toMatchObject({ decision: "send", probe: true });
+    breaker.record(slow, straggler, result("timeout"));
+    expect(breaker.stateOf(key("slow"))).toBe("half_open");
+    breaker.record(slow, probe, result("success"));
+    expect(breaker.stateOf(key("slow"))).toBe("closed");
+  });
+
   it("scopes are independent: p1 open does not touch p2", () => {
     const breaker = make();
     open(breaker, "p1");
@@ -1129,6 +1143,17 @@ describe("createPartitionBreaker: an account out as a whole (its endpoint refusi
     for (let i = 0; i < 6; i++) attempt(serving, `p${i}`, reset);
     attempt(serving, "fresh", reset);
     expect(serving.stateOf(key("fresh"))).toBe("closed");
+  });
+
+  it("forgets an old outage once its scopes are swept: a later failure on the serving account is its partition's own", () => {
+    const breaker = make({ pacing: false, idleTtlInMs: 1_000 });
+    failInTurn(breaker, ["a", "b"], refused, 6, 50); // out: six refusals in a row over two partitions
+    vi.advanceTimersByTime(5_000); // idle: the sweep forgets every scope
+    expect(breaker.size).toBe(0);
+    attempt(breaker, "warm", "success"); // back, while the breaker watches nothing
+    vi.advanceTimersByTime(1_000);
+    attempt(breaker, "fresh", reset);
+    expect(breaker.stateOf(key("fresh"))).toBe("closed");
   });
 
   it("refused connections need no quiet quarter second: consecutiveFailures of them in a row and the next partition's first opens at once", () => {
