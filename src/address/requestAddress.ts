@@ -38,6 +38,8 @@ export interface RequestAddress {
    * custom domain, Cosmos DB, a URL already on the secondary).
    */
   secondaryUrl(endpoint: string | undefined): string | undefined;
+  /** This address as read under `service`: itself when it was (or `service` is undefined), else its request read again under it. */
+  under(service: StorageService | undefined): RequestAddress;
 }
 
 /**
@@ -141,6 +143,10 @@ class LazyRequestAddress implements RequestAddress {
       this.#tableWrite = parsed === undefined ? undefined : guarded(() => tableWriteOfParsedUrl(this.request, parsed, bodyText(this.request)), undefined);
     }
     return this.#tableWrite;
+  }
+
+  under(service: StorageService | undefined): RequestAddress {
+    return service === undefined || this.service === service ? this : readRequestAddress(this.request, service);
   }
 
   secondaryUrl(endpoint: string | undefined): string | undefined {

@@ -1,5 +1,5 @@
 // Which breaker scope an operation's address maps to, under the breaker's own options.
-import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
+import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageService } from "../address/partitionScope.js";
 import type { PartitionBreakerOptions } from "./partitionBreakerOptions.js";
 
@@ -14,7 +14,7 @@ export function createScopeKeyReader(
 ): (address: RequestAddress) => string | undefined {
   const ownKeys = new WeakMap<RequestAddress, string | undefined>();
   const readOwnKey = (address: RequestAddress): string | undefined => {
-    if (getScope === undefined) return readRequestAddress(address.request, service).scopeKey;
+    if (getScope === undefined) return address.under(service).scopeKey;
     try {
       const key = getScope(address.request);
       return typeof key === "string" ? key : undefined;

@@ -1,7 +1,6 @@
 // The one recorder behind both sinks: it turns the policy's events into measurements of the
 // metrics in metricNames.ts; a sink (Prometheus or OpenTelemetry) only says where each goes.
-import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
+import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import { AMBIGUOUS_WRITE_RESULTS } from "../ambiguousWrites/ambiguousWriteResult.js";
@@ -85,7 +84,7 @@ export class MetricsRecorder implements MetricsObserver {
   }
 
   onAttempt(event: AttemptEvent): void {
-    const address = this.#addressOf(event);
+    const address = event.address.under(this.service);
     const operation = this.#operation(address.operation);
     const cls = event.attemptClass;
     (operation.attempts[cls] ??= this.#series("attempts", { ...operation.labels, class: cls })).record(1);
@@ -100,13 +99,13 @@ export class MetricsRecorder implements MetricsObserver {
   }
 
   onRetry(event: RetryEvent): void {
-    const operation = this.#operation(this.#addressOf(event).operation);
+    const operation = this.#operation(event.address.under(this.service).operation);
     this.#series("retries", { ...operation.labels, reason: event.reason }).record(1);
     this.#series("retryDelay", { service: this.service, reason: event.reason }).record(event.delayInMs / 1000);
   }
 
   onOperationEnd(event: OperationEvent): void {
-    const operation = this.#operation(this.#addressOf(event).operation);
+    const operation = this.#operation(event.address.under(this.service).operation);
     const outcome = OUTCOME_BY_STOP_REASON[event.stopReason] ?? "failure";
     operation.outcomes[outcome].record(1);
     (operation.durations[outcome] ??= this.#series("operationDuration", { ...operation.labels, outcome })).record(event.elapsedInMs / 1000);
@@ -163,12 +162,6 @@ export class MetricsRecorder implements MetricsObserver {
     const scope = address.scopeKey;
     const partition = scope === undefined ? OTHER_PARTITION_LABEL : this.#partitionLabels.label(scope);
     this.#series("partitionThrottles", { service: this.service, partition }).record(1);
-  }
-
-  /** The event's address, as read under this recorder's service (its labels' service). */
-  #addressOf(event: { request: PipelineRequest; address: RequestAddress }): RequestAddress {
-    // An address read without this service (a policy given none) is read again under it.
-    return event.address.service === this.service ? event.address : readRequestAddress(event.request, this.service);
   }
 
   #operation(operation: StorageOperation): OperationSeries {

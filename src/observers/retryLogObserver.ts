@@ -1,5 +1,4 @@
-import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
+import type { RequestAddress } from "../address/requestAddress.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { RetryObserver } from "./retryEvents.js";
 import { logger } from "../logging/logger.js";
@@ -39,7 +38,7 @@ export function createRetryLogObserver(options: { service?: StorageService } = {
       if (!logger.info.enabled) return;
       logger.info(
         `Retrying: ${formatLogFields({
-          ...describe(addressOf(event, service)),
+          ...describe(event.address.under(service)),
           attempt: event.attempt,
           class: event.reason,
           status: event.status,
@@ -54,7 +53,7 @@ export function createRetryLogObserver(options: { service?: StorageService } = {
       if (!logger.info.enabled || (event.attempts <= 1 && event.stopReason === "success")) return;
       logger.info(
         `Operation ended: ${formatLogFields({
-          ...describe(addressOf(event, service)),
+          ...describe(event.address.under(service)),
           attempts: event.attempts,
           stopReason: event.stopReason,
           finalClass: event.finalClass,
@@ -63,12 +62,6 @@ export function createRetryLogObserver(options: { service?: StorageService } = {
       );
     },
   };
-}
-
-/** The event's address, as read under the observer's service when it was given one. */
-function addressOf(event: { request: PipelineRequest; address: RequestAddress }, service: StorageService | undefined): RequestAddress {
-  const address = event.address;
-  return service === undefined || address.service === service ? address : readRequestAddress(event.request, service);
 }
 
 /** The operation's fixed name and the partition scope, from method and path only. */

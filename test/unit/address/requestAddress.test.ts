@@ -306,6 +306,23 @@ const piece = fc.oneof(
 const method = fc.constantFrom("GET", "PUT", "PATCH", "MERGE", "DELETE", "POST", "HEAD", "get");
 const body = fc.constantFrom(undefined, "", '{"PartitionKey":"pb","RowKey":"r"}', '{"TableName":"tb"}', "garbage");
 
+describe("RequestAddress.under", () => {
+  it("is the address itself under its own service or none; under another, its request read again under that one", () => {
+    // Azurite's path-style Queue URL: read with no hint, neither its host nor its path names the service.
+    const request = pipelineRequest("GET", "http://127.0.0.1:10001/devstoreaccount1/jobs/messages");
+    const unhinted = readRequestAddress(request);
+    expect(unhinted.service).toBeUndefined();
+    expect(unhinted.scopeKey).toBeUndefined();
+    expect(unhinted.under(undefined)).toBe(unhinted);
+    const queue = unhinted.under("queue");
+    expect(queue.service).toBe("queue");
+    expect(queue.request).toBe(request);
+    expect(queue.scopeKey).toBe(readRequestAddress(request, "queue").scopeKey);
+    expect(queue.scopeKey).toBeDefined();
+    expect(queue.under("queue")).toBe(queue);
+  });
+});
+
 describe("readRequestAddress (property)", () => {
   it("answers as extractScope, scopeKey and storageOperationName, whichever field is read first", () => {
     fc.assert(
