@@ -50,6 +50,15 @@ export function attachRetryInfo(target: PipelineRequest | object, info: object):
   (target as WithRetryInfo)[RETRY_INFO] = info;
 }
 
+/**
+ * Marks `error` with its operation's record when it carries no request (ours, or a network error the
+ * SDK did not wrap); an error with a request is found through it. Returns `error`, to be thrown.
+ */
+export function withRecord<E>(error: E, info: object): E {
+  if (typeof error === "object" && error !== null && !("request" in error) && Object.isExtensible(error)) attachRetryInfo(error, info);
+  return error;
+}
+
 /** The record marked on `value` itself, if any (its type is the caller's: RetryInfo). */
 export function retryInfoMarkOf<T extends object>(value: unknown): T | undefined {
   return typeof value === "object" && value !== null ? ((value as WithRetryInfo)[RETRY_INFO] as T | undefined) : undefined;

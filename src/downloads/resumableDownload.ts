@@ -15,7 +15,7 @@ import type { ClassificationRules } from "../classification/classificationRules.
 import type { RequestAddress } from "../address/requestAddress.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
-import { attachRetryInfo } from "../address/requestMarks.js";
+import { withRecord } from "../address/requestMarks.js";
 import { isResilienceError } from "../errors/resilienceError.js";
 import { aimAtRest, overrunError, readBlobDownload, resumedAnswerProblem, type BlobDownload } from "./blobDownload.js";
 
@@ -53,7 +53,7 @@ export function resumableDownload(op: ResumableOperation, next: SendRequest, res
 
 /** The body ends with `error`: it carries the operation's record (getRetryInfo), and the log says why, in the package's words only. */
 function failed(op: ResumableOperation, error: Error): void {
-  if (!("request" in error) && Object.isExtensible(error)) attachRetryInfo(error, op.info);
+  withRecord(error, op.info);
   const code = isResilienceError(error) ? error.code : safeErrorCode((error as { code?: unknown }).code);
   logger.warning(`A blob download stopped after ${op.info.attempts} attempt(s) and ${op.info.resumes ?? 0} resume(s): ${code ?? safeErrorCode(error.name)}.`);
 }

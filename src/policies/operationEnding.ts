@@ -14,7 +14,7 @@ import { readBackAmbiguousWrite } from "../ambiguousWrites/ambiguousWriteReadBac
 import type { ReadBackOutcome } from "../ambiguousWrites/readBackDecision.js";
 import type { Refusal } from "../breaker/attemptGate.js";
 import type { RetryInfo } from "./retryInfo.js";
-import { attachRetryInfo } from "../address/requestMarks.js";
+import { attachRetryInfo, withRecord } from "../address/requestMarks.js";
 import type { AmbiguousWriteSettings, RetryPolicySettings } from "./retryPolicyOptions.js";
 import type { AdmittedOperation } from "./admittedOperation.js";
 import type { DecisionFacts } from "./decisionFacts.js";
@@ -154,9 +154,4 @@ function surface(info: RetryInfo, result: AttemptResult | undefined, error?: unk
   if (error !== undefined) throw withRecord(error, info);
   if (result?.response) return result.response;
   throw withRecord(result?.error, info);
-}
-
-function withRecord(error: unknown, info: RetryInfo): unknown {
-  if (typeof error === "object" && error !== null && !("request" in error) && Object.isExtensible(error)) attachRetryInfo(error, info);
-  return error;
 }
