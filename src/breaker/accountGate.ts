@@ -167,7 +167,8 @@ export class AccountGate<S extends AccountHeldScope> {
     health.failedScope = scope;
     health.failedAt = at;
     if (wasOut) return "out";
-    return (quiet && health.spreadAt === at) || health.refusalsInRow >= enough ? "now-out" : "serving";
+    // Out as this failure shows it: nothing served for the quiet quarter second, failures spread (no count needed to hold).
+    return (quiet && at - health.spreadAt < QUIET_IN_MS) || health.refusalsInRow >= enough ? "now-out" : "serving";
   }
 
   /** `state`'s circuit has just opened: held by its account (`held`: its outage or throttle as a whole), or by none. */

@@ -1156,6 +1156,17 @@ describe("createPartitionBreaker: an account out as a whole (its endpoint refusi
     expect(breaker.stateOf(key("fresh"))).toBe("closed");
   });
 
+  it("a circuit opening while the account is out is held by it, whichever partition failed just before", () => {
+    const breaker = make({ pacing: false });
+    failInTurn(breaker, ["a"], refused, 3, 100); // a: three failures, 0-200 ms
+    attempt(breaker, "b", "success"); // the account serves at 300 ms
+    vi.advanceTimersByTime(260);
+    failInTurn(breaker, ["c", "b", "a", "a"], refused, 4, 5); // spread, nothing served for a quarter second; a's fifth opens it, after a's own
+    expect(breaker.stateOf(key("a"))).toBe("open");
+    vi.advanceTimersByTime(ACCOUNT_PROBE_IN_MS);
+    expect(breaker.stateOf(key("a"))).toBe("half_open"); // the account's probe period, not resetTimeoutInMs
+  });
+
   it("refused connections need no quiet quarter second: consecutiveFailures of them in a row and the next partition's first opens at once", () => {
     const breaker = make({ pacing: false });
     failInTurn(breaker, ["p0", "p1", "p2", "p3", "p4"], refused, 5, 5);
