@@ -118,6 +118,14 @@ function every(perSecond: number, from: number, to: number, fn: (at: number) => 
   for (let at = from; at < to; at += 1000 / perSecond) fn(at);
 }
 
+/** `rate` sent and served an attempt every 1000/perSecond ms over [from, to): a scope serving all it is sent. */
+function servedAll(rate: SendRate, perSecond: number, from: number, to: number): void {
+  every(perSecond, from, to, (at) => {
+    rate.sent(at);
+    rate.served(at);
+  });
+}
+
 describe("SendRate: a scope at capacity (it serves part of what it is sent)", () => {
   const cutAt = 1000;
   /** 100 sends/s for a second, 50 of them served: a hot partition at twice its capacity. */
@@ -137,10 +145,7 @@ describe("SendRate: a scope at capacity (it serves part of what it is sent)", ()
 
   it("never below the rate it has just served: successes at 90/s after the cut hold it at 90/s at once", () => {
     const rate = hotAt50();
-    every(90, cutAt, cutAt + 1000, (at) => {
-      rate.sent(at);
-      rate.served(at);
-    });
+    servedAll(rate, 90, cutAt, cutAt + 1000);
     expect(rate.rateAt(cutAt + 1000)).toBeGreaterThanOrEqual(89);
     // With successes at only 30/s the floor is the plateau's curve, not the served rate.
     const slow = hotAt50();
@@ -302,10 +307,7 @@ describe("SendRate: a caller making one call at a time through a partition busy 
   it("a cut with no success for half a second is an outage: nothing learnt, and the first success lets the scope go", () => {
     // 100 calls/s served, then the partition answers busy: an answer at 1100 ms, the retry at 1850 ms answered busy too.
     const rate = new SendRate(0, DEFAULTS);
-    every(100, 0, 1100, (at) => {
-      rate.sent(at);
-      rate.served(at);
-    });
+    servedAll(rate, 100, 0, 1100);
     rate.sent(1100);
     rate.sent(1850);
     expect(rate.throttled(1850, 1850)).toBe(true);
@@ -328,10 +330,7 @@ describe("SendRate: a caller making one call at a time through a partition busy 
 describe("SendRate: an outage whose first answer read as a capacity", () => {
   it("undoes the plateau that first answer taught, so the first success lets the scope go unpaced", () => {
     const rate = new SendRate(0, DEFAULTS);
-    every(100, 0, 1000, (at) => {
-      rate.sent(at);
-      rate.served(at);
-    });
+    servedAll(rate, 100, 0, 1000);
     // The partition turns busy at 1000 ms: its first throttle comes right after successes (a capacity, as read then).
     rate.sent(1000);
     expect(rate.throttled(1000, 1000)).toBe(true);
