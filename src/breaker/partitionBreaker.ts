@@ -1,58 +1,52 @@
-// The per-partition gate and its composition with the account gate: admit and record over one registry of
-// troubled scopes (troubledScope.ts, each the owner of its circuit, pacer and waiters), each attempt also taking
-// its account's slot. Its interface is partitionBreakerInterface.ts; around it: the account gate (accountGate.ts),
-// the announcements (circuitAnnouncer.ts), scope keys (scopeKeys.ts), pacing (flow/).
+// The per-partition gate: one controller per scope (flow/scopeController.ts), a partition and its account
+// running the same code. admit carries out what the controllers decide; record hands each answer to the
+// scope whose evidence it is. Its interface is partitionBreakerInterface.ts.
 import type { RequestAddress } from "../address/requestAddress.js";
-import type { AccountPacing } from "../flow/accountPacing.js";
-import { PACED_RECHECK_IN_MS, type Pacer, type PacedSlot } from "../flow/pacer.js";
-import { SEND_NOW, type Admission, type SendAdmission } from "./attemptGate.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import { AccountGate } from "./accountGate.js";
-import { ACCOUNT_PROBE_IN_MS } from "./circuit.js";
-import type { CircuitState } from "./circuitStateSource.js";
-import { CircuitAnnouncer } from "./circuitAnnouncer.js";
-import { createScopeKeyReader } from "./scopeKeys.js";
-import { isRebalancingOutcome } from "./isRebalancingOutcome.js";
-import { resolvePartitionBreakerOptions, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
-import { HEALTHY_PARTITION } from "./partitionStatus.js";
-import type { PartitionBreaker } from "./partitionBreakerInterface.js";
-import { createScopeRegistry } from "./scopeRegistry.js";
-import { eitherWake } from "../timing/wake.js";
+import { SPREAD, type ControllerSettings, type Evidence, type Turn } from "../flow/scopeController.js";
 import type { PacedScope } from "../flow/pacedScope.js";
-import { TroubledScope, type Evidence } from "./troubledScope.js";
-import { withRecoveryWindows } from "./recoveryWindow.js";
+import { eitherWake } from "../timing/wake.js";
+import { SEND_NOW, type Admission, type AdmissionRequest, type Send, type Wait } from "./attemptGate.js";
+import { CircuitAnnouncer } from "./circuitAnnouncer.js";
+import type { CircuitState } from "./circuitStateSource.js";
+import { resolvePartitionBreakerOptions, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
+import type { PartitionBreaker } from "./partitionBreakerInterface.js";
+import { HEALTHY_PARTITION, type PartitionStatus } from "./partitionStatus.js";
+import { Attempt, lostAfterInMs, Scope, Waiting, type Route } from "./scope.js";
+import { createScopeKeyReader } from "./scopeKeys.js";
+import { createScopeRegistry } from "./scopeRegistry.js";
 
 export type { PartitionBreaker } from "./partitionBreakerInterface.js";
 
 /**
- * When an attempt's slot was reserved, handed back to `record`. A slot reserved before the
- * last cut was spaced at the old rate: its throttled answer is no news, so it cuts nothing.
+ * An unserved answer is its account's, not its partition's, when the partition fails at most this much more
+ * often than the account as a whole (and the account's failures come from several partitions): a partition
+ * offline among serving ones fails far more than its account; every partition of a throttled account about as much.
  */
-interface PacedTicket {
-  reservedAt: number;
-  /** The scope's slot, when the scope's pacer delayed it: it may come sooner (see {@link Pacer.delayOf}). */
-  slot?: PacedSlot;
-  /** The pacer that gave `slot`: one made since (the scope forgotten, or back from an outage) says nothing of it. */
-  pacer?: Pacer;
-  /** The account's slot and pacer, when the account's pacer delayed it too (the later of the two is the attempt's). */
-  accountSlot?: PacedSlot;
-  accountPacer?: Pacer;
-  /**
-   * When this admission took a half-open circuit's probe: confirming it must not ask the circuit
-   * again (the probe out would refuse its own holder), and abandoning it gives the probe back.
-   */
-  probeAt?: number;
+export const MARGIN = 1 / 2;
+
+/** What an answer of this class says of the scope; undefined: nothing (aborted). */
+function evidenceOf(result: AttemptResult): Evidence | undefined {
+  switch (result.outcomeClass) {
+    case "success":
+      return "served";
+    case "permanent":
+      return "answered";
+    case "throttled":
+    case "timeout":
+      return "throttled";
+    case "transient":
+      return "failed";
+    case "aborted":
+      return undefined;
+  }
 }
 
-/** The probe an admission holds, if any. */
-const probeOf = (admission: SendAdmission): number | undefined => (admission.ticket as PacedTicket | undefined)?.probeAt;
-
 /**
- * Creates a {@link PartitionBreaker}. State is made per scope at its first rebalancing
- * failure (until then its attempts go out unwatched; while no scope has state, not even
- * the scope is read) and retired once its circuit is closed and it has had no failure for
- * `rollingWindowInMs` (and no throttled answer for `pacing.forgetAfterInMs`); at most
- * `maxScopes` live, idle ones swept after `idleTtlInMs` by one `unref()`ed timer.
+ * Creates a {@link PartitionBreaker}. State is made at a scope's first unserved answer (until then no
+ * attempt is even scoped); while any scope has state, every attempt is watched under its partition and
+ * its account, so that one that never answers is seen. A scope with nothing left to limit is forgotten
+ * at once; at most `maxScopes` are kept, idle ones swept after `idleTtlInMs` by one `unref()`ed timer.
  *
  * @example
  * const breaker = createPartitionBreaker({ service: "table" });
@@ -62,223 +56,238 @@ const probeOf = (admission: SendAdmission): number | undefined => (admission.tic
  */
 export function createPartitionBreaker(options: PartitionBreakerOptions = {}): PartitionBreaker {
   const o = resolvePartitionBreakerOptions(options, "");
-  // While a probe is out its waiters are woken when it closes the circuit: the poll is only for a probe that fails.
-  const halfOpenPollInMs = o.resetTimeoutInMs;
-  const settings = {
-    circuit: {
-      resetTimeoutInMs: o.resetTimeoutInMs,
-      consecutiveFailures: o.consecutiveFailures,
-      halfOpenPollInMs,
-      // Probes go at a fixed rate whether or not the last has answered: a probe into a partition that times out
-      // answers only after the service's timeout, and one after its return would be seen that much later.
-      probeLostAfterInMs: o.resetTimeoutInMs,
-    },
-    pacing: o.pacing,
-    rollingWindowInMs: o.rollingWindowInMs,
-  };
+  const partitionSettings: ControllerSettings = { probeIntervalInMs: o.resetTimeoutInMs, failuresToOut: o.consecutiveFailures, spread: 1, pacing: o.pacing };
+  // One answer of an account tells for at least SPREAD partitions: it is probed as often as they would be together.
+  const accountSettings: ControllerSettings = { ...partitionSettings, probeIntervalInMs: o.resetTimeoutInMs / SPREAD, spread: SPREAD };
   const now = (): number => Date.now();
   const announcer = new CircuitAnnouncer(o.resetTimeoutInMs);
-  const registry = createScopeRegistry<TroubledScope>({
-    maxEntries: o.maxScopes,
-    idleTtlInMs: o.idleTtlInMs,
-    // A scope with nothing left to remember goes back to costing nothing.
-    isRetirable: (scope) => scope.isRetirable(now()),
-  });
+  const registry = createScopeRegistry<Scope>({ maxEntries: o.maxScopes, idleTtlInMs: o.idleTtlInMs, isRetirable: (scope) => scope.isRetirable() });
+  const scopeKeyOf = createScopeKeyReader(o.getScope, o.service);
   let disposed = false;
 
-  /** Accounts out or throttled as a whole. Its `accounts` map is read (for its size) on the success path, which tells it only the time. */
-  const accountGate = new AccountGate<TroubledScope>(
-    o.pacing,
-    o.consecutiveFailures,
-    () => registry.values(),
-    // Its account serves again: the circuit its throttle opened closes.
-    (scope, at) => {
-      announcer.observe(scope, at);
-      const change = scope.release(at);
-      if (change !== undefined) announcer.announce(scope, change.to);
-    },
-  );
-  const scopeKeyOf = createScopeKeyReader(o.getScope, o.service);
-  const quiet = (): boolean => disposed || (registry.size() === 0 && accountGate.accounts.size === 0);
-
-  const admit = (address: RequestAddress, remainingInMs: number, reserved?: SendAdmission): Admission => {
-    if (quiet()) return reserved ?? SEND_NOW;
-    const at = now();
+  const routeOf = (address: RequestAddress, at: number, create: boolean): Route => {
     const key = scopeKeyOf(address);
-    const scope = key === undefined ? undefined : registry.touch(key);
-    if (scope === undefined) return reserved === undefined ? admitToAccount(address, at, remainingInMs, 0, key) : recheck(reserved, undefined, address, at, remainingInMs);
-    // Open → half-open comes with time: it takes effect, and is announced, when an attempt meets it.
-    const before = announcer.observe(scope, at);
-    // A paced slot confirmed by the probe's own holder, while the circuit still holds that probe: the
-    // probe out is its own. A probe the circuit took for lost (or a circuit that has moved on) is asked anew.
-    const heldProbe = reserved === undefined ? undefined : probeOf(reserved);
-    if (heldProbe !== undefined && scope.holdsProbe(heldProbe)) return reserved as SendAdmission;
-    // A circuit its account holds probes in turn with the account's others: one answer tells for all.
-    const heldBy = before === "half_open" && !scope.refuses(at) ? scope.heldBy : undefined;
-    const probeInMs = heldBy === undefined ? 0 : accountGate.takeProbe(heldBy, at);
-    if (probeInMs > 0) return { decision: "refuse", reason: "circuit-open", scope: scope.key, retryAfterInMs: Math.max(probeInMs, halfOpenPollInMs), probeOut: true, wake: scope.waiters };
-    if (!scope.admit(at)) {
-      // Half-open: retryAfterInMs is a poll while the probe is out, and the circuit may admit sooner (its waiters are woken then).
-      return { decision: "refuse", reason: "circuit-open", scope: key as string, retryAfterInMs: scope.retryAfterInMs(at), probeOut: before === "half_open", wake: scope.waiters };
+    const scope = address.scope;
+    const accountKey = scope === undefined ? undefined : `${scope.service}|${scope.account}`;
+    const service = address.service ?? o.service ?? "table";
+    let account = accountKey === undefined ? undefined : registry.touch(accountKey);
+    if (account === undefined && create && accountKey !== undefined) account = registry.add(accountKey, new Scope(accountKey, service, undefined, at, accountSettings));
+    let partition = key === undefined ? undefined : registry.touch(key);
+    if (partition === undefined && create && key !== undefined) {
+      partition = registry.add(key, new Scope(key, service, accountKey, at, partitionSettings, account?.control.fastestInMs));
     }
-    // Confirmed: the slot is the caller's. Admitted half-open, it now holds the circuit's new probe.
-    if (reserved !== undefined) return before === "closed" ? recheck(reserved, scope, address, at, remainingInMs) : { ...reserved, delayInMs: 0, ticket: { ...(reserved.ticket as PacedTicket), probeAt: at }, probe: true };
-    // Admitted half-open: this attempt is the probe.
-    const probeAt = before === "closed" ? undefined : at;
-    const slot = scope.reserve(at, remainingInMs, probeAt !== undefined);
-    if (typeof slot !== "number") return { decision: "refuse", reason: "paced", scope: scope.key, retryAfterInMs: slot.refusedFor };
-    if (probeAt === undefined) return admitToAccount(address, at, remainingInMs, slot, scope.key, scope);
-    // Once per ACCOUNT_PROBE_IN_MS, not at the account pacer's rate (0.5 s apart by a 3 s throttle's end); reserved now, its answer still tells the pacer.
-    if (heldBy !== undefined) return { decision: "send", delayInMs: 0, ticket: { reservedAt: at, probeAt } satisfies PacedTicket, probe: true };
-    // A probe never queues behind a paced account: reserved far out at the account's throttled rate, it would
-    // hold its circuit half-open (every other attempt refused) for that long after the account serves again.
-    const admission = admitToAccount(address, at, Math.min(remainingInMs, halfOpenPollInMs), slot, scope.key, scope, probeAt);
-    if (admission.decision === "send") return admission;
-    returnProbe(scope, at, probeAt);
-    return { decision: "refuse", reason: "circuit-open", scope: scope.key, retryAfterInMs: Math.min(admission.retryAfterInMs, halfOpenPollInMs), wake: scope.waiters };
+    return { from: key ?? "", partition, account };
   };
 
-  /** The account's slot too, when the account is paced; the attempt waits for the later of the two. */
-  const admitToAccount = (
-    address: RequestAddress,
-    at: number,
-    remainingInMs: number,
-    scopeDelayInMs: number,
-    key: string | undefined,
-    scope?: TroubledScope,
-    probeAt?: number,
-  ): Admission => {
-    const account = accountGate.engaged(address, at);
-    const accountDelay = account?.pacer.reserve(at, remainingInMs);
-    if (typeof accountDelay === "object") return { decision: "refuse", reason: "paced", scope: key ?? "account", retryAfterInMs: accountDelay.refusedFor };
-    const pacer = scope?.pacerAt(at);
-    if (pacer === undefined && account === undefined) {
-      // An unpaced probe still carries its ticket, so that abandoning it gives the probe back.
-      return probeAt === undefined ? SEND_NOW : { decision: "send", delayInMs: 0, ticket: { reservedAt: -Infinity, probeAt } satisfies PacedTicket, probe: true };
+  /** The scopes whose limits an attempt on `route` keeps: while its account serves nothing, the account alone (its probes answer for every partition). */
+  const gatesOf = ({ partition, account }: Route): Scope[] => {
+    if (account === undefined) return partition === undefined ? [] : [partition];
+    return partition === undefined || account.control.out ? [account] : [partition, account];
+  };
+
+  /** Lets an attempt go on `route` now: counted in flight under its scopes, a send taken from each of its gates. */
+  const send = (route: Route, at: number, retry: boolean, waited: boolean): Attempt => {
+    const gates = gatesOf(route);
+    const attempt = new Attempt(at, route, gates, waited);
+    for (const scope of [route.partition, route.account]) {
+      if (scope === undefined) continue;
+      scope.live.add(attempt);
+      if (!retry) scope.control.asked(at);
     }
-    const accountDelayInMs = accountDelay ?? 0;
-    const delayInMs = Math.max(scopeDelayInMs, accountDelayInMs);
-    // A probe's slot is not asked about again (it holds its circuit half-open): only other attempts' slots may come sooner.
-    if (delayInMs === 0 || probeAt !== undefined) return { decision: "send", delayInMs, ticket: { reservedAt: at, probeAt } satisfies PacedTicket, paced: true, probe: probeAt !== undefined || undefined };
-    const scopeWaits = scopeDelayInMs > 0 ? scope : undefined;
-    const accountWaits = accountDelayInMs > 0 ? account : undefined;
-    const ticket: PacedTicket = {
-      reservedAt: at,
-      slot: scopeWaits === undefined ? undefined : pacer?.lastSlot,
-      pacer: scopeWaits === undefined ? undefined : pacer,
-      accountSlot: accountWaits?.pacer.lastSlot,
-      accountPacer: accountWaits?.pacer,
-    };
-    const wake = eitherWake(scopeWaits?.waiters, accountWaits?.waiters);
-    return { decision: "send", delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS), ticket, paced: true, wake };
+    for (const gate of gates) {
+      gate.control.sent(at);
+      if (gate.control.out) gate.probeOut = true;
+      announcer.observe(gate, at);
+    }
+    return attempt;
+  };
+
+  const admit = (address: RequestAddress, ask: AdmissionRequest): Admission => {
+    if (disposed || registry.size() === 0) return SEND_NOW;
+    const waited = ask.waited instanceof Waiting ? ask.waited : undefined;
+    if (waited?.granted !== undefined) return waited.granted;
+    const at = now();
+    const route = routeOf(address, at, true);
+    if (route.partition === undefined && route.account === undefined) return SEND_NOW;
+    for (const scope of [route.partition, route.account]) if (scope !== undefined) takeLost(scope, at);
+    // A newcomer goes when a send is due (the newest first); one asking again, when it is also next in its queue.
+    const blocked = gatesOf(route).find((gate) => !gate.due(at) || (waited !== undefined && gate.waiting > 0 && gate.next !== waited));
+    if (blocked === undefined) {
+      if (waited !== undefined) dequeue(waited);
+      const attempt = send(route, at, ask.retry, waited !== undefined);
+      for (const gate of gatesOf(route)) pump(gate, at);
+      return attempt;
+    }
+    return wait(blocked, route, at, ask, waited);
+  };
+
+  /** Queued for `gate`'s next send, or refused when that is further off than the caller may wait. */
+  const wait = (gate: Scope, route: Route, at: number, ask: AdmissionRequest, waited: Waiting | undefined): Admission => {
+    const out = gate.control.out;
+    const dueAt = gate.nextSendAt(at);
+    // Out: until the next probe. Paced: the send due, then those queued before it.
+    const untilInMs = (dueAt === Infinity ? lostAfterInMs(gate) : Math.max(0, dueAt - at)) + (out ? 0 : (1000 * gate.waiting) / gate.control.ratePerSecond);
+    if (waited !== undefined) dequeue(waited);
+    if (untilInMs > ask.queueForInMs) return { decision: "refuse", reason: out ? "circuit-open" : "paced", scope: gate.key, retryAfterInMs: Math.ceil(untilInMs) };
+    const waiting = new Waiting(route, out ? "circuit" : "pacing", Math.max(1, Math.min(untilInMs, ask.queueForInMs)), waited?.since ?? at, ask.retry);
+    queueOf.set(waiting, gate);
+    gate.enqueue(waiting);
+    pump(gate, at);
+    return waiting;
+  };
+
+  /** Where each waiting operation is queued. */
+  const queueOf = new WeakMap<Waiting, Scope>();
+  const dequeue = (waiting: Waiting): void => {
+    queueOf.get(waiting)?.dequeue(waiting);
+    queueOf.delete(waiting);
   };
 
   /**
-   * A paced slot asked about again: come (`reserved`, confirmed), or still ahead (the rest of the
-   * wait, asked again within PACED_RECHECK_IN_MS: the slot moves earlier when the scope's or the
-   * account's rate grows), or further off than the caller may now wait. A slot says nothing any
-   * more when the pacer that gave it was let go, replaced or forgotten.
+   * Grants `scope`'s waiters their turns while its sends are due, newest first (one blocked by its other gate
+   * moves to that gate's queue), then sets its timer for the next.
    */
-  const recheck = (reserved: SendAdmission, scope: TroubledScope | undefined, address: RequestAddress, at: number, remainingInMs: number): Admission => {
-    const ticket = reserved.ticket as PacedTicket | undefined;
-    if (ticket === undefined || (ticket.slot === undefined && ticket.accountSlot === undefined)) return reserved;
-    const { slot, pacer, accountSlot, accountPacer } = ticket;
-    const scopeInMs = slot !== undefined && pacer !== undefined && scope !== undefined ? scope.delayOf(pacer, slot, at) : 0;
-    const accountStill = accountSlot !== undefined && accountPacer !== undefined && accountGate.engaged(address, at)?.pacer === accountPacer;
-    const delayInMs = Math.max(scopeInMs, accountStill ? accountPacer.delayOf(accountSlot, at) : 0);
-    if (delayInMs <= 0) return reserved;
-    if (delayInMs > remainingInMs) return { decision: "refuse", reason: "paced", scope: scope?.key ?? "account", retryAfterInMs: delayInMs };
-    return { ...reserved, delayInMs: Math.min(delayInMs, PACED_RECHECK_IN_MS) };
+  const pump = (scope: Scope, at: number): void => {
+    for (let next = scope.next; next !== undefined && scope.due(at); next = scope.next) {
+      dequeue(next);
+      const blocked = gatesOf(next.route).find((gate) => gate !== scope && !gate.due(at));
+      if (blocked === undefined) {
+        next.grant(send(next.route, at, next.retry, true));
+      } else {
+        queueOf.set(next, blocked);
+        blocked.enqueue(next);
+        blocked.schedule(at, lostAfterInMs(blocked), onTimer);
+      }
+    }
+    scope.schedule(at, lostAfterInMs(scope), onTimer);
   };
 
-  const abandon = (address: RequestAddress, admission: SendAdmission): void => {
-    const probeAt = probeOf(admission);
-    if (disposed || probeAt === undefined) return;
-    const key = scopeKeyOf(address);
-    const scope = key === undefined ? undefined : registry.peek(key);
-    if (scope !== undefined) returnProbe(scope, now(), probeAt);
-  };
-
-  /** A probe admitted but not sent goes back to its circuit, and to its account when the account holds the circuit. */
-  const returnProbe = (scope: TroubledScope, at: number, probeAt: number): void => {
-    scope.returnProbe(at, probeAt);
-    if (scope.heldBy !== undefined) accountGate.probeReturned(scope.heldBy);
-  };
-
-  const record = (address: RequestAddress, admission: SendAdmission, result: AttemptResult): void => {
+  const record = (address: RequestAddress, sent: Send, result: AttemptResult): void => {
     if (disposed) return;
-    const cls = result.outcomeClass;
-    const failed = isRebalancingOutcome(cls);
+    const evidence = evidenceOf(result);
+    const unserved = evidence === "throttled" || evidence === "failed";
+    if (!(sent instanceof Attempt)) {
+      // Sent unwatched: while nothing is watched, only a first trouble makes state (the success path ends here).
+      if (evidence === undefined || (!unserved && registry.size() === 0)) return;
+      const at = now();
+      return learn(evidence, -Infinity, at, routeOf(address, at, unserved), false);
+    }
     const at = now();
-    if (!failed && registry.size() === 0 && accountGate.accounts.size === 0) return cls === "success" ? accountGate.servedUnwatched(at) : undefined;
-    const reservedAt = (admission.ticket as PacedTicket | undefined)?.reservedAt ?? -Infinity;
-    const throttled = o.pacing !== undefined && (cls === "throttled" || cls === "timeout");
-    const evidence: Evidence = failed ? "failed" : cls === "aborted" ? "none" : "served";
-    const key = scopeKeyOf(address);
-    const known = key === undefined ? undefined : registry.peek(key);
-    let throttledAccount: AccountPacing | undefined;
-    if (throttled) throttledAccount = accountGate.throttled(address, key, known?.lastThrottleAt ?? -Infinity, reservedAt, at);
-    else if (evidence === "served") accountGate.served(address, at);
-    // The account serves nothing at all (endpoint out, throttled as a whole: its circuit opens at once), not this partition
-    // moving; a held circuit stays the account's while it fails (the account's probes may all come from this partition).
-    const health = failed ? accountGate.failed(address, key, at, result.error) : "serving";
-    const accountOut = health !== "serving" || (failed && (throttledAccount !== undefined || known?.heldBy !== undefined));
-    if (key === undefined) return;
-    const scope = failed ? (known === undefined ? addScope(key, address, at) : registry.touch(key)) : known;
-    if (scope === undefined) return;
-    announcer.observe(scope, at);
-    // Held by its account, the circuit is probed in turn with the account's others (accountGate.ts).
-    const resetInMs = accountOut ? Math.min(ACCOUNT_PROBE_IN_MS, o.resetTimeoutInMs) : o.resetTimeoutInMs;
-    const change = scope.record(at, evidence, throttled, reservedAt, { resetInMs, accountOut: health === "out", probeAt: probeOf(admission) ?? null });
-    if (change === undefined) return;
-    announcer.announce(scope, change.to);
-    if (change.to === "open") accountGate.hold(scope, accountOut, address);
+    sent.settle();
+    // Taken for lost already: only a success still says something.
+    if (evidence !== undefined && !(sent.lost && unserved)) learn(evidence, sent.sentAt, at, sent.route, sent.waited);
+    for (const scope of [sent.route.partition, sent.route.account]) if (scope !== undefined) pump(scope, at);
   };
 
-  const addScope = (key: string, address: RequestAddress, at: number): TroubledScope =>
-    registry.add(key, new TroubledScope(key, address.service ?? o.service ?? "table", at, settings));
+  /**
+   * Hands an answer to the scopes whose evidence it is: a served one to both; an unserved one to the
+   * account when it serves nothing or fails about as much everywhere ({@link MARGIN}), else to the partition.
+   */
+  const learn = (evidence: Evidence, sentAt: number, at: number, route: Route, waited: boolean): void => {
+    const { from, partition, account } = route;
+    const unserved = evidence === "throttled" || evidence === "failed";
+    partition?.control.observe(unserved, from, at);
+    account?.control.observe(unserved, from, at);
+    const accountsOwn =
+      account !== undefined &&
+      (partition === undefined || account.control.out || (account.control.spreadAt(at) >= SPREAD && partition.control.unservedShare - account.control.unservedShare < MARGIN));
+    for (const scope of [partition, account]) {
+      if (scope === undefined || (unserved && (scope === account) !== accountsOwn)) continue;
+      const r0 = scope.control.ratePerSecond;
+      const turn = scope.control.answer(evidence, sentAt, at, from, waited || scope.waiting > 0);
+      if (process.env.FLOWDEBUG && (turn || r0 !== scope.control.ratePerSecond)) console.error(`${at % 100000} ${scope.key} ${evidence} ${turn ?? ""} rate=${scope.control.ratePerSecond.toFixed(1)} waiting=${scope.waiting} live=${scope.live.size} fastest=${scope.control.fastestInMs} rtt=${at - sentAt}`);
+      if (turn !== undefined) {
+        announcer.announce(scope, turn === "out" ? "open" : "closed");
+        // Whoever backs off after a failure here asks again now: it waits for the probe, or goes.
+        scope.sleepers.wakeAll();
+      }
+      announcer.observe(scope, at);
+    }
+  };
 
-  /** Scopes whose circuit reads `wanted` now (no timer per circuit: the registry is read when asked). */
-  const scopesIn = (wanted: CircuitState, at = now()): string[] => [...registry.values()].filter((scope) => scope.stateAt(at) === wanted).map((scope) => scope.key);
+  /** Attempts of `scope` unanswered too long, with nothing served meanwhile: taken for lost, as failures, oldest first. */
+  const takeLost = (scope: Scope, at: number): void => {
+    for (let attempt = scope.overdue(at, lostAfterInMs(scope)); attempt !== undefined; attempt = scope.overdue(at, lostAfterInMs(scope))) {
+      attempt.lost = true;
+      attempt.settle();
+      learn("failed", attempt.sentAt, at, attempt.route, false);
+    }
+  };
 
-  return withRecoveryWindows({
+  const onTimer = (scope: Scope): void => {
+    if (disposed) return;
+    const at = now();
+    takeLost(scope, at);
+    announcer.observe(scope, at);
+    pump(scope, at);
+  };
+
+  const release = (admission: Send | Wait): void => {
+    if (admission instanceof Waiting) {
+      const queue = queueOf.get(admission);
+      dequeue(admission);
+      admission.granted?.settle();
+      if (queue !== undefined) pump(queue, now());
+    } else if (admission instanceof Attempt) {
+      admission.settle();
+    }
+  };
+
+  /** The scope that decides for a partition key now: its account while the account serves nothing. */
+  const decidingScope = (key: string): Scope | undefined => {
+    const scope = registry.peek(key);
+    const account = scope?.accountKey === undefined ? undefined : registry.peek(scope.accountKey);
+    return account?.control.out === true ? account : scope;
+  };
+
+  const statusOf = (key: string): PartitionStatus => {
+    const scope = disposed ? undefined : decidingScope(key);
+    if (scope === undefined) return HEALTHY_PARTITION;
+    const at = now();
+    const state = scope.stateAt(at);
+    const rate = scope.control.ratePerSecond;
+    if (state === "closed" && rate === Infinity) return HEALTHY_PARTITION;
+    const retryAfterInMs = Math.max(0, Math.ceil(Math.min(scope.nextSendAt(at), at + o.resetTimeoutInMs) - at));
+    if (state !== "closed") return { state, available: state === "half_open" && !scope.probeOut, retryAfterInMs };
+    return { state: "paced", available: retryAfterInMs === 0, retryAfterInMs, ratePerSecond: rate };
+  };
+
+  const scopesIn = (wanted: CircuitState): string[] => {
+    const at = now();
+    return [...registry.values()].filter((scope) => scope.stateAt(at) === wanted).map((scope) => scope.key);
+  };
+
+  return {
     get size() {
       return registry.size();
     },
     admit,
     record,
-    abandon,
-    stateOf(key) {
-      return registry.peek(key)?.stateAt(now());
+    release: (_address, admission) => {
+      if (!disposed) release(admission);
     },
-    openScopes() {
-      return scopesIn("open");
-    },
-    halfOpenScopes() {
-      return scopesIn("half_open");
-    },
+    stateOf: (key) => registry.peek(key)?.stateAt(now()),
+    openScopes: () => scopesIn("open"),
+    halfOpenScopes: () => scopesIn("half_open"),
     refusesNow(address) {
-      if (quiet()) return false;
+      if (disposed || registry.size() === 0) return false;
       const key = scopeKeyOf(address);
-      return key !== undefined && registry.peek(key)?.refuses(now()) === true;
+      return key !== undefined && decidingScope(key)?.control.out === true;
     },
     wakeOf(address) {
       if (disposed || registry.size() === 0) return undefined;
-      const key = scopeKeyOf(address);
-      return key === undefined ? undefined : registry.peek(key)?.waiters;
+      const { partition, account } = routeOf(address, now(), false);
+      return eitherWake(partition?.sleepers, account?.sleepers);
     },
-    statusOf(key) {
-      if (disposed) return HEALTHY_PARTITION;
-      return registry.peek(key)?.status(now()) ?? HEALTHY_PARTITION;
-    },
+    statusOf,
     pacedScopes() {
-      const at = now();
       const paced: PacedScope[] = [];
       for (const scope of registry.values()) {
-        const ratePerSecond = scope.pacedRate(at);
-        if (ratePerSecond !== undefined) paced.push({ scope: scope.key, ratePerSecond, level: "partition" });
+        const ratePerSecond = scope.control.ratePerSecond;
+        if (ratePerSecond === Infinity || scope.control.out) continue;
+        paced.push({ scope: scope.key, ratePerSecond, level: scope.accountKey === undefined ? "account" : "partition" });
       }
-      return accountGate.pacedAccounts(at, paced);
+      return paced;
     },
     stateCounts() {
       const at = now();
@@ -286,15 +295,13 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       for (const scope of registry.values()) counts[scope.stateAt(at)] += 1;
       return counts;
     },
-    onTransition(listener) {
-      return announcer.onTransition(listener);
-    },
+    onTransition: (listener) => announcer.onTransition(listener),
     dispose() {
       if (disposed) return;
       disposed = true;
+      for (const scope of registry.values()) scope.clear();
       registry.clear();
-      accountGate.clear();
       announcer.clear();
     },
-  });
+  };
 }

@@ -5,16 +5,16 @@ import type { AttemptGate } from "./attemptGate.js";
 import type { PartitionStatus } from "./partitionStatus.js";
 
 /**
- * The retry policy's gate (its `gate` option), per partition scope: a partition that answers
- * throttled is *paced* at a send rate learnt from its answers (a hot partition keeps being
- * served at its capacity), and a partition that serves nothing at all (being moved) gets
- * its *circuit* opened: its attempts fail locally, or wait, until one probe a reset
- * period later finds it back. A scope with no trouble holds no state and costs nothing.
+ * The retry policy's gate (its `gate` option): one controller per partition scope, and one per
+ * account running the same code (docs/flow-control.md). A scope that answers throttled while it
+ * serves is *paced* at what it serves (a hot partition keeps being served at its capacity); one
+ * that serves nothing is *out* (its circuit is open): only probes go, one per reset period, until
+ * one is served. A client with no trouble holds no state and costs nothing.
  */
 export interface PartitionBreaker {
-  /** Scopes with state (at most `maxScopes`): a rebalancing failure in their recent past. */
+  /** Scopes with state (at most `maxScopes`): trouble in their recent past, or watched while their account has some. */
   readonly size: number;
-  /** The state of one scope's circuit, or undefined when it has none (no rebalancing failure lately). */
+  /** The state of one scope's circuit (`open`: it serves nothing), or undefined when the breaker holds nothing for it. */
   stateOf(scope: string): "closed" | "open" | "half_open" | undefined;
   /** Keys of the scopes whose circuit is open. */
   openScopes(): string[];
@@ -51,8 +51,8 @@ export interface PartitionBreaker {
   admit: AttemptGate["admit"];
   /** @internal See {@link AttemptGate.record}. */
   record: AttemptGate["record"];
-  /** @internal See {@link AttemptGate.abandon}. */
-  abandon: NonNullable<AttemptGate["abandon"]>;
+  /** @internal See {@link AttemptGate.release}. */
+  release: NonNullable<AttemptGate["release"]>;
   /** @internal See {@link AttemptGate.refusesNow}. */
   refusesNow: NonNullable<AttemptGate["refusesNow"]>;
   /** @internal See {@link AttemptGate.wakeOf}. */

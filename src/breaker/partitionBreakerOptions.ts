@@ -1,12 +1,11 @@
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
-import { resolvePacingOptions, type PacingOptions } from "../flow/pacingOptions.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { choiceOption, isFunction, numberOption, optionsObject, optionWhere, type OptionsShape } from "../validation/optionSchema.js";
 
 /**
  * Options of `createPartitionBreaker` and of `installResilience`'s `circuitBreaker`.
- * Every one is optional; docs/circuit-breaker.md explains each default.
+ * Every one is optional; docs/flow-control.md explains the model and each default.
  */
 export interface PartitionBreakerOptions {
   /**
@@ -21,40 +20,42 @@ export interface PartitionBreakerOptions {
    */
   getScope?: (request: PipelineRequest) => string | undefined;
   /**
-   * How long a circuit stays open before one probe may go through: how soon a partition's return is
-   * noticed (a successful probe wakes every attempt waiting on it at once). Defaults to 300.
+   * How often a partition that serves nothing is probed, in milliseconds: how soon its return
+   * is seen. An account that serves nothing is probed three times as often, since one answer
+   * tells for all its partitions. Defaults to 300.
    */
   resetTimeoutInMs?: number;
   /**
-   * A circuit opens after this many rebalancing failures in a row (503 ServerBusy,
-   * timeouts, resets) with no success for a quarter second: a partition that serves
-   * nothing. A hot partition, which keeps serving between its throttled answers, never
-   * opens it; pacing serves it instead. Defaults to 5; `Infinity` for circuits never to open.
+   * Unserved answers in a row (503 ServerBusy, timeouts, resets, refused connections), nothing
+   * served between, that make a partition (or an account, when they come from several of its
+   * partitions) *out*: only probes go until one is served. Throttles also need a quarter second
+   * with nothing served (a hot partition serves between its throttles). Defaults to 5;
+   * `Infinity`: never out.
    */
   consecutiveFailures?: number;
-  /** A scope whose circuit is closed and that had no failure for this long is forgotten. Defaults to 3000. */
-  rollingWindowInMs?: number;
   /**
-   * Pacing of throttled partitions (docs/flow-control.md): options, or `false` to turn it
-   * off (throttled answers are then only retried). Defaults to `DEFAULT_PACING_OPTIONS`.
+   * Whether throttles teach a scope a send rate (a hot partition is sent what it serves). With
+   * `false`, throttled attempts are only retried, and a scope is limited only while it serves
+   * nothing. Defaults to true.
    */
-  pacing?: PacingOptions | false;
+  pacing?: boolean;
   /** Most scopes with state (a few hundred bytes each); the least recently used beyond it is forgotten. Defaults to 5000. */
   maxScopes?: number;
-  /** A circuit unused this long is evicted; `Infinity` for never. Defaults to 30000. */
+  /** A scope unused this long is forgotten; `Infinity` for never. Defaults to 30000. */
   idleTtlInMs?: number;
 }
 
-/** The defaults of {@link PartitionBreakerOptions} (reasoning in docs/circuit-breaker.md). */
+/** The defaults of {@link PartitionBreakerOptions} (reasoning in docs/flow-control.md). */
 export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
   resetTimeoutInMs: 300,
   consecutiveFailures: 5,
-  rollingWindowInMs: 3_000,
+  pacing: true,
   maxScopes: 5_000,
   idleTtlInMs: 30_000,
 });
 
 const d = DEFAULT_PARTITION_BREAKER_OPTIONS;
+const NOW_PART_OF_THE_MODEL = "were removed: one controller per scope learns the rate (docs/flow-control.md)";
 /** Validates every option once, throwing a `TypeError`/`RangeError` that names it by its path under `path` and the value. */
 export const resolvePartitionBreakerOptions = optionsObject(
   {
@@ -62,8 +63,7 @@ export const resolvePartitionBreakerOptions = optionsObject(
     getScope: optionWhere<(request: PipelineRequest) => string | undefined>(isFunction, "a function (request) => string | undefined"),
     resetTimeoutInMs: numberOption({ min: 1, max: DAY_IN_MS, integer: true }, d.resetTimeoutInMs),
     consecutiveFailures: numberOption({ min: 1, max: 1_000_000, integer: true, allowInfinity: true }, d.consecutiveFailures),
-    rollingWindowInMs: numberOption({ min: 1, max: DAY_IN_MS, integer: true }, d.rollingWindowInMs),
-    pacing: resolvePacingOptions,
+    pacing: optionWhere<boolean>((value) => typeof value === "boolean", `true or false (its options ${NOW_PART_OF_THE_MODEL})`, d.pacing),
     maxScopes: numberOption({ min: 1, max: 10_000_000, integer: true }, d.maxScopes),
     idleTtlInMs: numberOption({ min: 1, max: DAY_IN_MS, allowInfinity: true }, d.idleTtlInMs),
   } satisfies OptionsShape<PartitionBreakerOptions>,
@@ -73,6 +73,7 @@ export const resolvePartitionBreakerOptions = optionsObject(
       mode:
         "was removed: whether an operation waits is declared for the caller now. Use caller: { failFast: true } " +
         'for "fail", caller: { concurrency: N } for a pool of N operations at a time (what "auto" guessed), and nothing for "wait" (the default).',
+      rollingWindowInMs: "was removed: a scope with nothing left to limit is forgotten at once (docs/flow-control.md).",
     },
   },
 );

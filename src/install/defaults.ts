@@ -3,7 +3,6 @@ import { DEFAULT_EXPONENTIAL_BACKOFF } from "../backoff/exponentialBackoff.js";
 import { DEFAULT_FIXED_BACKOFF } from "../backoff/fixedBackoff.js";
 import { DEFAULT_PARTITION_BREAKER_OPTIONS } from "../breaker/partitionBreakerOptions.js";
 import { DEFAULT_RETRY_BUDGET_OPTIONS } from "../flow/retryBudget.js";
-import { DEFAULT_PACING_OPTIONS } from "../flow/pacingOptions.js";
 import { DEFAULT_METRICS_OPTIONS } from "../metrics/metricsObserver.js";
 import { DEFAULT_METRICS_SERVER_OPTIONS } from "../metrics/metricsServer.js";
 import { DEFAULT_AMBIGUOUS_WRITE_OPTIONS, DEFAULT_RETRY_POLICY_OPTIONS } from "../policies/retryPolicyOptions.js";
@@ -30,8 +29,6 @@ export const DEFAULTS = Object.freeze({
   ambiguousWrites: DEFAULT_AMBIGUOUS_WRITE_OPTIONS,
   /** {@link createPartitionBreaker}. */
   partitionBreaker: DEFAULT_PARTITION_BREAKER_OPTIONS,
-  /** The breaker's `pacing` option. */
-  pacing: DEFAULT_PACING_OPTIONS,
   /** {@link createRetryBudget}. */
   retryBudget: DEFAULT_RETRY_BUDGET_OPTIONS,
   /** {@link createMetricsObserver}. */

@@ -11,7 +11,7 @@ import type { AttemptResult } from "../classification/attemptResult.js";
 import type { ObserverHooks } from "../observers/observerHooks.js";
 import type { AttemptClass } from "../observers/retryEvents.js";
 import { startRetryInfo, type RetryInfo } from "./retryInfo.js";
-import { SEND_NOW, type Admission, type Refusal, type SendAdmission } from "../breaker/attemptGate.js";
+import { SEND_NOW, type Admission, type Refusal, type Send, type Wait } from "../breaker/attemptGate.js";
 import type { RetryBudget } from "../flow/retryBudget.js";
 import type { DecisionFacts } from "./decisionFacts.js";
 import type { RetryPolicySettings } from "./retryPolicyOptions.js";
@@ -30,10 +30,11 @@ export abstract class AdmittedOperation {
   /** What the policy did for the operation, as `getRetryInfo` reads it. */
   readonly info: RetryInfo;
   readonly write: boolean;
-  /** What the gate last answered: the next attempt is sent on it. */
-  #admission: Admission = SEND_NOW;
-  /** A paced slot waited for, to be confirmed by the gate. */
-  #reserved: SendAdmission | undefined;
+  /** What the gate last let go: the next attempt is sent on it. */
+  #sent: Send = SEND_NOW;
+  /** The wait the gate handed this operation last: asked again, it keeps the operation's place. */
+  #waited: Wait | undefined;
+  /** The waits for the gate before the attempt in hand, summed. */
   #pacedDelayInMs = 0;
   #lastPaced = false;
   #lastProbe = false;
@@ -62,7 +63,7 @@ export abstract class AdmittedOperation {
    */
   protected wakeFor(on: "circuit" | "pacing" | "backoff" | "budget"): WakeSource | undefined {
     if (on === "budget") return undefined;
-    return on === "backoff" ? this.s.gate?.wakeOf?.(this.address) : this.#admission.wake;
+    return on === "backoff" ? this.s.gate?.wakeOf?.(this.address) : this.#waited?.wake;
   }
 
   /** Whether the last primary attempt was a half-open circuit's probe. */
@@ -81,30 +82,33 @@ export abstract class AdmittedOperation {
   }
 
   /**
-   * `admit`: asks the gate for the next attempt, which it may queue up to `queueForInMs` (a paced
-   * slot waited for is handed back to be confirmed), and writes its answer into `f`. Returns the refusal.
+   * `admit`: asks the gate for the next attempt, which it may queue up to `queueForInMs`, and writes
+   * its answer into `f`. Returns the refusal.
    */
   protected admit(f: DecisionFacts, queueForInMs: number): Refusal | undefined {
     const gate = this.s.gate;
-    const reserved = this.#reserved;
-    this.#reserved = undefined;
-    const admission = gate === undefined ? SEND_NOW : gate.admit(this.address, queueForInMs, reserved);
-    this.#admission = admission;
+    const admission: Admission = gate === undefined ? SEND_NOW : gate.admit(this.address, { queueForInMs, retry: f.retry, waited: this.#waited });
     f.point = "gate";
+    f.paced = admission.decision === "send" && admission.paced === true;
     if (admission.decision === "send") {
+      this.#sent = admission;
       this.#refusal = undefined;
+      this.#waited = undefined;
       f.gate = "send";
-      f.gateDelayInMs = admission.delayInMs;
-      f.slotConfirmed = reserved !== undefined && !isRestOfWait(admission, reserved);
-      f.paced = admission.paced === true;
+      f.gateDelayInMs = 0;
       return undefined;
     }
+    if (admission.decision === "wait") {
+      this.#waited = admission;
+      f.gate = admission.reason === "circuit" ? "wait-circuit" : "wait-pacing";
+      f.gateDelayInMs = admission.delayInMs;
+      return undefined;
+    }
+    this.#waited = undefined;
     this.#pacedDelayInMs = 0;
     this.#refusal = admission;
-    f.gate = admission.reason === "paced" ? "paced" : admission.probeOut === true ? "probe-out" : "circuit-open";
+    f.gate = admission.reason === "paced" ? "paced" : "circuit-open";
     f.gateDelayInMs = admission.retryAfterInMs;
-    f.slotConfirmed = false;
-    f.paced = false;
     return admission;
   }
 
@@ -121,8 +125,8 @@ export abstract class AdmittedOperation {
       this.#spentRetry = true;
       return;
     }
-    this.s.gate?.abandon?.(this.address, this.#admission as SendAdmission);
-    this.#admission = SEND_NOW;
+    this.s.gate?.release?.(this.address, this.#sent);
+    this.#sent = SEND_NOW;
     this.#pacedDelayInMs = 0;
     f.budget = "empty";
     // A floor: a budget that refuses while answering 0 (the RetryBudget interface allows it) must not make the loop spin.
@@ -137,19 +141,17 @@ export abstract class AdmittedOperation {
     f.budget = budget === undefined || !f.retry ? "free" : f.budgetRetryAfterInMs > 0 ? "empty" : "available";
   }
 
-  /** Waiting for a paced slot: it is kept for the gate to confirm at the next ask. */
-  protected reserveSlot(delayInMs: number): void {
-    this.#reserved = this.#admission as SendAdmission;
-    // A slot waited for in slices: its attempt's paced delay is their sum.
+  /** Waiting for the gate: the wait counts toward the next attempt's paced delay. */
+  protected waitedForGate(delayInMs: number): void {
     this.#pacedDelayInMs += delayInMs;
   }
 
-  /** A paced slot waited for but not to be sent on: the gate takes back what it holds (a probe). */
-  protected abandonReserved(): void {
-    const reserved = this.#reserved;
-    if (reserved === undefined) return;
-    this.#reserved = undefined;
-    this.s.gate?.abandon?.(this.address, reserved);
+  /** The operation ends while it waits for the gate: its place in the queue goes back. */
+  protected leaveQueue(): void {
+    const waited = this.#waited;
+    if (waited === undefined) return;
+    this.#waited = undefined;
+    this.s.gate?.release?.(this.address, waited);
   }
 
   /** An attempt made (or refused by a circuit): counted in the record, and told to `onAttempt`. */
@@ -174,7 +176,7 @@ export abstract class AdmittedOperation {
 
   /** A primary attempt came back: the gate learns from it, and a successful retry gives its budget back. Returns the paced wait it went after. */
   protected recordAdmitted(result: AttemptResult): number {
-    const admission = this.#admission as SendAdmission;
+    const admission = this.#sent;
     this.s.gate?.record(this.address, admission, result);
     if (this.#spentRetry && result.outcomeClass === "success") this.s.budget?.refund?.();
     this.#spentRetry = false;
@@ -186,13 +188,3 @@ export abstract class AdmittedOperation {
   }
 }
 
-/**
- * Whether the gate's answer to a paced slot asked about again is the rest of its wait (the same
- * ticket object, a new admission, a delay): a gate may hand a long wait out in slices. Anything
- * else confirms the slot: its delay was spent. A ticket that is not an object (a string, a
- * number) is not one slot's own, and confirms.
- */
-function isRestOfWait(admission: SendAdmission, reserved: SendAdmission): boolean {
-  const ticket = admission.ticket;
-  return admission !== reserved && admission.delayInMs > 0 && typeof ticket === "object" && ticket !== null && ticket === reserved.ticket;
-}

@@ -47,11 +47,6 @@ export type Step =
 
 /** Floor under a circuit wait, so a gate that answers 0 cannot make us spin. */
 export const MIN_CIRCUIT_WAIT_IN_MS = 10;
-/**
- * Polls while a half-open circuit's probe is out are drawn from [t, (1 + spread) t]. They are
- * only for a probe that fails: the gate wakes every waiter at once when one closes the circuit.
- */
-export const CIRCUIT_WAIT_SPREAD = 1;
 /** An empty budget is asked again within [t, 2t] of this (sooner than its window moves: successes refill it). */
 export const BUDGET_POLL_IN_MS = 100;
 /** A wait this short is taken whatever the caller policy says: it holds a worker no longer than an attempt does. */
@@ -117,28 +112,21 @@ function beforeGate(f: DecisionFacts): Step {
 function atGate(f: DecisionFacts): Step {
   switch (f.gate) {
     case "send":
-      // A paced slot is waited for until the gate confirms it (a long wait may come in slices).
-      if (f.gateDelayInMs > 0 && !f.slotConfirmed) return waitFor("pacing", f.gateDelayInMs, f);
       // A retry the gate does not pace is one the budget counts: spent as it goes (a paced one is not: the gate contract).
       return f.retry && f.hasBudget && !f.paced ? TAKE_RETRY : SEND_PRIMARY;
+    case "wait-pacing":
+      return waitFor("pacing", f.gateDelayInMs, f);
+    case "wait-circuit":
+      // A scope that serves nothing keeps reads off the primary, not off the secondary.
+      if (mayReadSecondary(f) && f.remainingInMs > 0) return toSecondary(0, f);
+      // Woken at its turn; the wait is recorded as an attempt refused by the circuit.
+      return waitFor("circuit", Math.max(MIN_CIRCUIT_WAIT_IN_MS, f.gateDelayInMs), f, true);
+    case "circuit-open":
+      if (mayReadSecondary(f) && f.remainingInMs > 0) return toSecondary(0, f);
+      return localStop("circuit-open", f, true);
     case "paced":
       // The gate refuses a paced slot only when the queue outlasts what the caller may wait.
       return localStop("partition-busy", f);
-    case "circuit-open": {
-      // An open circuit keeps reads off the primary, not off the secondary.
-      if (mayReadSecondary(f) && f.remainingInMs > 0) return toSecondary(0, f);
-      // Until the probe is due: the first waiter back takes it, and the rest are woken when it closes the circuit.
-      const probeIn = Math.max(MIN_CIRCUIT_WAIT_IN_MS, f.gateDelayInMs);
-      if (!f.callerMayWait || probeIn > f.remainingInMs) return localStop("circuit-open", f, true);
-      return waitFor("circuit", probeIn, f, true);
-    }
-    case "probe-out": {
-      if (mayReadSecondary(f) && f.remainingInMs > 0) return toSecondary(0, f);
-      // The probe may answer any moment: with time left, the circuit is asked again within it.
-      if (!f.callerMayWait || f.remainingInMs <= 0) return localStop("circuit-open", f, true);
-      const poll = Math.max(MIN_CIRCUIT_WAIT_IN_MS, f.gateDelayInMs) * (1 + CIRCUIT_WAIT_SPREAD * f.jitter);
-      return waitFor("circuit", askAgainIn(poll, f.remainingInMs), f, true);
-    }
   }
 }
 

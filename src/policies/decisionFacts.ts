@@ -12,11 +12,12 @@ import type { CallerSettings } from "./callerPolicy.js";
 export type DecisionPoint = "ready" | "gate" | "budget" | "attempt" | "secondary" | "settled";
 
 /**
- * What the gate answered: send (after `gateDelayInMs` when paced), refused by an open circuit
- * (`gateDelayInMs` is when it admits a probe), refused while a half-open circuit's probe is out
- * (`gateDelayInMs` is only a poll: it may admit sooner), refused by pacing.
+ * What the gate answered: send now; wait `gateDelayInMs` (or until woken) for a probe of a scope
+ * that serves nothing (`wait-circuit`) or for a paced scope's next send (`wait-pacing`); refused,
+ * since the scope serves nothing until past what the caller may wait (`circuit-open`, `gateDelayInMs`
+ * is when it probes again) or its queue is longer (`paced`).
  */
-export type GateAnswer = "send" | "circuit-open" | "probe-out" | "paced";
+export type GateAnswer = "send" | "wait-circuit" | "wait-pacing" | "circuit-open" | "paced";
 
 /** What the retry budget says: no budget to ask (none configured, or not a retry), a retry left, none left. */
 export type BudgetAnswer = "free" | "available" | "empty";
@@ -66,10 +67,8 @@ export function newDecisionFacts() {
      */
     answerUnreadable: false,
     gate: "send" as GateAnswer,
-    /** `send`: the paced slot's delay (0 when not paced); a refusal: when to ask again. */
+    /** A wait: how long (it may be woken sooner); a refusal: when to ask again. */
     gateDelayInMs: 0,
-    /** `send` after a paced wait: the gate confirmed the slot (its answer is not the rest of the wait). */
-    slotConfirmed: false,
     /** The admission the next attempt goes on (`gate`), or the last went on (`attempt`), is paced. */
     paced: false,
     /** A retry budget is configured. */
@@ -97,7 +96,7 @@ export function newDecisionFacts() {
     batch: false,
     /** `settled`: what the read-back found. */
     readBack: undefined as AmbiguousWriteResult | undefined,
-    /** A uniform draw in [0, 1) that spreads probe polls and budget waits (0 when neither is at hand). */
+    /** A uniform draw in [0, 1) that spreads budget waits (0 when none is at hand). */
     jitter: 0,
   };
 }

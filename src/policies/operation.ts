@@ -111,8 +111,8 @@ export class Operation extends AdmittedOperation {
         }
       }
     } finally {
-      // Ended during a paced wait (aborted, let go, or the deadline): what the slot holds goes back.
-      this.abandonReserved();
+      // Ended while it waited for the gate (aborted, let go, or the deadline): its place goes back.
+      this.leaveQueue();
       this.#waits?.leave();
       this.caller.ended();
     }
@@ -150,14 +150,12 @@ export class Operation extends AdmittedOperation {
     return f;
   }
 
-  /** `admit`: the gate's answer; on a refusal, a draw, and the secondary's and the budget's facts. */
+  /** `admit`: the gate's answer; for a scope that serves nothing, the secondary's and the budget's facts. */
   #gateFacts(queueForInMs: number): DecisionFacts {
     const f = this.#facts;
     const refusal = this.admit(f, queueForInMs);
-    if (refusal === undefined) return f;
-    this.info.retryAfterInMs = refusal.retryAfterInMs;
-    f.jitter = this.s.random();
-    if (f.gate !== "paced") this.#secondaryFacts(f);
+    if (refusal !== undefined) this.info.retryAfterInMs = refusal.retryAfterInMs;
+    if (f.gate === "circuit-open" || f.gate === "wait-circuit") this.#secondaryFacts(f);
     return f;
   }
 
@@ -263,7 +261,7 @@ export class Operation extends AdmittedOperation {
   /** Carries out a wait, as a waiter of the caller policy; a backoff counts as a retry, a paced slot is kept for the gate to confirm. */
   #wait(step: WaitStep): Promise<SleepEnd> {
     if (step.on === "backoff") this.#retries += 1;
-    if (step.on === "pacing") this.reserveSlot(step.delayInMs);
+    if (step.on === "pacing") this.waitedForGate(step.delayInMs);
     const waits = (this.#waits ??= new OperationWaits(this.caller, this.hooks, this.request, this.address, this.s.gate));
     return waits.sleep(step, this.wakeFor(step.on), this.info.attempts, this.#last);
   }

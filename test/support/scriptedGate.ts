@@ -1,8 +1,9 @@
 import { vi, type Mock } from "vitest";
 import { createHttpHeaders, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import type { RequestAddress } from "../../src/address/requestAddress.js";
-import { SEND_NOW, type Admission, type AttemptGate, type SendAdmission } from "../../src/breaker/attemptGate.js";
+import { SEND_NOW, type Admission, type AdmissionRequest, type AttemptGate, type Wait } from "../../src/breaker/attemptGate.js";
 import type { PartitionBreaker } from "../../src/breaker/partitionBreaker.js";
+import type { WakeSource } from "../../src/timing/wake.js";
 
 /**
  * A test's scripted gate as the retry policy's `gate` option. The option's public type names
@@ -15,15 +16,21 @@ export function asGateOption(gate: AttemptGate | undefined): PartitionBreaker | 
   return gate as PartitionBreaker | undefined;
 }
 
+/** A wait a scripted gate hands out: for a paced scope's next send, or a probe of one that serves nothing. */
+export function waitOf(reason: Wait["reason"], delayInMs: number, wake?: WakeSource): Wait {
+  return { decision: "wait", reason, delayInMs, wake };
+}
+
 /**
- * A gate that answers each first ask from a list (a confirmation gets its reservation back),
- * then sends at once, and records what is given back (`abandon`).
+ * A gate that answers each new ask from a list, then sends at once; a wait asked again is let go
+ * (paced, when it waited for pacing). Records what is given back (`release`).
  */
-export function gateOf(...admissions: Admission[]): AttemptGate & { abandon: Mock<NonNullable<AttemptGate["abandon"]>> } {
+export function gateOf(...admissions: Admission[]): AttemptGate & { release: Mock<NonNullable<AttemptGate["release"]>> } {
   return {
-    admit: (_address: RequestAddress, _remaining: number, reserved?: SendAdmission): Admission => reserved ?? admissions.shift() ?? SEND_NOW,
+    admit: (_address: RequestAddress, ask: AdmissionRequest): Admission =>
+      ask.waited !== undefined ? { decision: "send", paced: ask.waited.reason === "pacing" } : (admissions.shift() ?? SEND_NOW),
     record: () => undefined,
-    abandon: vi.fn<NonNullable<AttemptGate["abandon"]>>(),
+    release: vi.fn<NonNullable<AttemptGate["release"]>>(),
   };
 }
 

@@ -1,0 +1,222 @@
+// One scope the breaker watches (a partition, or its account): its controller, the attempts it has in
+// flight, the operations queued for it, and the one timer that lets them go.
+import type { StorageService } from "../address/partitionScope.js";
+import { QUIET_IN_MS, ScopeController, type ControllerSettings } from "../flow/scopeController.js";
+import { WakeList, type WakeSource } from "../timing/wake.js";
+import type { Send, Wait } from "./attemptGate.js";
+import type { CircuitState } from "./circuitStateSource.js";
+
+/** What an attempt is sent under: its partition's scope (and key), its account's. */
+export interface Route {
+  readonly from: string;
+  readonly partition: Scope | undefined;
+  readonly account: Scope | undefined;
+}
+
+/** An attempt the breaker let go: the scopes that count it in flight (until its answer, or until it is taken for lost), and when. */
+export class Attempt implements Send {
+  readonly decision = "send";
+  readonly sentAt: number;
+  readonly route: Route;
+  readonly paced: boolean;
+  readonly probe: boolean;
+  /** It waited for its turn: the limit held it, so its answer may grow the limit. */
+  readonly waited: boolean;
+  /** Taken for lost (unanswered for long): its answer, when it comes, tells only a success. */
+  lost = false;
+
+  constructor(sentAt: number, route: Route, gates: readonly Scope[], waited: boolean) {
+    this.sentAt = sentAt;
+    this.route = route;
+    this.paced = gates.some((gate) => gate.control.ratePerSecond !== Infinity);
+    this.probe = gates.some((gate) => gate.control.out);
+    this.waited = waited;
+  }
+
+  /** Leaves the scopes that count it in flight. */
+  settle(): void {
+    for (const scope of [this.route.partition, this.route.account]) {
+      if (scope === undefined) continue;
+      scope.live.delete(this);
+      if (this.probe) scope.probeOut = false;
+    }
+  }
+}
+
+/** An operation queued for a scope's next send: granted its turn when it comes, the newest first, and woken. */
+export class Waiting implements Wait, WakeSource {
+  readonly decision = "wait";
+  readonly reason: "circuit" | "pacing";
+  readonly delayInMs: number;
+  readonly route: Route;
+  /** When the operation first waited: the later, the sooner its turn. */
+  readonly since: number;
+  /** Its operation has sent an attempt before. */
+  readonly retry: boolean;
+  /** The attempt its turn let go, once granted. */
+  granted: Attempt | undefined;
+  #wake: (() => void) | undefined;
+  #woken = false;
+
+  constructor(route: Route, reason: "circuit" | "pacing", delayInMs: number, since: number, retry: boolean) {
+    this.route = route;
+    this.reason = reason;
+    this.delayInMs = delayInMs;
+    this.since = since;
+    this.retry = retry;
+  }
+
+  get wake(): WakeSource {
+    return this;
+  }
+
+  /** Granted before it listens (between its sleeps), it wakes as it starts listening. */
+  listen(wake: () => void): () => void {
+    if (this.#woken) {
+      this.#woken = false;
+      wake();
+      return () => undefined;
+    }
+    this.#wake = wake;
+    return () => {
+      this.#wake = undefined;
+    };
+  }
+
+  /** Its turn: `attempt` is let go for it. */
+  grant(attempt: Attempt): void {
+    this.granted = attempt;
+    this.dismiss();
+  }
+
+  /** Wakes it with no turn (the breaker was disposed of: it asks again and passes). */
+  dismiss(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    if (wake === undefined) this.#woken = true;
+    else wake();
+  }
+}
+
+/**
+ * A scope with trouble in its recent past, or watched while its account has some. The controller
+ * decides; this keeps what the decisions are applied to: the live attempts (in the order sent),
+ * the waiters (newest first), the operations backing off after a failure here, and one timer.
+ */
+export class Scope {
+  readonly key: string;
+  readonly service: StorageService;
+  /** A partition's account scope key; undefined for an account. */
+  readonly accountKey: string | undefined;
+  readonly control: ScopeController;
+  /** The circuit's state as the log and listeners were last told it (written by the announcer only). */
+  announced: CircuitState = "closed";
+  /** Attempts in flight and not taken for lost, oldest first. */
+  readonly live = new Set<Attempt>();
+  /** Operations backing off after a failure here: woken when the scope goes out or comes back. */
+  readonly sleepers = new WakeList();
+  /** A probe sent and not answered yet. */
+  probeOut = false;
+  /** Queued operations, oldest `since` first: the last is next. */
+  readonly #waiters: Waiting[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = Infinity;
+
+  constructor(key: string, service: StorageService, accountKey: string | undefined, at: number, settings: ControllerSettings, fastestInMs?: number) {
+    this.key = key;
+    this.service = service;
+    this.accountKey = accountKey;
+    this.control = new ScopeController(at, settings, fastestInMs);
+  }
+
+  get waiting(): number {
+    return this.#waiters.length;
+  }
+
+  /** The operation whose turn is next. */
+  get next(): Waiting | undefined {
+    return this.#waiters.at(-1);
+  }
+
+  /** When an attempt may go next (`Infinity`: when an answer frees the window). */
+  nextSendAt(at: number): number {
+    return this.control.nextSendAt(at, this.live.size);
+  }
+
+  /** Whether a send is due now (within a timer's tick: a faster rate lets a few go per tick). */
+  due(at: number): boolean {
+    return this.nextSendAt(at) <= at + TICK_IN_MS;
+  }
+
+  /** The circuit's state as metrics and logs name it: out with no probe due or out is `open`. */
+  stateAt(at: number): CircuitState {
+    if (!this.control.out) return "closed";
+    return this.probeOut || this.due(at) ? "half_open" : "open";
+  }
+
+  /** Queues `waiting` in its place. */
+  enqueue(waiting: Waiting): void {
+    const waiters = this.#waiters;
+    let index = waiters.length;
+    while (index > 0 && (waiters[index - 1] as Waiting).since > waiting.since) index -= 1;
+    waiters.splice(index, 0, waiting);
+  }
+
+  /** `waiting` leaves the queue (its turn came, or it was given up). */
+  dequeue(waiting: Waiting): void {
+    const index = this.#waiters.indexOf(waiting);
+    if (index >= 0) this.#waiters.splice(index, 1);
+  }
+
+  /** The oldest live attempt, when it went unanswered past `lostAfterInMs` and nothing was served meanwhile. */
+  overdue(at: number, lostAfterInMs: number): Attempt | undefined {
+    if (at - this.control.servedAt < lostAfterInMs) return undefined;
+    for (const attempt of this.live) return at - attempt.sentAt >= lostAfterInMs ? attempt : undefined;
+    return undefined;
+  }
+
+  /**
+   * Sets the one timer for when the next waiter's turn comes, or the oldest live attempt would be
+   * lost (which frees the window); `unref()`ed, and only while there are waiters.
+   */
+  schedule(at: number, lostAfterInMs: number, onTimer: (scope: Scope) => void): void {
+    if (this.#waiters.length === 0) return this.#clearTimer();
+    const oldest = this.live.values().next().value;
+    const wakeAt = Math.min(this.nextSendAt(at), oldest === undefined ? Infinity : oldest.sentAt + lostAfterInMs);
+    if (wakeAt === this.#timerAt || wakeAt === Infinity) return;
+    this.#clearTimer();
+    this.#timerAt = wakeAt;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAt = Infinity;
+      onTimer(this);
+    }, Math.max(1, wakeAt - at));
+    this.#timer.unref?.();
+  }
+
+  /** Nothing queued, nothing in flight, no limit: nothing left to remember. */
+  isRetirable(): boolean {
+    return this.#waiters.length === 0 && this.live.size === 0 && !this.control.out && this.control.ratePerSecond === Infinity;
+  }
+
+  /** Stops the timer and wakes every waiter (the breaker is disposed of: they ask again and pass). */
+  clear(): void {
+    this.#clearTimer();
+    for (const waiting of this.#waiters.splice(0)) waiting.dismiss();
+    this.sleepers.wakeAll();
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+  }
+}
+
+/** Sends due within this long of now go together: the timer's own granularity. */
+const TICK_IN_MS = 1;
+
+/** An attempt unanswered this long (four of the scope's usual round trips, if longer), with nothing served meanwhile, is lost. */
+export function lostAfterInMs(scope: Scope): number {
+  return Math.max(QUIET_IN_MS, 4 * scope.control.smoothedInMs);
+}

@@ -1,0 +1,256 @@
+// The one model of flow control (docs/flow-control.md): a scope's send rate, learnt from its answers.
+// A partition is a scope; its account is a parent scope that runs this same code. Pure: time is passed in.
+import { METER_WINDOW_IN_MS, RateMeter } from "./rateMeter.js";
+
+/** What an answer says of the scope that gave it (see {@link ScopeController.answer}). */
+export type Evidence =
+  /** A success: the scope served it. */
+  | "served"
+  /** An answer that is no failure of the scope (404, 409, 403, 501...): it answers, but served nothing of the traffic asked. */
+  | "answered"
+  /** A throttle (503 ServerBusy, 500 OperationTimedOut, 429): the scope is past what it serves now. */
+  | "throttled"
+  /** No answer from the scope: a reset, a refused connection, a 500 or 502, or an attempt unanswered for {@link QUIET_IN_MS}. */
+  | "failed";
+
+/** What every controller of one breaker shares, resolved once. */
+export interface ControllerSettings {
+  /** How often a scope that serves nothing is probed: its rate while out. */
+  readonly probeIntervalInMs: number;
+  /** Unserved answers in a row (nothing served between) that make a scope out. */
+  readonly failuresToOut: number;
+  /** Partitions its unserved answers must come from before the scope acts on them: 1 for a partition, {@link SPREAD} for an account. */
+  readonly spread: number;
+  /** Whether throttles teach a rate (`pacing: false`: only out and back). */
+  readonly pacing: boolean;
+}
+
+/** A change of the scope's state that its waiters must hear of: it went out (serves nothing), or came back. */
+export type Turn = "out" | "back";
+
+/**
+ * One scope's controller. Its state is one rate: how many attempts a second the scope is sent
+ * (`Infinity`: no limit), with at most `rate × its fastest round trip × 2` in flight. The rest
+ * follows from the answers:
+ *
+ * - **out** (serves nothing): `failuresToOut` unserved answers in a row, with nothing served for
+ *   {@link QUIET_IN_MS} when they are throttles (a partition at capacity serves between its
+ *   throttles). The rate drops to one probe per `probeIntervalInMs`; what was learnt of its
+ *   capacity is forgotten (an outage teaches nothing of it).
+ * - **back**: the first answer after it that is not a failure. The rate restarts at one attempt
+ *   per round trip, and doubles with each round trip while attempts wait for it and its answers
+ *   find no queue at the server.
+ * - **a throttle** while it serves: the rate drops to what it served (its capacity, the plateau),
+ *   never below a quarter of what its callers ask ({@link DEMAND_SHARE}). Past the plateau it
+ *   doubles again only after {@link HOLD_ANSWERS} served answers at the rate it holds.
+ * - once per round: an answer to an attempt sent before the last change is no news.
+ */
+export class ScopeController {
+  /** Attempts per second; `Infinity`: no limit. */
+  #rate = Infinity;
+  /** The capacity learnt at the last throttle while serving; `Infinity` while unknown. */
+  #plateau = Infinity;
+  #out = false;
+  /** The one "last served" clock of the scope. */
+  #servedAt: number;
+  /** The last change of the rate: answers to attempts sent before it are no news. */
+  #changedAt = -Infinity;
+  /** Served answers to attempts sent at the rate held since the last change. */
+  #held = 0;
+  #unserved = 0;
+  #failures = 0;
+  /** Partitions among the unserved answers in a row (at most `spread`). */
+  readonly #run = new Set<string>();
+  /** The fastest served round trip seen (ms). */
+  #fastestInMs: number;
+  /** Served round trips, smoothed over about {@link EVIDENCE_ANSWERS}: what this scope's answers usually take. */
+  #smoothedInMs = 0;
+  /** When the last attempt went, as its slot: the next goes `1 / rate` after it. */
+  #lastSlotAt = -Infinity;
+  readonly #served: RateMeter;
+  /** First attempts: what the scope's callers ask. */
+  readonly #asked: RateMeter;
+  /** Of the last answers (about {@link EVIDENCE_ANSWERS}), the share unserved: how badly the scope fails now. */
+  #unservedShare = 0;
+  /** The partitions of the last {@link EVIDENCE_ANSWERS} unserved answers, and when (for an account: are they spread?). */
+  readonly #recent: { from: string; at: number }[] = [];
+  readonly #s: ControllerSettings;
+
+  /** `fastestInMs`: a round trip already known (a partition takes its account's). */
+  constructor(at: number, settings: ControllerSettings, fastestInMs = Infinity) {
+    this.#s = settings;
+    this.#servedAt = at;
+    this.#fastestInMs = fastestInMs;
+    this.#served = new RateMeter(at);
+    this.#asked = new RateMeter(at);
+  }
+
+  get out(): boolean {
+    return this.#out;
+  }
+
+  /** Attempts per second allowed now; `Infinity` when the scope is not limited. */
+  get ratePerSecond(): number {
+    return this.#rate;
+  }
+
+  /** When the scope last served (or answered): its one "last served" clock. */
+  get servedAt(): number {
+    return this.#servedAt;
+  }
+
+  get fastestInMs(): number {
+    return this.#fastestInMs;
+  }
+
+  /** What a served answer usually takes here (ms; 0 before the first). */
+  get smoothedInMs(): number {
+    return this.#smoothedInMs;
+  }
+
+  /** The share of the last answers that were unserved (0 to 1). */
+  get unservedShare(): number {
+    return this.#unservedShare;
+  }
+
+  /** Attempts that may be in flight: one round trip's worth at twice the rate, at least one; no bound while out or unlimited. */
+  window(): number {
+    if (this.#out || this.#rate === Infinity || this.#fastestInMs === Infinity) return Infinity;
+    return Math.max(1, (this.#rate * this.#fastestInMs * GAIN) / 1000);
+  }
+
+  /** When the next attempt may go: `at` or later, `Infinity` when `inFlight` fills the window (an answer frees it). */
+  nextSendAt(at: number, inFlight: number): number {
+    if (this.#rate === Infinity) return at;
+    return inFlight >= this.window() ? Infinity : Math.max(at, this.#lastSlotAt + 1000 / this.#rate);
+  }
+
+  /** An operation's first attempt: what the scope's callers ask. */
+  asked(at: number): void {
+    this.#asked.count(at);
+  }
+
+  /** An attempt goes now, under this scope's rate. */
+  sent(at: number): void {
+    this.#lastSlotAt = this.#rate === Infinity ? at : Math.max(at, this.#lastSlotAt + 1000 / this.#rate);
+  }
+
+  /**
+   * Every answer the scope gave, whoever's evidence it turns out to be (see `answer`): the share
+   * unserved and, of an unserved one, which partition gave it.
+   */
+  observe(unserved: boolean, from: string, at: number): void {
+    this.#unservedShare += ((unserved ? 1 : 0) - this.#unservedShare) / EVIDENCE_ANSWERS;
+    if (!unserved) return;
+    if (this.#recent.length === EVIDENCE_ANSWERS) this.#recent.shift();
+    this.#recent.push({ from, at });
+  }
+
+  /** Partitions among the scope's last unserved answers of the last second: are its failures spread? */
+  spreadAt(at: number): number {
+    const partitions = new Set<string>();
+    for (const { from, at: seen } of this.#recent) if (at - seen < METER_WINDOW_IN_MS) partitions.add(from);
+    return partitions.size;
+  }
+
+  /**
+   * The scope's evidence: an answer (from partition `from`) to an attempt sent at `sentAt`.
+   * `limited`: the attempt waited for its turn, so the scope's limit is what held it (it grows only then).
+   * Returns the turn it took, if any.
+   */
+  answer(evidence: Evidence, sentAt: number, at: number, from: string, limited: boolean): Turn | undefined {
+    return evidence === "served" || evidence === "answered" ? this.#answered(evidence, sentAt, at, limited) : this.#unservedAnswer(evidence, sentAt, at, from);
+  }
+
+  #answered(evidence: "served" | "answered", sentAt: number, at: number, limited: boolean): Turn | undefined {
+    // Unknown when the attempt was sent before the scope was watched.
+    const roundTripInMs = Number.isFinite(sentAt) ? Math.max(1, at - sentAt) : this.#fastestInMs;
+    if (evidence === "served") this.#served.count(at);
+    if (evidence === "served" && roundTripInMs !== Infinity) {
+      this.#fastestInMs = Math.min(this.#fastestInMs, roundTripInMs);
+      this.#smoothedInMs = this.#smoothedInMs === 0 ? roundTripInMs : this.#smoothedInMs + (roundTripInMs - this.#smoothedInMs) / EVIDENCE_ANSWERS;
+    }
+    this.#servedAt = at;
+    this.#unserved = 0;
+    this.#failures = 0;
+    this.#run.clear();
+    if (this.#out) {
+      // Back: one attempt per round trip (the probe's, or the fastest known when queues slowed it), doubling from there.
+      this.#out = false;
+      this.#change(at, Math.max(2000 / this.#s.probeIntervalInMs, 1000 / Math.min(roundTripInMs, this.#fastestInMs)));
+      return "back";
+    }
+    if (evidence !== "served" || this.#rate === Infinity || sentAt < this.#changedAt) return undefined;
+    if (!limited) {
+      // Its limit held nothing back: a rate far past what its callers ask is no limit.
+      if (this.#rate >= this.#asked.ratePerSecond(at) / DEMAND_SHARE) this.#rate = Infinity;
+      return undefined;
+    }
+    this.#held += 1;
+    // An answer slower than GAIN × the fastest (+ GAIN ms) found a queue at the server: the rate it holds is enough.
+    const queued = roundTripInMs > GAIN * this.#fastestInMs + GAIN;
+    const belowPlateau = this.#rate < this.#plateau;
+    if (queued || this.#held < (belowPlateau ? 1 : HOLD_ANSWERS)) return undefined;
+    this.#change(at, belowPlateau ? Math.min(2 * this.#rate, this.#plateau) : 2 * this.#rate);
+    return undefined;
+  }
+
+  #unservedAnswer(evidence: "throttled" | "failed", sentAt: number, at: number, from: string): Turn | undefined {
+    this.#unserved += 1;
+    if (evidence === "failed") this.#failures += 1;
+    if (this.#run.size < this.#s.spread) this.#run.add(from);
+    const enough = this.#s.failuresToOut;
+    const quiet = at - this.#servedAt >= QUIET_IN_MS;
+    if (this.#run.size >= this.#s.spread && (this.#failures >= enough || (this.#unserved >= enough && quiet))) {
+      if (this.#out) return undefined;
+      this.#out = true;
+      this.#plateau = Infinity;
+      this.#change(at, 1000 / this.#s.probeIntervalInMs);
+      // The first probe a probe interval after this failure, not after the last attempt sent.
+      this.#lastSlotAt = at;
+      return "out";
+    }
+    // A throttle while it serves: what it served is its capacity. Learnt once a quarter second is measured, and once per round.
+    if (evidence !== "throttled" || !this.#s.pacing || this.#out || sentAt < this.#changedAt) return undefined;
+    if (this.#served.spanInMs(at) < QUIET_IN_MS || this.spreadAt(at) < this.#s.spread) return undefined;
+    const served = this.#served.ratePerSecond(at);
+    if (served <= 0) return undefined;
+    const floor = 1000 / this.#s.probeIntervalInMs;
+    const rate = Math.max(floor, Math.min(this.#rate, Math.max(served, DEMAND_SHARE * this.#asked.ratePerSecond(at))));
+    this.#plateau = Math.max(floor, Math.min(served, rate));
+    this.#change(at, rate);
+    return undefined;
+  }
+
+  #change(at: number, rate: number): void {
+    this.#rate = rate;
+    this.#changedAt = at;
+    this.#held = 0;
+  }
+}
+
+/**
+ * Nothing served for this long, with failures in a row, is out; an attempt unanswered this long is
+ * lost; a capacity is learnt over at least this long. A partition at capacity answers successes
+ * every few milliseconds between its throttles.
+ */
+export const QUIET_IN_MS = 250;
+
+/** Past the plateau (its capacity learnt), served answers at the rate it holds before it doubles: a probe costs a throttle in about five. */
+export const HOLD_ANSWERS = 4;
+
+/**
+ * A scope that serves anything is never paced below this share of what its callers ask, and a
+ * rate past what they ask over this share holds nothing back: a throttle that serves a share
+ * whatever the rate (other clients' load) does not take the scope to its probes.
+ */
+export const DEMAND_SHARE = 1 / 4;
+
+/** In flight at most rate × fastest round trip × GAIN; an answer slower than GAIN × the fastest (+ GAIN ms) found a queue. */
+const GAIN = 2;
+
+/** The answers the unserved share is taken over, and the unserved answers an account's spread is read from. */
+export const EVIDENCE_ANSWERS = 8;
+
+/** Partitions an account's unserved answers must come from before the account acts on them: one hot key must not slow it. */
+export const SPREAD = 3;
