@@ -165,12 +165,15 @@ export class ScopeController {
   #answered(evidence: "served" | "answered", sentAt: number, at: number, limited: boolean): Turn | undefined {
     // Unknown when the attempt was sent before the scope was watched.
     const roundTripInMs = Number.isFinite(sentAt) ? Math.max(1, at - sentAt) : this.#fastestInMs;
-    if (evidence === "served") this.#served.count(at);
-    if (evidence === "served" && roundTripInMs !== Infinity) {
-      this.#fastestInMs = Math.min(this.#fastestInMs, roundTripInMs);
-      this.#smoothedInMs = this.#smoothedInMs === 0 ? roundTripInMs : this.#smoothedInMs + (roundTripInMs - this.#smoothedInMs) / EVIDENCE_ANSWERS;
+    if (evidence === "served") {
+      this.#served.count(at);
+      // Only a success is the scope serving (a 403 or a 501 is its front end answering).
+      this.#servedAt = at;
+      if (roundTripInMs !== Infinity) {
+        this.#fastestInMs = Math.min(this.#fastestInMs, roundTripInMs);
+        this.#smoothedInMs = this.#smoothedInMs === 0 ? roundTripInMs : this.#smoothedInMs + (roundTripInMs - this.#smoothedInMs) / EVIDENCE_ANSWERS;
+      }
     }
-    this.#servedAt = at;
     this.#unserved = 0;
     this.#failures = 0;
     this.#run.clear();
@@ -213,11 +216,14 @@ export class ScopeController {
     // A throttle while it serves: what it served is its capacity. Learnt once a quarter second is measured, and once per round.
     if (evidence !== "throttled" || !this.#s.pacing || this.#out || sentAt < this.#changedAt) return undefined;
     if (this.#served.spanInMs(at) < QUIET_IN_MS || this.spreadAt(at) < this.#s.spread) return undefined;
-    const served = this.#served.ratePerSecond(at);
-    if (served <= 0) return undefined;
+    // What it served is its capacity; with nothing served since the last change (the meter still holds the time
+    // before), nothing is learnt of it and the rate halves.
+    const serving = this.#servedAt >= this.#changedAt;
+    const served = serving ? this.#served.ratePerSecond(at) : this.#rate / 2;
+    if (!(served > 0) || served === Infinity) return undefined;
     const floor = 1000 / this.#s.probeIntervalInMs;
     const rate = Math.max(floor, Math.min(this.#rate, Math.max(served, DEMAND_SHARE * this.#asked.ratePerSecond(at))));
-    this.#plateau = Math.max(floor, Math.min(served, rate));
+    if (serving) this.#plateau = Math.max(floor, Math.min(served, rate));
     this.#change(at, rate);
     return undefined;
   }
