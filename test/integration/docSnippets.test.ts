@@ -11,7 +11,9 @@ import { withAzurite } from "../support/withAzurite.js";
 // fresh Azurite. Issue 30: getting-started's Tables snippet failed on Azurite (plain http
 // needs allowInsecureConnection). The other snippets of docs/ are fragments of a larger
 // program (they use a client made elsewhere), checked by the type check of the tests that
-// run the same calls, not here.
+// run the same calls, not here. Issue 37: the Blob and Queue snippets failed against the Azurite
+// that npx gave (3.35.0 refused the API version the SDKs send); they run here against the
+// devDependency's Azurite with its API version check on, and getting-started names that version.
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const HOOKS = fileURLToPath(new URL("../../scripts/sourceHooks.ts", import.meta.url));
@@ -19,7 +21,7 @@ const HOOKS = fileURLToPath(new URL("../../scripts/sourceHooks.ts", import.meta.
 // node_modules; not under node_modules, where Node does not strip types.
 const WORK = fileURLToPath(new URL(`../../tmp/doc-snippets-${process.pid}/`, import.meta.url));
 
-const env = withAzurite();
+const env = withAzurite({ skipApiVersionCheck: false });
 
 /** The fenced code blocks of `language` in a Markdown file, each with the heading it sits under. */
 async function codeBlocks(file: string, language: string): Promise<Array<{ heading: string; code: string }>> {
@@ -79,6 +81,13 @@ describe("the documentation's self-contained snippets run against Azurite", () =
     const run = await runModule("quickstart.mjs", quickStart!.code, env.azurite.connectionString);
     expect(run.code, run.output).toBe(0);
     expect(run.output).toContain("order-42");
+  });
+
+  it("getting-started.md names the Azurite these snippets run against", async () => {
+    const doc = await readFile(new URL("docs/getting-started.md", `file://${ROOT}`), "utf8");
+    const installed = (JSON.parse(await readFile(new URL("node_modules/azurite/package.json", `file://${ROOT}`), "utf8")) as { version: string }).version;
+    const named = new Set([...doc.matchAll(/azurite@\^?(\d+\.\d+\.\d+)/g)].map((m) => m[1]));
+    expect(named).toEqual(new Set([installed]));
   });
 
   it.each(["Tables", "Blobs", "Queues"])("getting-started.md, %s", async (heading) => {

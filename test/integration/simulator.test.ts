@@ -292,6 +292,26 @@ describe("startAzurite", () => {
     await expect(startAzurite({ services: ["file" as never] })).rejects.toThrow(/services must contain only .*; got "file"/);
     await expect(startAzurite({ startTimeoutInMs: 0 })).rejects.toThrow(/startTimeoutInMs must be between 1 and/);
     await expect(startAzurite({ detached: "yes" as never })).rejects.toThrow(/^detached must be a boolean; got "yes"\.$/);
+    await expect(startAzurite({ skipApiVersionCheck: null as never })).rejects.toThrow(/^skipApiVersionCheck must be a boolean; got null\.$/);
+  });
+
+  it("serves any API version by default; skipApiVersionCheck: false refuses one Azurite does not know, as Azure would", async () => {
+    // Unsigned, so a request past the version check is refused by authentication (403) instead.
+    const listWithVersion = (azurite: { blobUrl: string }) => fetch(`${azurite.blobUrl}?comp=list`, { headers: { "x-ms-version": "2099-01-01" } });
+    const lenient = await startAzurite({ services: ["blob"] });
+    try {
+      expect((await listWithVersion(lenient)).status).toBe(403);
+    } finally {
+      await lenient.stop();
+    }
+    const strict = await startAzurite({ services: ["blob"], skipApiVersionCheck: false });
+    try {
+      const answer = await listWithVersion(strict);
+      expect(answer.status).toBe(400);
+      expect(await answer.text()).toContain("The API version 2099-01-01 is not supported by Azurite");
+    } finally {
+      await strict.stop();
+    }
   });
 
   it("takes azuritePath for an Azurite installed elsewhere, and says in one line when none is there", async () => {
