@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { inspect } from "node:util";
-import type { TableClient } from "@azure/data-tables";
+import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Registry } from "prom-client";
 import { classify } from "../../src/classification/classify.js";
@@ -70,6 +70,26 @@ describe("rebalancing simulator in front of Azurite, with the real TableClient",
     expect(sim.records.map((r) => r.status)).toEqual([204, 204, 200, 200, 202]);
     expect(sim.records.every((r) => r.scope?.resource === table && r.scope.account === "devstoreaccount1")).toBe(true);
     expect(JSON.stringify(sim.records)).not.toMatch(/SharedKey|authorization/i);
+  });
+
+  it("passes Azurite's response headers through as it sent them, Keep-Alive included (Azurite's own keep-alive test, issue 37)", async () => {
+    // Azurite's "Table Keep-Alive header response test": getAccessPolicy answers Keep-Alive: timeout=5.
+    const headersOf = async (through: TableClient) => {
+      let headers: Record<string, string> = {};
+      await through.getAccessPolicy({ onResponse: (response) => (headers = response.headers.toJSON()) });
+      return headers;
+    };
+    // A client of its own (an agent of its own, keep-alive as the SDK's default), straight to Azurite.
+    const straight = new TableClient(fixture.azurite.tableUrl, table, new AzureNamedKeyCredential(fixture.azurite.accountName, fixture.azurite.accountKey), {
+      allowInsecureConnection: true,
+    });
+    const fromAzurite = await headersOf(straight);
+    const throughSimulator = await headersOf(client);
+    expect(fromAzurite["keep-alive"]).toBe("timeout=5");
+    expect(throughSimulator["keep-alive"]).toBe(fromAzurite["keep-alive"]);
+    expect(throughSimulator.connection).toBe(fromAzurite.connection);
+    // Every header Azurite sent reaches the client (values that differ per request aside).
+    expect(Object.keys(throughSimulator).sort()).toEqual(Object.keys(fromAzurite).sort());
   });
 
   it("answers 503 ServerBusy for the rebalancing partition only", async () => {
