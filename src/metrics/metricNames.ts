@@ -33,17 +33,12 @@ export type Labels = Readonly<Record<string, string | number | undefined>>;
 const OPERATION = ["service", "operation"] as const;
 
 /**
- * The `outcome` label of operations: how a logical operation ended. `not_found`, `conflict` and
- * `precondition_failed` are the service's ordinary answers to what was asked (absent, exists,
- * changed), where `operationOutcome.ts` says they are; `partition_busy`: refused without a
- * request because its partition is paced and the queue for it would outlast the operation's
- * deadline (a `PartitionBusyError`, to be rescheduled after `retryAfterInMs`).
+ * The `outcome` label of operations, a fixed set whatever the service answers: `not_found`, `conflict`
+ * and `precondition_failed` are ordinary answers where operationOutcome.ts says so; `partition_busy`
+ * a `PartitionBusyError` (refused without a request: its paced partition's queue outlasts the deadline).
  */
-export type OperationOutcome = (typeof OPERATION_OUTCOMES)[number];
-
-/** Every {@link OperationOutcome}: a fixed set, whatever the service answers. */
 export const OPERATION_OUTCOMES = ["success", "not_found", "conflict", "precondition_failed", "failure", "circuit_open", "partition_busy", "aborted"] as const;
-
+export type OperationOutcome = (typeof OPERATION_OUTCOMES)[number];
 
 /**
  * The metrics of `METRIC_NAMES` (public API: dashboards and alerts depend on the names and
