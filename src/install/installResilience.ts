@@ -166,7 +166,7 @@ export interface ResilienceHandle {
 }
 
 /** Names of retry policies the Azure SDK packages add; removed wherever they sit, so retries never nest. */
-const SDK_RETRY_POLICY_NAMES: readonly string[] = [
+export const SDK_RETRY_POLICY_NAMES: readonly string[] = [
   "defaultRetryPolicy",
   "retryPolicy",
   "exponentialRetryPolicy",
