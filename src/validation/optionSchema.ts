@@ -56,7 +56,10 @@ export function optionsObject<S extends Record<string, OptionCheck<unknown>>>(
     for (const key of Object.keys(value)) {
       if (!known.includes(key)) {
         const of = owner === undefined ? "" : ` of ${typeof owner === "function" ? owner(path) : owner}`;
-        throw new TypeError(`${optionPath(path, key)} is not a known option${of}; known options are ${known.join(", ")}.`);
+        const closest = closestKnown(key, known);
+        const list = `options are ${known.join(", ")}.`;
+        const guess = closest === undefined ? `known ${list}` : `did you mean ${closest}? Known ${list}`;
+        throw new TypeError(`${optionPath(path, key)} is not a known option${of}; ${guess}`);
       }
     }
     const checked: Record<string, unknown> = {};
@@ -76,6 +79,8 @@ export interface NumberOptionBounds {
   integer?: boolean;
   /** Whether `Infinity` is accepted (for "no limit"). Defaults to false. */
   allowInfinity?: boolean;
+  /** Whether 0 is accepted below `min` (for "none": `tryTimeoutInMs: 0`). Defaults to false. */
+  allowZero?: boolean;
 }
 
 /** A number within `bounds`; left out (`undefined`: `null` is a mistake to name), it is `fallback`. */
@@ -123,9 +128,13 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
  * Checks one numeric option and throws an error naming it and the value it got:
  * `TypeError` for a non-number (null and BigInt included) or NaN, `RangeError` for a number
  * out of bounds.
+ *
+ * An option named `...InMs` (the unit is in every name) is a whole number of milliseconds: timers
+ * count no fraction of one, so `0.5` is a value in seconds, as is one under the option's `min` whose
+ * thousandfold fits (`tryTimeoutInMs: 5`); the error then says so and gives the value in milliseconds.
  */
 export function validateNumberOption(name: string, value: unknown, bounds: NumberOptionBounds = {}): number {
-  const { min = 0, max = Number.MAX_SAFE_INTEGER, integer = false, allowInfinity = false } = bounds;
+  const { min = 0, max = Number.MAX_SAFE_INTEGER, integer = false, allowInfinity = false, allowZero = false } = bounds;
   if (typeof value !== "number" || Number.isNaN(value)) {
     throw new TypeError(`${name} must be a number; got ${describeValue(value)}.`);
   }
@@ -133,13 +142,22 @@ export function validateNumberOption(name: string, value: unknown, bounds: Numbe
   if (!Number.isFinite(value)) {
     throw new RangeError(`${name} must be a finite number; got ${value}.`);
   }
-  if (integer && !Number.isInteger(value)) {
-    throw new RangeError(`${name} must be an integer; got ${value}.`);
+  if (value === 0 && allowZero) return value;
+  const inMs = name.endsWith("InMs");
+  const hint = inMs ? secondsHint(value, min, max) : "";
+  if ((integer || inMs) && !Number.isInteger(value)) {
+    throw new RangeError(`${name} must be ${inMs ? "a whole number of milliseconds" : "an integer"}; got ${value}${hint}.`);
   }
   if (value < min || value > max) {
-    throw new RangeError(`${name} must be between ${min} and ${max}; got ${value}.`);
+    throw new RangeError(`${name} must be ${allowZero ? "0 or " : ""}between ${min} and ${max}; got ${value}${hint}.`);
   }
   return value;
+}
+
+/** For a millisecond option given `value`: the mistake it likely is, when `value` seconds would have been accepted. */
+function secondsHint(value: number, min: number, max: number): string {
+  const inMs = Math.round(value * 1000);
+  return value > 0 && inMs >= min && inMs <= max ? ` (milliseconds, not seconds: for ${value} s, write ${inMs})` : "";
 }
 
 /** Throws a `TypeError` naming the option unless `value` is one of `allowed` (null never is). */
@@ -148,6 +166,43 @@ export function validateChoiceOption<T extends string>(name: string, value: unkn
     throw new TypeError(`${name} must be one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}; got ${describeValue(value)}.`);
   }
   return value as T;
+}
+
+/**
+ * The known option nearest to a misspelt `key` (case aside), when it is within half the longer
+ * name's length: one with `key`'s first letter first (typos rarely change it: `retries` is `retry`,
+ * not `metrics`), then the first in `known` on a tie.
+ */
+function closestKnown(key: string, known: readonly string[]): string | undefined {
+  const sameStart = known.filter((name) => name[0]?.toLowerCase() === key[0]?.toLowerCase());
+  return nearest(key, sameStart) ?? nearest(key, known);
+}
+
+/** The name in `names` nearest to `key`, within half the longer length; undefined when none is. */
+function nearest(key: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const name of names) {
+    const distance = editDistance(key.toLowerCase(), name.toLowerCase());
+    if (distance < bestDistance && distance <= Math.max(key.length, name.length) / 2) [best, bestDistance] = [name, distance];
+  }
+  return best;
+}
+
+/**
+ * Edits (insert, delete, replace) that turn `a` into `b`: the Levenshtein distance. Ours rather than
+ * a package (fastest-levenshtein): a runtime dependency for ten lines run only on a misspelt option.
+ */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length] ?? 0;
 }
 
 /** The dotted path of `key` under `parent` (`retry` + `maxRetries` is `retry.maxRetries`); a factory's own options have no parent. */

@@ -185,8 +185,9 @@ describe("installResilience", () => {
     [{ retry: { strategy: "exponential", jitter: 2 } }, /jitter.*2/],
     [{ retry: { strategy: "exponential", minDelayInMs: 50_000 } }, /minDelayInMs \(50000\).*maxDelayInMs \(10000\)/],
     [{ retries: 3 }, /retries is not a known option/],
-    // A typo inside `retry` names what the user wrote (`retry`), not the factory behind it.
-    [{ retry: { retries: 3 } }, /^retry\.retries is not a known option of retry with strategy "exponential"; known options are maxRetries, /],
+    // A typo inside `retry` names what the user wrote (`retry`, no strategy), not the factory behind it.
+    [{ retry: { retries: 3 } }, /^retry\.retries is not a known option; did you mean maxRetries\? Known options are maxRetries, /],
+    [{ retry: { strategy: "exponential", retries: 3 } }, /^retry\.retries is not a known option of retry with strategy "exponential"; did you mean maxRetries\?/],
     [{ backoff: { throttled: { strategy: "fixed", retries: 1 } } }, /^backoff\.throttled\.retries is not a known option of backoff\.throttled with strategy "fixed";/],
   ])("rejects options %o", (options, message) => {
     expect(() => installResilience(tableClient(), options as never)).toThrow(message);
