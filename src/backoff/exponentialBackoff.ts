@@ -1,6 +1,6 @@
 import { checkRetryNumber, clampUnitRandom, resolveRandomSource, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
-import { numberOption, optionsObject, type CheckedOptions, type OptionsShape } from "../validation/optionSchema.js";
+import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
 /** Options of {@link exponentialBackoff}; the letters are those of the storage guidance's formula. */
 export interface ExponentialBackoffOptions {
@@ -29,32 +29,23 @@ export const DEFAULT_EXPONENTIAL_BACKOFF: Readonly<Required<Omit<ExponentialBack
   });
 
 const d = DEFAULT_EXPONENTIAL_BACKOFF;
-const shape = {
-  maxRetries: numberOption({ integer: true, max: 1000 }, d.maxRetries),
-  baseDelayInMs: numberOption({ max: DAY_IN_MS }, d.baseDelayInMs),
-  minDelayInMs: numberOption({ max: DAY_IN_MS }, d.minDelayInMs),
-  maxDelayInMs: numberOption({ max: DAY_IN_MS }, d.maxDelayInMs),
-  jitter: numberOption({ max: 0.999_999 }, d.jitter),
-  random: (value: unknown, path: string) => resolveRandomSource(path, value),
-} satisfies OptionsShape<ExponentialBackoffOptions>;
-const minNotAboveMax = (o: CheckedOptions<typeof shape>, at: (key: keyof typeof shape) => string): void => {
-  if (o.minDelayInMs > o.maxDelayInMs) {
-    throw new RangeError(`${at("minDelayInMs")} (${o.minDelayInMs}) must not exceed ${at("maxDelayInMs")} (${o.maxDelayInMs}).`);
-  }
-};
-
 /** Checks {@link exponentialBackoff}'s options where they sit (`retry` for a config by name), with the defaults applied. */
 export const resolveExponentialBackoffOptions = optionsObject(
-  shape,
-  { root: "exponentialBackoff options", owner: (path) => strategyOwnerAt(path, "exponentialBackoff", "exponential") },
-  minNotAboveMax,
+  {
+    maxRetries: numberOption({ integer: true, max: 1000 }, d.maxRetries),
+    baseDelayInMs: numberOption({ max: DAY_IN_MS }, d.baseDelayInMs),
+    minDelayInMs: numberOption({ max: DAY_IN_MS }, d.minDelayInMs),
+    maxDelayInMs: numberOption({ max: DAY_IN_MS }, d.maxDelayInMs),
+    jitter: numberOption({ max: 0.999_999 }, d.jitter),
+    random: (value, path) => resolveRandomSource(path, value),
+  } satisfies OptionsShape<ExponentialBackoffOptions>,
+  { root: "exponentialBackoff options", owner: (path) => strategyOwnerAt(path, "exponentialBackoff", "an exponential backoff") },
+  (o, at) => {
+    if (o.minDelayInMs > o.maxDelayInMs) {
+      throw new RangeError(`${at("minDelayInMs")} (${o.minDelayInMs}) must not exceed ${at("maxDelayInMs")} (${o.maxDelayInMs}).`);
+    }
+  },
 );
-
-/**
- * The same, for numbers given with no strategy (installResilience's `retry: { maxRetries: 4 }`, the
- * preset's exponential backoff): a misspelt one is named by the path written, with no strategy the caller did not write.
- */
-export const resolveUnnamedExponentialOptions = optionsObject(shape, {}, minNotAboveMax);
 
 /**
  * Randomised exponential backoff as the Azure storage guidance prescribes:

@@ -4,7 +4,6 @@ import type { BackoffByClass } from "../backoff/backoffByClass.js";
 import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
 import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
-import { resolveUnnamedExponentialOptions } from "../backoff/exponentialBackoff.js";
 import { createPipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
@@ -76,12 +75,7 @@ export function resolveService(target: unknown, service: unknown): StorageServic
 export function resolveRetry(retry: InstallResilienceOptions["retry"], presetRetry: ServicePreset["retry"]): RetryStrategy {
   if (retry === undefined) return createRetryStrategy({ strategy: "exponential", ...presetRetry });
   if (isRetryStrategy(retry)) return retry;
-  if (completesPreset(retry)) {
-    const { strategy, ...numbers } = { ...presetRetry, ...retry } as Record<string, unknown>;
-    // Numbers alone are checked as written first, so that an error names no strategy the caller left out.
-    if (strategy === undefined) resolveUnnamedExponentialOptions(numbers, "retry");
-    return createRetryStrategy({ ...numbers, strategy: "exponential" } as RetryStrategyConfig);
-  }
+  if (completesPreset(retry)) return createRetryStrategy({ ...presetRetry, ...retry, strategy: "exponential" });
   return createRetryStrategy(retry as RetryStrategyConfig);
 }
 

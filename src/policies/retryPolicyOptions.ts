@@ -129,11 +129,7 @@ export interface ResilientRetryPolicyOptions {
 /** Options of ambiguous-write resolution (documented on the option). */
 export type AmbiguousWriteOptions = Exclude<ResilientRetryPolicyOptions["ambiguousWrites"], boolean | undefined>;
 
-/**
- * The shortest timeout or deadline taken (`tryTimeoutInMs`, `maxElapsedInMs`, `readBackTimeoutInMs`): no
- * Azure round trip fits in less (a fresh connection's DNS, TCP and TLS alone take longer, even in
- * region), so a smaller value cannot be meant; it is what a caller thinking in seconds writes (5 for 5 s).
- */
+/** The shortest timeout or deadline: no Azure round trip fits in less (a new connection's TCP and TLS alone take longer), so a smaller one is in seconds. */
 const MIN_TIMEOUT_IN_MS = 10;
 
 /** Defaults of {@link AmbiguousWriteOptions}. */

@@ -25,7 +25,7 @@ export interface OptionsNaming {
   root?: string;
   /**
    * Whose options they are, for an unknown key: `"... is not a known option of exponentialBackoff"`, or a
-   * function of the path for options that may sit under another option (`retry with strategy "exponential"`,
+   * function of the path for options that may sit under another option (`retry (an exponential backoff)`,
    * the path the user wrote). Defaults to none.
    */
   owner?: string | ((path: string) => string);
@@ -56,10 +56,9 @@ export function optionsObject<S extends Record<string, OptionCheck<unknown>>>(
     for (const key of Object.keys(value)) {
       if (!known.includes(key)) {
         const of = owner === undefined ? "" : ` of ${typeof owner === "function" ? owner(path) : owner}`;
-        const closest = closestKnown(key, known);
-        const list = `options are ${known.join(", ")}.`;
-        const guess = closest === undefined ? `known ${list}` : `did you mean ${closest}? Known ${list}`;
-        throw new TypeError(`${optionPath(path, key)} is not a known option${of}; ${guess}`);
+        const guess = closestKnown(key, known);
+        const start = guess === undefined ? "known" : `did you mean ${guess}? Known`;
+        throw new TypeError(`${optionPath(path, key)} is not a known option${of}; ${start} options are ${known.join(", ")}.`);
       }
     }
     const checked: Record<string, unknown> = {};
@@ -128,10 +127,8 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
  * Checks one numeric option and throws an error naming it and the value it got:
  * `TypeError` for a non-number (null and BigInt included) or NaN, `RangeError` for a number
  * out of bounds.
- *
- * An option named `...InMs` (the unit is in every name) is a whole number of milliseconds: timers
- * count no fraction of one, so `0.5` is a value in seconds, as is one under the option's `min` whose
- * thousandfold fits (`tryTimeoutInMs: 5`); the error then says so and gives the value in milliseconds.
+ * An option named `...InMs` takes whole milliseconds (timers count no fraction of one): `0.5`, or a
+ * value under `min` whose thousandfold fits (`tryTimeoutInMs: 5`), is in seconds, and the error says so.
  */
 export function validateNumberOption(name: string, value: unknown, bounds: NumberOptionBounds = {}): number {
   const { min = 0, max = Number.MAX_SAFE_INTEGER, integer = false, allowInfinity = false, allowZero = false } = bounds;
@@ -144,7 +141,8 @@ export function validateNumberOption(name: string, value: unknown, bounds: Numbe
   }
   if (value === 0 && allowZero) return value;
   const inMs = name.endsWith("InMs");
-  const hint = inMs ? secondsHint(value, min, max) : "";
+  const thousandfold = Math.round(value * 1000);
+  const hint = inMs && value > 0 && thousandfold >= min && thousandfold <= max ? ` (milliseconds, not seconds: for ${value} s, write ${thousandfold})` : "";
   if ((integer || inMs) && !Number.isInteger(value)) {
     throw new RangeError(`${name} must be ${inMs ? "a whole number of milliseconds" : "an integer"}; got ${value}${hint}.`);
   }
@@ -152,12 +150,6 @@ export function validateNumberOption(name: string, value: unknown, bounds: Numbe
     throw new RangeError(`${name} must be ${allowZero ? "0 or " : ""}between ${min} and ${max}; got ${value}${hint}.`);
   }
   return value;
-}
-
-/** For a millisecond option given `value`: the mistake it likely is, when `value` seconds would have been accepted. */
-function secondsHint(value: number, min: number, max: number): string {
-  const inMs = Math.round(value * 1000);
-  return value > 0 && inMs >= min && inMs <= max ? ` (milliseconds, not seconds: for ${value} s, write ${inMs})` : "";
 }
 
 /** Throws a `TypeError` naming the option unless `value` is one of `allowed` (null never is). */
@@ -169,31 +161,18 @@ export function validateChoiceOption<T extends string>(name: string, value: unkn
 }
 
 /**
- * The known option nearest to a misspelt `key` (case aside), when it is within half the longer
- * name's length: one with `key`'s first letter first (typos rarely change it: `retries` is `retry`,
- * not `metrics`), then the first in `known` on a tie.
+ * The known option nearest to a misspelt `key`, case aside, within half the longer name's length; one
+ * with `key`'s first letter before the others (typos keep it: `retries` is `retry`, not `metrics`).
  */
 function closestKnown(key: string, known: readonly string[]): string | undefined {
-  const sameStart = known.filter((name) => name[0]?.toLowerCase() === key[0]?.toLowerCase());
-  return nearest(key, sameStart) ?? nearest(key, known);
+  const near = known.filter((name) => editDistance(key, name) <= Math.max(key.length, name.length) / 2);
+  const sameStart = near.filter((name) => name[0]?.toLowerCase() === key[0]?.toLowerCase());
+  return (sameStart.length > 0 ? sameStart : near).sort((a, b) => editDistance(key, a) - editDistance(key, b))[0];
 }
 
-/** The name in `names` nearest to `key`, within half the longer length; undefined when none is. */
-function nearest(key: string, names: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const name of names) {
-    const distance = editDistance(key.toLowerCase(), name.toLowerCase());
-    if (distance < bestDistance && distance <= Math.max(key.length, name.length) / 2) [best, bestDistance] = [name, distance];
-  }
-  return best;
-}
-
-/**
- * Edits (insert, delete, replace) that turn `a` into `b`: the Levenshtein distance. Ours rather than
- * a package (fastest-levenshtein): a runtime dependency for ten lines run only on a misspelt option.
- */
+/** Levenshtein distance, case aside. Ours, not fastest-levenshtein: a dependency for ten lines run only on a misspelt option. */
 function editDistance(a: string, b: string): number {
+  [a, b] = [a.toLowerCase(), b.toLowerCase()];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];

@@ -83,6 +83,8 @@ describe("a misspelt option names the closest known one first", () => {
     [install, { maxelapsedinms: 60_000 }, "maxelapsedinms is not a known option of installResilience; did you mean maxElapsedInMs? Known options are "],
     // Typos keep the first letter: `retries` is nearer to `metrics` by edits, but meant `retry`.
     [install, { retries: 3 }, "retries is not a known option of installResilience; did you mean retry? Known options are "],
+    // The nearest, not the first of the near ones: `retry` comes first and is near too.
+    [install, { retryBudgt: false }, "retryBudgt is not a known option of installResilience; did you mean retryBudget? Known options are "],
     [install, { circuitBreaker: { resetTimeout: 300 } }, "circuitBreaker.resetTimeout is not a known option; did you mean resetTimeoutInMs? Known options are "],
     [policy, { retryBudget: { ratio: 0.1 } }, "retryBudget.ratio is not a known option; did you mean retryRatio? Known options are "],
   ])("%o(%j)", (make, options, start) => {
@@ -101,16 +103,20 @@ describe("a misspelt option names the closest known one first", () => {
 });
 
 describe("a typo under retry names the path the caller wrote", () => {
-  it("retry: { maxRetry } with no strategy names retry, not a strategy the caller did not write", () => {
-    expect(() => install({ retry: { maxRetry: 3 } })).toThrow(
-      new TypeError("retry.maxRetry is not a known option; did you mean maxRetries? Known options are maxRetries, baseDelayInMs, minDelayInMs, maxDelayInMs, jitter, random."),
+  it("retry: { maxRetry } with no strategy names retry and the backoff it sets, not a strategy the caller did not write", () => {
+    const error = thrown(() => install({ retry: { maxRetry: 3 } }));
+    expect(error).toEqual(
+      new TypeError(
+        "retry.maxRetry is not a known option of retry (an exponential backoff); did you mean maxRetries? Known options are maxRetries, baseDelayInMs, minDelayInMs, maxDelayInMs, jitter, random.",
+      ),
     );
+    expect(error.message).not.toContain("strategy");
   });
 
-  it("with the strategy written, the error names it, through either entry", () => {
+  it("with a strategy written, the same, through either entry", () => {
     for (const make of [install, policy]) {
-      expect(() => make({ retry: { strategy: "exponential", maxRetry: 3 } })).toThrow(/^retry\.maxRetry is not a known option of retry with strategy "exponential"; did you mean maxRetries\?/);
-      expect(() => make({ retry: { strategy: "fixed", baseDelayInMs: 100 } })).toThrow(/^retry\.baseDelayInMs is not a known option of retry with strategy "fixed"; did you mean delayInMs\? Known options are maxRetries, delayInMs\.$/);
+      expect(() => make({ retry: { strategy: "exponential", maxRetry: 3 } })).toThrow(/^retry\.maxRetry is not a known option of retry \(an exponential backoff\); did you mean maxRetries\?/);
+      expect(() => make({ retry: { strategy: "fixed", baseDelayInMs: 100 } })).toThrow(/^retry\.baseDelayInMs is not a known option of retry \(a fixed backoff\); did you mean delayInMs\? Known options are maxRetries, delayInMs\.$/);
     }
   });
 });
