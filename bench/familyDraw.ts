@@ -166,16 +166,14 @@ function pick(random: () => number, weights: readonly number[]): number {
 }
 
 /**
- * The proxy's rule order when faults overlap (the first matching rule answers): the endpoint's
- * faults first (they stand in front of the account), then the account's, then the partitions'.
- * A refusal acts on connections, before any rule.
+ * The proxy rules of the draw's faults, each named after its fault's id; only workload
+ * partitions match them. Where faults overlap, the first matching rule answers: they are in
+ * draw order, so the primary fault answers every request in its window and scope and the
+ * others get what it leaves (a rate throttle's served requests, other partitions). A refusal
+ * acts on connections, before any rule: the only fault that can hide part of the primary.
  */
-const PRECEDENCE: readonly FamilyShape[] = ["refused", "frozen", "resetting", "throttle-all", "throttle-share", "throttle-rate", "partitions-offline", "partitions-timing-out"];
-
-/** The proxy rules of the draw's faults, in precedence order; each named after its fault's id. Only workload partitions match them. */
 export function familyRules(draw: FamilyDraw): FaultRule[] {
-  const ordered = [...draw.faults].sort((a, b) => PRECEDENCE.indexOf(a.shape) - PRECEDENCE.indexOf(b.shape));
-  return ordered.map((fault) => faultRule(fault));
+  return draw.faults.map((fault) => faultRule(fault));
 }
 
 function faultRule(f: FamilyFault): FaultRule {

@@ -3,7 +3,8 @@ import { panelChart, type Band } from "../tools/report/panelChart.js";
 import { round } from "../tools/report/stats.js";
 import { COMEBACK_LABELS } from "./comeBack.js";
 import { describeFault, FAMILY_SHAPE_LABELS, FAMILY_SHAPES, FAULT_FAMILY, type FamilyFault, type FamilyShape } from "./familyDraw.js";
-import { familyCells, familyWorstCases, type FamilyChart, type FamilyConfiguration, type FamilyResult, type FamilyRun } from "./faultFamily.js";
+import { familyCells, familyWorstCases, type FamilyChart, type FamilyResult, type FamilyRun } from "./familyFigures.js";
+import type { FamilyConfiguration } from "./faultFamily.js";
 import { span } from "./pacing.js";
 
 /** The fault family's charts, relative to docs/: latency by arrival time, and attempts into the faults, of one worst case. */
@@ -42,7 +43,8 @@ export function familySection(f: FamilyResult): string {
     `- ${FAMILY_SHAPE_LABELS["partitions-offline"]} and ${FAMILY_SHAPE_LABELS["partitions-timing-out"]} (${seconds(t.timeoutDelayInMs.min)}-${seconds(t.timeoutDelayInMs.max)}): one or two partitions (even odds);`,
     `- ${FAMILY_SHAPE_LABELS.frozen} (held, then reset when it ends); ${FAMILY_SHAPE_LABELS.refused}; ${FAMILY_SHAPE_LABELS.resetting} (before forwarding).`,
     "",
-    `Where faults overlap, the proxy answers with the first of: the endpoint's (frozen, resetting), the account's, the partitions'; a refusal acts on connections, before all. ` +
+    `Where faults overlap, the proxy answers with the first drawn: the primary fault answers every request in its window and scope, the others what it leaves ` +
+      `(a rate throttle's served requests, other partitions); a refusal acts on connections, before all, and is the only fault that can hide part of the primary. ` +
       `**The trickle** (seeds 1-${p.trickleBlockSeeds}, ${2 * p.trickleBlockSeeds + 1}-${3 * p.trickleBlockSeeds}, …; off in ${p.trickleBlockSeeds + 1}-${2 * p.trickleBlockSeeds}, …): ` +
       `${s.trickle.perSecond} requests/s on the same client through the whole run, each on a partition no fault rule matches, answered in turn 2xx (a read of an existing entity), ` +
       `403 AuthorizationPermissionMismatch (an upsert the proxy refuses, as for a SAS without the permission), 404 (a read of a missing entity), 409 (an insert of an existing one) ` +

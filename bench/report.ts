@@ -16,7 +16,7 @@ import {
   type ComeBackResult,
 } from "./comeBack.js";
 import { familyAttemptsChart, familyChartFiles, familyLatencyChart, familySection } from "./familyReport.js";
-import type { FamilyResult } from "./faultFamily.js";
+import type { FamilyResult } from "./familyFigures.js";
 import type { MachineInfo } from "./machine.js";
 import type { HotPartitionResult } from "./hotPartition.js";
 import type { ManyPartitionsResult } from "./manyPartitions.js";

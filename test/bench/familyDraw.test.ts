@@ -88,17 +88,19 @@ describe("familyRules", () => {
     })),
   };
 
-  it("names each rule after its fault, the endpoint's first, then the account's, then the partitions'", () => {
+  it("names each rule after its fault, in draw order (the primary fault answers first where faults overlap)", () => {
     expect(familyRules(all).map((r) => `${r.name} ${r.kind}`)).toEqual([
-      "f7 refuseConnections",
-      "f6 freeze",
-      "f8 resetBeforeForward",
       "f1 serverBusy",
       "f2 serverBusy",
       "f3 throttle",
       "f4 serverBusy",
       "f5 operationTimedOut",
+      "f6 freeze",
+      "f7 refuseConnections",
+      "f8 resetBeforeForward",
     ]);
+    const reversed = familyRules({ ...all, faults: [...all.faults].reverse() }).map((r) => r.name);
+    expect(reversed).toEqual(["f8", "f7", "f6", "f5", "f4", "f3", "f2", "f1"]);
     const rate = familyRules(all).find((r) => r.name === "f3")!;
     expect([rate.ratePerSecond, rate.rateScope]).toEqual([100, "account"]);
     expect(familyRules(all).find((r) => r.name === "f2")!.probability).toBe(0.5);
