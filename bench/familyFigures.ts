@@ -85,6 +85,9 @@ export interface FamilyResult {
   draws: FamilyDraw[];
   runs: FamilyRun[];
   charts: FamilyChart[];
+  /** When it started, and the source measured: the commit and how many files under src/ differed from it. */
+  startedAt: string;
+  source: { commit: string; uncommittedSourceFiles: number };
   /** The 1-min load average when the benchmark started and ended (the machine is shared). */
   loadAverage: { start: number; end: number };
   elapsedInMs: number;

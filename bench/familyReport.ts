@@ -25,7 +25,8 @@ export function familySection(f: FamilyResult): string {
   const byConfiguration = s.configurations.map((c) => f.runs.filter((r) => r.configuration === c)).filter((runs) => runs.length > 0);
   const p = FAULT_FAMILY;
   const parts = [
-    `Seeds ${s.firstSeed}-${last} (${s.seeds}); configurations one after another. Run in ${Math.round(f.elapsedInMs / 1000)} s; the machine's 1-min load average was ` +
+    `Seeds ${s.firstSeed}-${last} (${s.seeds}) on commit ${f.source.commit}${f.source.uncommittedSourceFiles > 0 ? ` plus uncommitted changes in ${f.source.uncommittedSourceFiles} file(s) under src/` : ""}, ` +
+      `from ${f.startedAt}; configurations one after another. Run in ${Math.round(f.elapsedInMs / 1000)} s; the machine's 1-min load average was ` +
       `${f.loadAverage.start} at the start and ${f.loadAverage.end} at the end (each run's in the per-seed table, with how far its arrivals fell behind).`,
     "",
     `**Set-up** (bench/faultFamily.ts): comeBack's open loop. A real \`TableClient\` → the package's fault proxy (\`startRebalancingSimulator\`) → Azurite; ` +

@@ -41,6 +41,7 @@ import {
   type FamilyTiming,
 } from "./familyDraw.js";
 import { familySummary, familyWorstCases, worstLatencySeed, type FamilyChart, type FamilyFaultFigures, type FamilyResult, type FamilyRun } from "./familyFigures.js";
+import { machineInfo } from "./machine.js";
 import { tableClient } from "./tableConfigurations.js";
 import { benchTableName, failureReason } from "./workload.js";
 
@@ -416,7 +417,17 @@ function seriesOf(s: FamilySettings, configuration: FamilyConfiguration, done: r
 /** Runs the benchmark against Azurite's Tables endpoint `accountUrl`; `log` gets a line per run and the summary tables. */
 export async function runFaultFamily(accountUrl: string, s: FamilySettings, log: (line: string) => void = () => undefined): Promise<FamilyResult> {
   const started = performance.now();
-  const result: FamilyResult = { settings: s, draws: [], runs: [], charts: [], loadAverage: { start: round(loadavg()[0] ?? 0, 2), end: 0 }, elapsedInMs: 0 };
+  const { commit, uncommittedSourceFiles } = machineInfo();
+  const result: FamilyResult = {
+    settings: s,
+    startedAt: new Date().toISOString(),
+    source: { commit, uncommittedSourceFiles },
+    draws: [],
+    runs: [],
+    charts: [],
+    loadAverage: { start: round(loadavg()[0] ?? 0, 2), end: 0 },
+    elapsedInMs: 0,
+  };
   const series = new Map<number, RunDone["series"][]>();
   for (let seed = s.firstSeed; seed < s.firstSeed + s.seeds; seed++) {
     const draw = drawFamily(seed, s.workload.partitions, s.timing);
