@@ -230,7 +230,7 @@ export const COMEBACK_TARGETS = {
 // ---------------------------------------------------------------------------------------------
 // The workload
 
-interface PlannedOperation {
+export interface PlannedOperation {
   index: number;
   atInMs: number;
   partition: number;
@@ -238,7 +238,7 @@ interface PlannedOperation {
 }
 
 /** The seed's arrivals (each jittered within its slot), partitions and kinds: half inserts, half upserts. */
-function plan(w: ComeBackSettings["workload"], seed: number): PlannedOperation[] {
+export function plan(w: ComeBackSettings["workload"], seed: number): PlannedOperation[] {
   const random = mulberry32(seed * 7_919 + 28);
   const spacing = 1000 / w.opsPerSecond;
   const count = Math.floor((w.durationInMs / 1000) * w.opsPerSecond);
@@ -410,7 +410,7 @@ export function isLocalComeBackFailure(error: unknown): boolean {
   return isResilienceError(error) || isLocalFailure(error);
 }
 
-function describeFailure(error: unknown): string {
+export function describeFailure(error: unknown): string {
   const stopReason = getRetryInfo(error)?.stopReason as string | undefined;
   return isLocalComeBackFailure(error) ? `local: ${stopReason ?? failureReason(error)}` : failureReason(error);
 }

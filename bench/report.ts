@@ -15,6 +15,8 @@ import {
   type ComeBackFault,
   type ComeBackResult,
 } from "./comeBack.js";
+import { familyAttemptsChart, familyChartFiles, familyLatencyChart, familySection } from "./familyReport.js";
+import type { FamilyResult } from "./familyFigures.js";
 import type { MachineInfo } from "./machine.js";
 import type { HotPartitionResult } from "./hotPartition.js";
 import type { ManyPartitionsResult } from "./manyPartitions.js";
@@ -44,6 +46,7 @@ export interface BenchResults {
   pacing?: PacingResult;
   callerShapes?: CallerShapesResult;
   comeBack?: ComeBackResult;
+  family?: FamilyResult;
   /** Printed as JSON by `npm run bench -- --only=blob-downloads`; not rendered into docs/benchmarks.md yet. */
   blobDownloads?: BlobDownloadsResult;
   /** Promises rejected with no handler during the run, with the phase they surfaced in. */
@@ -58,7 +61,7 @@ export function comeBackChartFile(fault: ComeBackFault): string {
   return `bench-comeback-${fault}.svg`;
 }
 
-type SectionName = "machine" | "overhead" | "rebalancing" | "many-partitions" | "closed-loop" | "hot-partition" | "queue-consumer" | "pacing" | "caller-shapes" | "comeback";
+type SectionName = "machine" | "overhead" | "rebalancing" | "many-partitions" | "closed-loop" | "hot-partition" | "queue-consumer" | "pacing" | "caller-shapes" | "comeback" | "family";
 
 /** The generated markdown, by section. A section with no results says how to produce them. */
 export function renderSections(results: BenchResults): Record<SectionName, string> {
@@ -73,6 +76,7 @@ export function renderSections(results: BenchResults): Record<SectionName, strin
     pacing: results.pacing ? pacingSection(results.pacing) : notRun("pacing"),
     "caller-shapes": results.callerShapes ? callerShapesSection(results.callerShapes) : notRun("caller-shapes"),
     comeback: results.comeBack ? comeBackSection(results.comeBack) : notRun("comeback"),
+    family: results.family ? familySection(results.family) : notRun("family"),
   };
 }
 
@@ -96,6 +100,11 @@ export function renderCharts(results: BenchResults): Record<string, string> {
   if (results.rebalancing) charts[CHART_FILES.rebalancing] = rebalancingChart(results.rebalancing);
   if (results.closedLoop) charts[CHART_FILES.closedLoop] = closedLoopChart(results.closedLoop);
   for (const chart of results.comeBack?.charts ?? []) charts[comeBackChartFile(chart.fault)] = comeBackChart(results.comeBack as ComeBackResult, chart);
+  for (const chart of results.family?.charts ?? []) {
+    const files = familyChartFiles(chart);
+    charts[files.latency] = familyLatencyChart(chart);
+    charts[files.attempts] = familyAttemptsChart(chart);
+  }
   return charts;
 }
 

@@ -13,11 +13,16 @@
 //                                         pool, busy), --together (configurations side by side: faster,
 //                                         but three times the load; see bench/comeBack.ts),
 //                                         --records (every operation's record in the JSON)
+//   npm run bench -- --only=family --seeds=2 --first-seed=5 --configs=package,sdk-default
+//                                         the fault family (issue 36), narrowed: --seeds=N (20 by
+//                                         default), --first-seed=N, --configs=, --records; with
+//                                         --merge, into latest.json and docs/benchmarks.md section 10
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { applySections, renderCharts, renderSections, type BenchResults } from "./report.js";
 import { BENCHMARKS, runBenchmarks, type BenchmarkName } from "./runBenchmarks.js";
 import type { ComeBackConfiguration, ComeBackFault, ComeBackOverrides, ComeBackPart } from "./comeBack.js";
+import type { FamilyConfiguration, FamilyOverrides } from "./faultFamily.js";
 
 const ROOT = new URL("../", import.meta.url);
 const RESULTS = fileURLToPath(new URL("bench/results/latest.json", ROOT));
@@ -59,6 +64,16 @@ function comeBackOverrides(): ComeBackOverrides {
   return overrides;
 }
 
+/** The fault family's flags (the come-back benchmark's names); familySettings checks each value. */
+function familyOverrides(): FamilyOverrides {
+  const overrides: FamilyOverrides = {};
+  if (integer("seeds") !== undefined) overrides.seeds = integer("seeds");
+  if (integer("first-seed") !== undefined) overrides.firstSeed = integer("first-seed");
+  if (list("configs") !== undefined) overrides.configurations = list("configs") as FamilyConfiguration[];
+  if (flag("records")) overrides.keepRecords = true;
+  return overrides;
+}
+
 function writeDocs(results: BenchResults): void {
   const current = existsSync(DOC) ? readFileSync(DOC, "utf8") : "# Benchmarks\n";
   writeFileSync(DOC, applySections(current, renderSections(results)));
@@ -74,7 +89,7 @@ if (flag("report-only")) {
     return name as BenchmarkName;
   });
   const smoke = flag("smoke");
-  const results = await runBenchmarks({ smoke, only, command: COMMAND, comeBack: comeBackOverrides(), log: (line) => console.error(line) });
+  const results = await runBenchmarks({ smoke, only, command: COMMAND, comeBack: comeBackOverrides(), family: familyOverrides(), log: (line) => console.error(line) });
   if (!smoke && only !== undefined && flag("merge")) {
     // Only the benchmarks' own keys: the machine section keeps describing the full run.
     const { schema: _schema, startedAt: _startedAt, elapsedInMs: _elapsed, command: _command, smoke: _smoke, machine: _machine, unhandledRejections, ...ran } = results;

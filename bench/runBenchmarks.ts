@@ -3,6 +3,7 @@ import { startAzurite } from "azure-storage-resilience/testing";
 import { FULL_CALLER_SHAPES_SETTINGS, runCallerShapes, SMOKE_CALLER_SHAPES_SETTINGS } from "./callerShapes.js";
 import { FULL_CLOSED_LOOP_SETTINGS, runClosedLoop, SMOKE_CLOSED_LOOP_SETTINGS } from "./closedLoop.js";
 import { comeBackSettings, FULL_COMEBACK_SETTINGS, runComeBack, SMOKE_COMEBACK_SETTINGS, type ComeBackOverrides } from "./comeBack.js";
+import { familySettings, FULL_FAMILY_SETTINGS, runFaultFamily, SMOKE_FAMILY_SETTINGS, type FamilyOverrides } from "./faultFamily.js";
 import { machineInfo } from "./machine.js";
 import { FULL_HOT_PARTITION_SETTINGS, runHotPartition, SMOKE_HOT_PARTITION_SETTINGS } from "./hotPartition.js";
 import { FULL_MANY_PARTITIONS_SETTINGS, runManyPartitions, SMOKE_MANY_PARTITIONS_SETTINGS } from "./manyPartitions.js";
@@ -16,7 +17,7 @@ import { tableClient } from "./tableConfigurations.js";
 import { benchTableName } from "./workload.js";
 
 /** The benchmarks by name, in the order they run. */
-export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes", "comeback", "blob-downloads", "many-partitions"] as const;
+export const BENCHMARKS = ["overhead", "rebalancing", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes", "comeback", "family", "blob-downloads", "many-partitions"] as const;
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 export interface RunOptions {
@@ -30,6 +31,8 @@ export interface RunOptions {
   command?: string;
   /** Changes to the come-back benchmark's settings (seeds, faults, configurations, parts), full or smoke. */
   comeBack?: ComeBackOverrides;
+  /** Changes to the fault family's settings (seeds, first seed, configurations), full or smoke. */
+  family?: FamilyOverrides;
 }
 
 const OVERHEAD_PARTITIONS = 10;
@@ -73,7 +76,7 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     log(`unhandled rejection during ${line}`);
   };
   process.on("unhandledRejection", onUnhandled);
-  const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop") || only.has("hot-partition") || only.has("queue-consumer") || only.has("pacing") || only.has("caller-shapes") || only.has("comeback");
+  const needsAzurite = only.has("overhead") || only.has("rebalancing") || only.has("closed-loop") || only.has("hot-partition") || only.has("queue-consumer") || only.has("pacing") || only.has("caller-shapes") || only.has("comeback") || only.has("family");
   const services = [...(needsAzurite ? ["table" as const] : []), ...(only.has("queue-consumer") ? ["queue" as const] : []), ...(only.has("blob-downloads") ? ["blob" as const] : [])];
   const azurite = services.length > 0 ? await startAzurite({ services }) : undefined;
   const progress = (line: string) => {
@@ -119,6 +122,10 @@ export async function runBenchmarks(options: RunOptions = {}): Promise<BenchResu
     if (only.has("comeback") && azurite !== undefined) {
       progress("come back: the open loop through four faults, a declared pool, a sequential caller on a busy partition");
       results.comeBack = await runComeBack(azurite.tableUrl, comeBackSettings(smoke ? SMOKE_COMEBACK_SETTINGS : FULL_COMEBACK_SETTINGS, options.comeBack), progress);
+    }
+    if (only.has("family") && azurite !== undefined) {
+      progress("a family of faults: one to three drawn per seed, with and without a trickle of other answers");
+      results.family = await runFaultFamily(azurite.tableUrl, familySettings(smoke ? SMOKE_FAMILY_SETTINGS : FULL_FAMILY_SETTINGS, options.family), progress);
     }
     if (only.has("blob-downloads") && azurite !== undefined) {
       progress("blob downloads whose body is cut");

@@ -39,7 +39,6 @@ export type { ClassificationRules } from "./classification/classificationRules.j
 export { ResilienceError, isResilienceError } from "./errors/resilienceError.js";
 export { CircuitOpenError, isCircuitOpenError } from "./errors/circuitOpenError.js";
 export { PartitionBusyError, isPartitionBusyError } from "./errors/partitionBusyError.js";
-export { BlobChangedError, isBlobChangedError } from "./errors/blobChangedError.js";
 export type { RetryInfo } from "./policies/retryInfo.js";
 export { getRetryInfo } from "./policies/retryInfo.js";
 export type { AmbiguousWriteResult } from "./ambiguousWrites/ambiguousWriteResult.js";

@@ -32,7 +32,7 @@ export const resolveDecorrelatedJitterBackoffOptions = optionsObject(
     maxDelayInMs: numberOption({ max: DAY_IN_MS }, d.maxDelayInMs),
     random: (value, path) => resolveRandomSource(path, value),
   } satisfies OptionsShape<DecorrelatedJitterBackoffOptions>,
-  { root: "decorrelatedJitterBackoff options", owner: (path) => strategyOwnerAt(path, "decorrelatedJitterBackoff", "decorrelated") },
+  { root: "decorrelatedJitterBackoff options", owner: (path) => strategyOwnerAt(path, "decorrelatedJitterBackoff", "a decorrelated jitter backoff") },
   (o, at) => {
     if (o.baseDelayInMs > o.maxDelayInMs) {
       throw new RangeError(`${at("baseDelayInMs")} (${o.baseDelayInMs}) must not exceed ${at("maxDelayInMs")} (${o.maxDelayInMs}).`);

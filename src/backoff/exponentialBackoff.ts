@@ -39,7 +39,7 @@ export const resolveExponentialBackoffOptions = optionsObject(
     jitter: numberOption({ max: 0.999_999 }, d.jitter),
     random: (value, path) => resolveRandomSource(path, value),
   } satisfies OptionsShape<ExponentialBackoffOptions>,
-  { root: "exponentialBackoff options", owner: (path) => strategyOwnerAt(path, "exponentialBackoff", "exponential") },
+  { root: "exponentialBackoff options", owner: (path) => strategyOwnerAt(path, "exponentialBackoff", "an exponential backoff") },
   (o, at) => {
     if (o.minDelayInMs > o.maxDelayInMs) {
       throw new RangeError(`${at("minDelayInMs")} (${o.minDelayInMs}) must not exceed ${at("maxDelayInMs")} (${o.maxDelayInMs}).`);

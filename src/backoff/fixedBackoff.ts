@@ -22,7 +22,7 @@ export const resolveFixedBackoffOptions = optionsObject(
     maxRetries: numberOption({ integer: true, max: 1000 }, DEFAULT_FIXED_BACKOFF.maxRetries),
     delayInMs: numberOption({ max: DAY_IN_MS }, DEFAULT_FIXED_BACKOFF.delayInMs),
   } satisfies OptionsShape<FixedBackoffOptions>,
-  { root: "fixedBackoff options", owner: (path) => strategyOwnerAt(path, "fixedBackoff", "fixed") },
+  { root: "fixedBackoff options", owner: (path) => strategyOwnerAt(path, "fixedBackoff", "a fixed backoff") },
 );
 
 /**

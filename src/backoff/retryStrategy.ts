@@ -58,10 +58,10 @@ export function checkRetryNumber(retryNumber: number): void {
 }
 
 /**
- * Whose option a misspelt key is, as the caller wrote it: `retry with strategy "fixed"` for
- * options found at a path (the user wrote `retry`, not `fixedBackoff`), the factory's own name
- * for options it was called with.
+ * Whose option a misspelt key is, as the caller wrote it: `retry (a fixed backoff)` for options
+ * found at a path (the user wrote `retry`, and maybe no `strategy`: installResilience's preset is
+ * an exponential backoff), the factory's own name for options it was called with.
  */
-export function strategyOwnerAt(path: string, factory: string, strategy: string): string {
-  return path === "" ? factory : `${path} with strategy "${strategy}"`;
+export function strategyOwnerAt(path: string, factory: string, backoff: string): string {
+  return path === "" ? factory : `${path} (${backoff})`;
 }

@@ -2,7 +2,7 @@
  * Error codes of network failures that mean "the attempt ran out of time".
  * Node's `ETIMEDOUT`/`ESOCKETTIMEDOUT`, undici's timeout codes.
  */
-const TIMEOUT_ERROR_CODES: ReadonlySet<string> = new Set([
+export const TIMEOUT_ERROR_CODES: ReadonlySet<string> = new Set([
   "ETIMEDOUT",
   "ESOCKETTIMEDOUT",
   "UND_ERR_CONNECT_TIMEOUT",
@@ -18,7 +18,7 @@ const TIMEOUT_ERROR_CODES: ReadonlySet<string> = new Set([
  * errors (`HPE_*`, an answer that is not valid HTTP) count too (see `classifyNetworkError`).
  * Wider than the SDK's list (which leaves out EPIPE, REQUEST_SEND_ERROR and PARSE_ERROR).
  */
-const TRANSIENT_ERROR_CODES: ReadonlySet<string> = new Set([
+export const TRANSIENT_ERROR_CODES: ReadonlySet<string> = new Set([
   "ECONNRESET",
   "ECONNREFUSED",
   "ECONNABORTED",

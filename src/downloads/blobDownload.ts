@@ -2,7 +2,6 @@
 // for the rest must say: pure readers of headers, no I/O. resumableDownload.ts acts on them.
 import { RestError, type PipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
 import { ResilienceError } from "../errors/resilienceError.js";
-import { BlobChangedError } from "../errors/blobChangedError.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
 
 /** A Get Blob answer whose body can be resumed: the bytes it carries and the version they are of. */
@@ -54,19 +53,19 @@ export function aimAtRest(request: PipelineRequest, download: BlobDownload, posi
 /**
  * Why the answer to the request for the rest (from blob offset `position`) cannot continue the
  * body, as the error the caller's stream ends with; undefined when it can: 206, the same ETag,
- * exactly the bytes asked for, as a stream. 412 (the If-Match failed) and 404 (the blob is gone)
- * are a {@link BlobChangedError}; another failure is a `RestError` with its status and code.
+ * exactly the bytes asked for, as a stream. A failure is the service's `RestError`: a blob changed
+ * meanwhile answers 412 ConditionNotMet (the If-Match), a deleted one 404, as they would any
+ * `If-Match` download; an answer of another version or range stops it as DOWNLOAD_RANGE_MISMATCH.
  */
-export function resumedAnswerProblem(download: BlobDownload, position: number, received: number, answer: PipelineResponse): Error | undefined {
+export function resumedAnswerProblem(download: BlobDownload, position: number, answer: PipelineResponse): Error | undefined {
   const status = answer.status;
-  if (status === 412 || status === 404) return new BlobChangedError(received, { cause: restErrorOf(answer) });
   if (status !== 206 && status !== 200) return restErrorOf(answer);
-  if (answer.headers.get("etag") !== download.etag) return new BlobChangedError(received, { cause: restErrorOf(answer) });
   const range = parseContentRange(answer.headers.get("content-range"));
   const length = toInteger(answer.headers.get("content-length"));
   const expected = download.end - position + 1;
-  if (status !== 206 || range?.start !== position || range.end !== download.end || length !== expected || answer.readableStreamBody === undefined) {
-    const got = range === undefined ? `status ${status} without a matching Content-Range` : `bytes ${range.start}-${range.end}`;
+  const sameVersion = answer.headers.get("etag") === download.etag;
+  if (!sameVersion || status !== 206 || range?.start !== position || range.end !== download.end || length !== expected || answer.readableStreamBody === undefined) {
+    const got = !sameVersion ? "another version (ETag)" : range === undefined ? `status ${status} without a matching Content-Range` : `bytes ${range.start}-${range.end}`;
     return new ResilienceError("DOWNLOAD_RANGE_MISMATCH", `Resuming a blob download: asked for bytes ${position}-${download.end}, the answer carried ${got}; the download stopped.`);
   }
   return undefined;

@@ -112,11 +112,6 @@ export class ResumingBody extends Readable {
     this.#attach(source);
   }
 
-  /** Bytes passed on so far. */
-  get receivedBytes(): number {
-    return this.#position - this.#download.start;
-  }
-
   override _read(): void {
     if (!this.#resuming) this.#source.resume();
   }
@@ -157,10 +152,8 @@ export class ResumingBody extends Readable {
       this.push(null);
       return;
     }
-    const cut = Object.assign(new Error(`The body ended after ${this.receivedBytes} of ${this.#download.end - this.#download.start + 1} bytes.`), {
-      code: PREMATURE_END,
-    });
-    this.#cut(cut);
+    const { start, end } = this.#download;
+    this.#cut(Object.assign(new Error(`The body ended after ${this.#position - start} of ${end - start + 1} bytes.`), { code: PREMATURE_END }));
   };
 
   readonly #onError = (error: unknown): void => {
@@ -188,7 +181,7 @@ export class ResumingBody extends Readable {
   #continueWith(answer: PipelineResponse, position: number): void {
     this.#resuming = false;
     const body = answer.readableStreamBody;
-    const problem = this.destroyed ? undefined : resumedAnswerProblem(this.#download, position, this.receivedBytes, answer);
+    const problem = this.destroyed ? undefined : resumedAnswerProblem(this.#download, position, answer);
     if (this.destroyed || problem !== undefined || body === undefined) {
       (body as { destroy?: () => void } | undefined)?.destroy?.();
       if (problem !== undefined) this.#fail(problem);

@@ -6,7 +6,7 @@ const marker = Symbol.for("azure-storage-resilience.error");
  */
 export class ResilienceError extends Error {
   /** Stable machine-readable code. Part of the public API. */
-  readonly code: "CIRCUIT_OPEN" | "PARTITION_BUSY" | "BODY_NOT_REPLAYABLE" | "RETRY_BUDGET_EXHAUSTED" | "BLOB_CHANGED" | "DOWNLOAD_RANGE_MISMATCH";
+  readonly code: "CIRCUIT_OPEN" | "PARTITION_BUSY" | "BODY_NOT_REPLAYABLE" | "RETRY_BUDGET_EXHAUSTED" | "DOWNLOAD_RANGE_MISMATCH";
   /** Marker that survives two copies of the package (ESM + CJS), where `instanceof` fails. */
   readonly [marker] = true;
 

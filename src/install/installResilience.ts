@@ -65,10 +65,10 @@ export interface InstallResilienceOptions {
    * Overall deadline per operation, retries included; `Infinity` for none. It ends when the
    * response headers arrive: a streamed body (a blob download) is not bounded by it; bound
    * it with `addAbortSignal(AbortSignal.timeout(ms), response.readableStreamBody)` (docs/retry.md).
-   * Preset default: 60000 (table, queue), 300000 (blob).
+   * At least 10. Preset default: 60000 (table, queue), 300000 (blob).
    */
   maxElapsedInMs?: number;
-  /** Client-side timeout per attempt up to its response headers, classified `timeout` and retried; 0 for none. Preset default: 30000 (table, queue), 0 (blob). */
+  /** Client-side timeout per attempt up to its response headers, classified `timeout` and retried; 0 for none, else at least 10. Preset default: 30000 (table, queue), 0 (blob). */
   tryTimeoutInMs?: number;
   /** Longest `Retry-After` honoured. Defaults to the strategy's maximum delay. */
   maxRetryAfterInMs?: number;
@@ -96,7 +96,7 @@ export interface InstallResilienceOptions {
    * (docs/data-safety.md): `false` turns it off. Defaults to on for Tables; other services
    * do not support it. The install makes the read-back routes itself, one per install.
    */
-  ambiguousWrites?: boolean | { /** Longest time a read-back may take; it also ends at the operation's deadline. Defaults to 10000. */ readBackTimeoutInMs?: number };
+  ambiguousWrites?: boolean | { /** Longest time a read-back may take; it also ends at the operation's deadline. At least 10. Defaults to 10000. */ readBackTimeoutInMs?: number };
   /**
    * The client's retry budget (docs/data-safety.md): its options, a shared
    * `createRetryBudget()`, or `false` for none. Defaults to 50 % of requests plus 10 retries
@@ -166,7 +166,7 @@ export interface ResilienceHandle {
 }
 
 /** Names of retry policies the Azure SDK packages add; removed wherever they sit, so retries never nest. */
-const SDK_RETRY_POLICY_NAMES: readonly string[] = [
+export const SDK_RETRY_POLICY_NAMES: readonly string[] = [
   "defaultRetryPolicy",
   "retryPolicy",
   "exponentialRetryPolicy",

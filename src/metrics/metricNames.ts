@@ -33,6 +33,14 @@ export type Labels = Readonly<Record<string, string | number | undefined>>;
 const OPERATION = ["service", "operation"] as const;
 
 /**
+ * The `outcome` label of operations, a fixed set whatever the service answers: `not_found`, `conflict`
+ * and `precondition_failed` are ordinary answers where operationOutcome.ts says so; `partition_busy`
+ * a `PartitionBusyError` (refused without a request: its paced partition's queue outlasts the deadline).
+ */
+export const OPERATION_OUTCOMES = ["success", "not_found", "conflict", "precondition_failed", "failure", "circuit_open", "partition_busy", "aborted"] as const;
+export type OperationOutcome = (typeof OPERATION_OUTCOMES)[number];
+
+/**
  * The metrics of `METRIC_NAMES` (public API: dashboards and alerts depend on the names and
  * label sets, so changing one is a breaking change), in the order of docs/metrics.md.
  */
@@ -40,7 +48,7 @@ const CORE_METRICS = {
   // OpenTelemetry counts operations as the count of `operationDuration`, as `http.client.request.duration` counts requests.
   operations: {
     name: "operations_total", kind: "counter", labels: [...OPERATION, "outcome"],
-    help: "Logical Azure Storage operations by final outcome (success, failure, circuit_open, aborted).",
+    help: `Logical Azure Storage operations by final outcome (${OPERATION_OUTCOMES.join(", ")}).`,
   },
   attempts: {
     name: "attempts_total", kind: "counter", labels: [...OPERATION, "class"],
@@ -203,16 +211,6 @@ export const SECONDARY_READ_METRIC_NAMES = namesOf(SECONDARY_READ_METRICS);
 export const METRIC_LABELS: Readonly<Record<MetricKey, readonly string[]>> = Object.freeze(
   Object.fromEntries(Object.entries(METRICS).map(([key, metric]) => [key, metric.labels])) as Record<MetricKey, readonly string[]>,
 );
-
-/**
- * The `outcome` label of operations: how a logical operation ended. `partition_busy`: refused
- * without a request because its partition is paced and the queue for it would outlast the
- * operation's deadline (a `PartitionBusyError`, to be rescheduled after `retryAfterInMs`).
- */
-export type OperationOutcome = "success" | "failure" | "circuit_open" | "partition_busy" | "aborted";
-
-/** Every {@link OperationOutcome}. */
-export const OPERATION_OUTCOMES: readonly OperationOutcome[] = ["success", "failure", "circuit_open", "partition_busy", "aborted"];
 
 /**
  * `x-ms-error-code` values that keep their own `error_code` label on throttles; any other

@@ -9,7 +9,8 @@ import { OUTCOME_CLASSES, RETRIABLE_CLASSES, type OutcomeClass } from "../classi
 import { LOCAL_REFUSALS } from "../observers/retryEvents.js";
 import type { AmbiguousWriteEvent, AttemptClass, AttemptEvent, LocalWaitEvent, OperationEvent, RetryEvent, StopReason } from "../observers/retryEvents.js";
 import { LOCAL_WAIT_REASONS } from "../policies/callerPolicy.js";
-import { OPERATION_OUTCOMES, THROTTLE_ERROR_CODES, type Labels, type MetricKey, type OperationOutcome } from "./metricNames.js";
+import { THROTTLE_ERROR_CODES, type Labels, type MetricKey, type OperationOutcome } from "./metricNames.js";
+import { operationOutcome, OUTCOMES_BOUND_UP_FRONT } from "./operationOutcome.js";
 import type { MetricsObserver } from "./metricsObserver.js";
 import { breakerGauges, CIRCUIT_STATES, type BreakerGauge, type GaugeReader, type PacedScopeSource } from "./pacingMetrics.js";
 import { OTHER_PARTITION_LABEL, TopScopeLabels } from "./topScopeLabels.js";
@@ -32,20 +33,6 @@ export interface MetricSink {
 /** A series for a metric the sink does not record. */
 export const NO_SERIES: Series = { record: () => undefined };
 
-/** How an operation's stop reason reads as its outcome. */
-const OUTCOME_BY_STOP_REASON: Readonly<Record<StopReason, OperationOutcome>> = {
-  success: "success",
-  aborted: "aborted",
-  "circuit-open": "circuit_open",
-  permanent: "failure",
-  "retries-exhausted": "failure",
-  deadline: "failure",
-  "body-not-replayable": "failure",
-  "budget-exhausted": "failure",
-  "partition-busy": "partition_busy",
-  "caller-busy": "failure",
-};
-
 /** Stop reasons that mean "gave up on a retriable failure": retries, deadline or retry budget spent. */
 const EXHAUSTED_STOP_REASONS: ReadonlySet<StopReason> = new Set<StopReason>(["retries-exhausted", "deadline", "budget-exhausted"]);
 
@@ -55,7 +42,7 @@ const ERROR_CODE_LABELS = new Set(THROTTLE_ERROR_CODES);
 interface OperationSeries {
   readonly labels: { readonly service: StorageService; readonly operation: StorageOperation };
   readonly attempts: Partial<Record<AttemptClass, Series>>;
-  readonly outcomes: Readonly<Record<OperationOutcome, Series>>;
+  readonly outcomes: Partial<Record<OperationOutcome, Series>>;
   readonly durations: Partial<Record<OperationOutcome, Series>>;
 }
 
@@ -106,8 +93,8 @@ export class MetricsRecorder implements MetricsObserver {
 
   onOperationEnd(event: OperationEvent): void {
     const operation = this.#operation(event.address.under(this.service).operation);
-    const outcome = OUTCOME_BY_STOP_REASON[event.stopReason] ?? "failure";
-    operation.outcomes[outcome].record(1);
+    const outcome = operationOutcome(operation.labels.operation, event.stopReason, event.response?.status);
+    (operation.outcomes[outcome] ??= this.#series("operations", { ...operation.labels, outcome })).record(1);
     (operation.durations[outcome] ??= this.#series("operationDuration", { ...operation.labels, outcome })).record(event.elapsedInMs / 1000);
     if (EXHAUSTED_STOP_REASONS.has(event.stopReason)) this.#series("retriesExhausted", { ...operation.labels, class: event.finalClass }).record(1);
     if (event.stopReason === "budget-exhausted") this.#series("retryBudgetExhausted", { service: this.service }).record(1);
@@ -170,9 +157,9 @@ export class MetricsRecorder implements MetricsObserver {
 
   #bindOperation(operation: StorageOperation): OperationSeries {
     const labels = { service: this.service, operation };
-    const outcomes = {} as Record<OperationOutcome, Series>;
+    const outcomes: Partial<Record<OperationOutcome, Series>> = {};
     // Bound up front: ratio queries need their denominators, alerts their first increase.
-    for (const outcome of OPERATION_OUTCOMES) outcomes[outcome] = this.#series("operations", { ...labels, outcome });
+    for (const outcome of OUTCOMES_BOUND_UP_FRONT) outcomes[outcome] = this.#series("operations", { ...labels, outcome });
     for (const cls of RETRIABLE_CLASSES) this.#series("retriesExhausted", { ...labels, class: cls });
     const series: OperationSeries = { labels, attempts: {}, outcomes, durations: {} };
     this.#byOperation.set(operation, series);

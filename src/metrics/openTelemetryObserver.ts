@@ -90,7 +90,7 @@ export const OPEN_TELEMETRY_METRICS: Readonly<Record<OpenTelemetryMetricKey, Ope
 );
 
 /** The name of the meter the sink uses when given none (`metrics.getMeter(...)` of `@opentelemetry/api`). */
-const OPEN_TELEMETRY_METER_NAME = "azure-storage-resilience";
+export const OPEN_TELEMETRY_METER_NAME = "azure-storage-resilience";
 
 /**
  * Creates the observer that records the package's metrics on an OpenTelemetry Meter for

@@ -48,10 +48,10 @@ export interface ResilientRetryPolicyOptions {
    * Overall deadline for an operation, retries and waits included. `Infinity` for none.
    * It ends when the response headers arrive: a streamed body (a blob download) is not
    * bounded by it; bound it with `addAbortSignal(AbortSignal.timeout(ms), response.readableStreamBody)`
-   * (docs/retry.md). Defaults to 60000.
+   * (docs/retry.md). At least 10. Defaults to 60000.
    */
   maxElapsedInMs?: number;
-  /** Client-side timeout per attempt, up to its response headers; a timed-out attempt is classified `timeout` and retried. 0 for none. Defaults to 0. */
+  /** Client-side timeout per attempt, up to its response headers; a timed-out attempt is classified `timeout` and retried. 0 for none, else at least 10. Defaults to 0. */
   tryTimeoutInMs?: number;
   /** Longest server-requested wait (`Retry-After` and friends) honoured. Defaults to the strategy's `maxDelayInMs`. */
   maxRetryAfterInMs?: number;
@@ -87,7 +87,7 @@ export interface ResilientRetryPolicyOptions {
   ambiguousWrites?:
     | boolean
     | {
-        /** Longest time a read-back may take; it also ends at the operation's deadline. Defaults to 10000. */
+        /** Longest time a read-back may take; it also ends at the operation's deadline. At least 10. Defaults to 10000. */
         readBackTimeoutInMs?: number;
         /**
          * The `ambiguousWriteReadBackPolicy()` added to the same pipeline: read-backs are sent
@@ -129,6 +129,9 @@ export interface ResilientRetryPolicyOptions {
 /** Options of ambiguous-write resolution (documented on the option). */
 export type AmbiguousWriteOptions = Exclude<ResilientRetryPolicyOptions["ambiguousWrites"], boolean | undefined>;
 
+/** The shortest timeout or deadline: no Azure round trip fits in less (a new connection's TCP and TLS alone take longer), so a smaller one is in seconds. */
+const MIN_TIMEOUT_IN_MS = 10;
+
 /** Defaults of {@link AmbiguousWriteOptions}. */
 export const DEFAULT_AMBIGUOUS_WRITE_OPTIONS = Object.freeze({
   readBackTimeoutInMs: 10_000,
@@ -144,7 +147,7 @@ function readBackRoutesOption(value: unknown, path: string): ReadBackRoutes | un
 
 const checkAmbiguousWriteOptions = optionsObject(
   {
-    readBackTimeoutInMs: numberOption({ min: 1, max: DAY_IN_MS }, DEFAULT_AMBIGUOUS_WRITE_OPTIONS.readBackTimeoutInMs),
+    readBackTimeoutInMs: numberOption({ min: MIN_TIMEOUT_IN_MS, max: DAY_IN_MS }, DEFAULT_AMBIGUOUS_WRITE_OPTIONS.readBackTimeoutInMs),
     // Checked as the policy, read as its routes (what the read-back needs). null is not "none":
     // like every other option, it is a mistake worth naming.
     readBackPolicy: readBackRoutesOption,
@@ -183,8 +186,8 @@ const checkPolicyOptions = optionsObject(
     retry: (value, path) => (value === undefined ? exponentialBackoff() : createRetryStrategy(value as RetryStrategyConfig, path)),
     // Checked against `retry` once it is known (a class may not retry more than it): see resolveRetryPolicyOptions.
     backoff: (value) => value,
-    maxElapsedInMs: numberOption({ min: 1, max: DAY_IN_MS, allowInfinity: true }, d.maxElapsedInMs),
-    tryTimeoutInMs: numberOption({ max: DAY_IN_MS }, d.tryTimeoutInMs),
+    maxElapsedInMs: numberOption({ min: MIN_TIMEOUT_IN_MS, max: DAY_IN_MS, allowInfinity: true }, d.maxElapsedInMs),
+    tryTimeoutInMs: numberOption({ min: MIN_TIMEOUT_IN_MS, max: DAY_IN_MS, allowZero: true }, d.tryTimeoutInMs),
     // Defaults to the strategy's longest wait: see resolveRetryPolicyOptions.
     maxRetryAfterInMs: numberOption({ max: DAY_IN_MS }),
     classification: (value, path) => (value === undefined ? undefined : validateClassificationRules(value, path)),

@@ -25,7 +25,7 @@ export interface OptionsNaming {
   root?: string;
   /**
    * Whose options they are, for an unknown key: `"... is not a known option of exponentialBackoff"`, or a
-   * function of the path for options that may sit under another option (`retry with strategy "exponential"`,
+   * function of the path for options that may sit under another option (`retry (an exponential backoff)`,
    * the path the user wrote). Defaults to none.
    */
   owner?: string | ((path: string) => string);
@@ -56,7 +56,9 @@ export function optionsObject<S extends Record<string, OptionCheck<unknown>>>(
     for (const key of Object.keys(value)) {
       if (!known.includes(key)) {
         const of = owner === undefined ? "" : ` of ${typeof owner === "function" ? owner(path) : owner}`;
-        throw new TypeError(`${optionPath(path, key)} is not a known option${of}; known options are ${known.join(", ")}.`);
+        const guess = closestKnown(key, known);
+        const start = guess === undefined ? "known" : `did you mean ${guess}? Known`;
+        throw new TypeError(`${optionPath(path, key)} is not a known option${of}; ${start} options are ${known.join(", ")}.`);
       }
     }
     const checked: Record<string, unknown> = {};
@@ -76,6 +78,8 @@ export interface NumberOptionBounds {
   integer?: boolean;
   /** Whether `Infinity` is accepted (for "no limit"). Defaults to false. */
   allowInfinity?: boolean;
+  /** Whether 0 is accepted below `min` (for "none": `tryTimeoutInMs: 0`). Defaults to false. */
+  allowZero?: boolean;
 }
 
 /** A number within `bounds`; left out (`undefined`: `null` is a mistake to name), it is `fallback`. */
@@ -123,9 +127,11 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
  * Checks one numeric option and throws an error naming it and the value it got:
  * `TypeError` for a non-number (null and BigInt included) or NaN, `RangeError` for a number
  * out of bounds.
+ * An option named `...InMs` takes whole milliseconds (timers count no fraction of one): `0.5`, or a
+ * value under `min` whose thousandfold fits (`tryTimeoutInMs: 5`), is in seconds, and the error says so.
  */
 export function validateNumberOption(name: string, value: unknown, bounds: NumberOptionBounds = {}): number {
-  const { min = 0, max = Number.MAX_SAFE_INTEGER, integer = false, allowInfinity = false } = bounds;
+  const { min = 0, max = Number.MAX_SAFE_INTEGER, integer = false, allowInfinity = false, allowZero = false } = bounds;
   if (typeof value !== "number" || Number.isNaN(value)) {
     throw new TypeError(`${name} must be a number; got ${describeValue(value)}.`);
   }
@@ -133,11 +139,15 @@ export function validateNumberOption(name: string, value: unknown, bounds: Numbe
   if (!Number.isFinite(value)) {
     throw new RangeError(`${name} must be a finite number; got ${value}.`);
   }
-  if (integer && !Number.isInteger(value)) {
-    throw new RangeError(`${name} must be an integer; got ${value}.`);
+  if (value === 0 && allowZero) return value;
+  const inMs = name.endsWith("InMs");
+  const thousandfold = Math.round(value * 1000);
+  const hint = inMs && value > 0 && thousandfold >= min && thousandfold <= max ? ` (milliseconds, not seconds: for ${value} s, write ${thousandfold})` : "";
+  if ((integer || inMs) && !Number.isInteger(value)) {
+    throw new RangeError(`${name} must be ${inMs ? "a whole number of milliseconds" : "an integer"}; got ${value}${hint}.`);
   }
   if (value < min || value > max) {
-    throw new RangeError(`${name} must be between ${min} and ${max}; got ${value}.`);
+    throw new RangeError(`${name} must be ${allowZero ? "0 or " : ""}between ${min} and ${max}; got ${value}${hint}.`);
   }
   return value;
 }
@@ -148,6 +158,30 @@ export function validateChoiceOption<T extends string>(name: string, value: unkn
     throw new TypeError(`${name} must be one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}; got ${describeValue(value)}.`);
   }
   return value as T;
+}
+
+/**
+ * The known option nearest to a misspelt `key`, case aside, within half the longer name's length; one
+ * with `key`'s first letter before the others (typos keep it: `retries` is `retry`, not `metrics`).
+ */
+function closestKnown(key: string, known: readonly string[]): string | undefined {
+  const near = known.filter((name) => editDistance(key, name) <= Math.max(key.length, name.length) / 2);
+  const sameStart = near.filter((name) => name[0]?.toLowerCase() === key[0]?.toLowerCase());
+  return (sameStart.length > 0 ? sameStart : near).sort((a, b) => editDistance(key, a) - editDistance(key, b))[0];
+}
+
+/** Levenshtein distance, case aside. Ours, not fastest-levenshtein: a dependency for ten lines run only on a misspelt option. */
+function editDistance(a: string, b: string): number {
+  [a, b] = [a.toLowerCase(), b.toLowerCase()];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min((previous[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length] ?? 0;
 }
 
 /** The dotted path of `key` under `parent` (`retry` + `maxRetries` is `retry.maxRetries`); a factory's own options have no parent. */

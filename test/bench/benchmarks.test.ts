@@ -16,6 +16,8 @@ import {
   FULL_COMEBACK_SETTINGS,
   type ComeBackFault,
 } from "../../bench/comeBack.js";
+import { familyChartFiles } from "../../bench/familyReport.js";
+import { FAMILY_CONFIGURATIONS, familySettings, FULL_FAMILY_SETTINGS, type FamilyConfiguration } from "../../bench/faultFamily.js";
 import { HOT_PARTITION_CONFIGURATION_IDS } from "../../bench/hotPartition.js";
 import { CLOSED_LOOP_CONFIGURATION_IDS, CONFIGURATION_IDS, CONFIGURATION_LABELS } from "../../bench/tableConfigurations.js";
 import { applySections, renderCharts, renderSections, type BenchResults } from "../../bench/report.js";
@@ -38,6 +40,16 @@ describe("come back: the command line's choices", () => {
     expect(narrowed.workload).toEqual(FULL_COMEBACK_SETTINGS.workload);
     expect(() => comeBackSettings(FULL_COMEBACK_SETTINGS, { faults: ["throttled" as ComeBackFault] })).toThrow(/faults takes throttle, frozen, refused, rebalancing; got "throttled"/);
     expect(() => comeBackSettings(FULL_COMEBACK_SETTINGS, { seeds: 0 })).toThrow(RangeError);
+  });
+});
+
+describe("fault family: the command line's choices", () => {
+  it("narrow the full settings, and a configuration or count it does not know is a RangeError naming it", () => {
+    const narrowed = familySettings(FULL_FAMILY_SETTINGS, { seeds: 2, firstSeed: 5, configurations: ["package"] });
+    expect([narrowed.seeds, narrowed.firstSeed, narrowed.configurations]).toEqual([2, 5, ["package"]]);
+    expect(narrowed.workload).toEqual(FULL_FAMILY_SETTINGS.workload);
+    expect(() => familySettings(FULL_FAMILY_SETTINGS, { configurations: ["sdk" as FamilyConfiguration] })).toThrow(/configs takes package, sdk-default, no-retry; got "sdk"/);
+    expect(() => familySettings(FULL_FAMILY_SETTINGS, { firstSeed: 0 })).toThrow(RangeError);
   });
 });
 
@@ -231,17 +243,46 @@ describe("benchmarks (smoke configuration)", () => {
     }
   });
 
+  it("fault family: every configuration in the seed, every fault counted; the figures add up and no acknowledged write is lost", () => {
+    const { runs, draws, charts, settings } = results.family!;
+    expect(draws.map((d) => d.seed)).toEqual([settings.firstSeed]);
+    const draw = draws[0]!;
+    expect(runs.map((r) => r.configuration)).toEqual([...FAMILY_CONFIGURATIONS]);
+    const operations = Math.floor((settings.workload.opsPerSecond * settings.workload.durationInMs) / 1000);
+    for (const r of runs) {
+      expectFigures(r, ["succeeded", "failedLocal", "failedOther", "inFault", "attempts", "lostWrites", "failedButStored", "maxStartLagInMs", "loadAverage"]);
+      expect(r.operations).toBe(operations);
+      expect(r.succeeded + r.failedLocal + r.failedOther).toBe(r.operations);
+      expect(r.lostWrites).toBe(0);
+      expect(r.faults.map((f) => f.id)).toEqual(draw.faults.map((f) => f.id));
+      expect(r.inFault).toBeGreaterThan(0);
+      // Every fault met its stream: the proxy (or, refused, the client) counted attempts into it.
+      expect(r.faults.reduce((sum, f) => sum + f.attempts, 0)).toBeGreaterThan(0);
+      // The trickle got its answers, apart from the workload's figures.
+      expect(r.trickle!.operations).toBeGreaterThan(0);
+      if (r.configuration === "no-retry") expect(r.failedLocal).toBe(0);
+    }
+    // The smoke seed draws a refusal: no retry sends each operation arriving in it once, refused
+    // (give or take the operations at its edges: the proxy's timer and the arrival loop's clock differ by a few ms).
+    const refusal = draw.faults.find((f) => f.shape === "refused")!;
+    const noRetry = runs.find((r) => r.configuration === "no-retry")!.faults.find((f) => f.id === refusal.id)!;
+    expect(Math.abs(noRetry.attempts - noRetry.inFault)).toBeLessThanOrEqual(2);
+    expect(charts.length).toBeGreaterThan(0);
+    for (const chart of charts) expect(chart.series.map((s) => s.configuration)).toEqual(["package", "sdk-default"]);
+  });
+
   it("the report renders every section and every chart from the results", () => {
     const sections = renderSections(JSON.parse(JSON.stringify(results)) as BenchResults);
     const doc = applySections("# Benchmarks\n\n<!-- bench:overhead:start -->\nold\n<!-- bench:overhead:end -->\n\nprose\n", sections);
     expect(doc).not.toContain("\nold\n");
     expect(doc).toContain("prose");
-    for (const name of ["machine", "overhead", "rebalancing", "many-partitions", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes", "comeback"]) {
+    for (const name of ["machine", "overhead", "rebalancing", "many-partitions", "closed-loop", "hot-partition", "queue-consumer", "pacing", "caller-shapes", "comeback", "family"]) {
       expect(doc.split(`<!-- bench:${name}:start -->`).length).toBe(2);
     }
     for (const id of CONFIGURATION_IDS) expect(sections.rebalancing).toContain(CONFIGURATION_LABELS[id]);
     const charts = renderCharts(results);
-    expect(Object.keys(charts).sort()).toEqual(["bench-closed-loop.svg", ...COMEBACK_FAULTS.map((f) => `bench-comeback-${f}.svg`), "bench-rebalancing.svg"].sort());
+    const familyCharts = results.family!.charts.flatMap((chart) => Object.values(familyChartFiles(chart)));
+    expect(Object.keys(charts).sort()).toEqual(["bench-closed-loop.svg", ...COMEBACK_FAULTS.map((f) => `bench-comeback-${f}.svg`), "bench-rebalancing.svg", ...familyCharts].sort());
     for (const svg of Object.values(charts)) expect(svg).toMatch(/^<svg[\s\S]*<polyline[\s\S]*<\/svg>\n$/);
   });
 });

@@ -127,7 +127,7 @@ describe("a blob overwritten between the cut and the resume", () => {
   const slowResume = { retry: { strategy: "fixed", maxRetries: 3, delayInMs: 2_000 }, backoff: {} } as const;
 
   // The SDK's RetriableReadableStream (what download() hands the caller) passes on only an error named
-  // AbortError; any other failure of the body we give it, our BlobChangedError included, it replaces.
+  // AbortError; any other failure of the body we give it, our resume's 412 included, it replaces.
   it("download() fails with the service's 412 ConditionNotMet (the SDK's stream asks once more, on the same ETag), and no byte of the new version reaches the caller", async () => {
     const original = await uploadRandom("changing.bin", 64 * 1024);
     const { observer, done } = overwriteOnResume("changing.bin");
@@ -145,6 +145,11 @@ describe("a blob overwritten between the cut and the resume", () => {
     expect(bytes.length).toBe(original.length / 2);
     expect(bytes.equals(original.subarray(0, bytes.length))).toBe(true);
     expect(error).toMatchObject({ name: "RestError", statusCode: 412, code: "ConditionNotMet" });
+    // What happened, as the caller reads it (docs/retry.md): the download's response says the body was
+    // resumed once and the resume refused; the error is the SDK's own ask's, one attempt and no resume.
+    expect(getRetryInfo(response)).toMatchObject({ attempts: 2, resumes: 1, classes: ["success", "permanent"], stopReason: "permanent" });
+    expect(getRetryInfo(error)).toMatchObject({ attempts: 1, classes: ["permanent"], stopReason: "permanent" });
+    expect(getRetryInfo(error)?.resumes).toBeUndefined();
     // The cut answer, our resume (412: the blob changed), the SDK's own ask (412 again): each on the first ETag.
     expect(gets.map((g) => g.ifMatch)).toEqual([undefined, response.etag, response.etag]);
     expect(env.simulator.count({ method: "GET", status: 412 })).toBe(2);

@@ -88,7 +88,7 @@ describe.skipIf(SKIP)("promtool", () => {
   it("check rules: docs/prometheus/alerts.yml", () => {
     const result = promtool(["check", "rules", "alerts.yml"]);
     console.log(`promtool check rules: ${result.stdout.trim()}`);
-    expect(result.stdout).toContain("SUCCESS: 4 rules found");
+    expect(result.stdout).toContain("SUCCESS: 5 rules found");
     expect(result.status).toBe(0);
   });
 

@@ -142,7 +142,7 @@ describe.skipIf(SKIP)("a real Prometheus scraping startMetricsServer", () => {
     const response = await fetch(`${prometheusUrl}/api/v1/rules`);
     const body = (await response.json()) as { data: { groups: Array<{ rules: Array<{ name: string; health: string }> }> } };
     const rules = body.data.groups.flatMap((group) => group.rules);
-    expect(rules.map((rule) => rule.name).sort()).toEqual(["AzureStoragePartitionHot", "AzureStoragePartitionMoving", "AzureStorageRetriesExhausted", "AzureStorageThrottleRateHigh"]);
+    expect(rules.map((rule) => rule.name).sort()).toEqual(["AzureStorageOperationFailureRateHigh", "AzureStoragePartitionHot", "AzureStoragePartitionMoving", "AzureStorageRetriesExhausted", "AzureStorageThrottleRateHigh"]);
   });
 
   it("every PromQL example in docs/metrics.md and every dashboard panel query is valid PromQL", async () => {

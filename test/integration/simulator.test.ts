@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { inspect } from "node:util";
-import type { TableClient } from "@azure/data-tables";
+import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Registry } from "prom-client";
 import { classify } from "../../src/classification/classify.js";
@@ -70,6 +70,26 @@ describe("rebalancing simulator in front of Azurite, with the real TableClient",
     expect(sim.records.map((r) => r.status)).toEqual([204, 204, 200, 200, 202]);
     expect(sim.records.every((r) => r.scope?.resource === table && r.scope.account === "devstoreaccount1")).toBe(true);
     expect(JSON.stringify(sim.records)).not.toMatch(/SharedKey|authorization/i);
+  });
+
+  it("passes Azurite's response headers through as it sent them, Keep-Alive included (Azurite's own keep-alive test, issue 37)", async () => {
+    // Azurite's "Table Keep-Alive header response test": getAccessPolicy answers Keep-Alive: timeout=5.
+    const headersOf = async (through: TableClient) => {
+      let headers: Record<string, string> = {};
+      await through.getAccessPolicy({ onResponse: (response) => (headers = response.headers.toJSON()) });
+      return headers;
+    };
+    // A client of its own (an agent of its own, keep-alive as the SDK's default), straight to Azurite.
+    const straight = new TableClient(fixture.azurite.tableUrl, table, new AzureNamedKeyCredential(fixture.azurite.accountName, fixture.azurite.accountKey), {
+      allowInsecureConnection: true,
+    });
+    const fromAzurite = await headersOf(straight);
+    const throughSimulator = await headersOf(client);
+    expect(fromAzurite["keep-alive"]).toBe("timeout=5");
+    expect(throughSimulator["keep-alive"]).toBe(fromAzurite["keep-alive"]);
+    expect(throughSimulator.connection).toBe(fromAzurite.connection);
+    // Every header Azurite sent reaches the client (values that differ per request aside).
+    expect(Object.keys(throughSimulator).sort()).toEqual(Object.keys(fromAzurite).sort());
   });
 
   it("answers 503 ServerBusy for the rebalancing partition only", async () => {
@@ -292,6 +312,26 @@ describe("startAzurite", () => {
     await expect(startAzurite({ services: ["file" as never] })).rejects.toThrow(/services must contain only .*; got "file"/);
     await expect(startAzurite({ startTimeoutInMs: 0 })).rejects.toThrow(/startTimeoutInMs must be between 1 and/);
     await expect(startAzurite({ detached: "yes" as never })).rejects.toThrow(/^detached must be a boolean; got "yes"\.$/);
+    await expect(startAzurite({ skipApiVersionCheck: null as never })).rejects.toThrow(/^skipApiVersionCheck must be a boolean; got null\.$/);
+  });
+
+  it("serves any API version by default; skipApiVersionCheck: false refuses one Azurite does not know, as Azure would", async () => {
+    // Unsigned, so a request past the version check is refused by authentication (403) instead.
+    const listWithVersion = (azurite: { blobUrl: string }) => fetch(`${azurite.blobUrl}?comp=list`, { headers: { "x-ms-version": "2099-01-01" } });
+    const lenient = await startAzurite({ services: ["blob"] });
+    try {
+      expect((await listWithVersion(lenient)).status).toBe(403);
+    } finally {
+      await lenient.stop();
+    }
+    const strict = await startAzurite({ services: ["blob"], skipApiVersionCheck: false });
+    try {
+      const answer = await listWithVersion(strict);
+      expect(answer.status).toBe(400);
+      expect(await answer.text()).toContain("The API version 2099-01-01 is not supported by Azurite");
+    } finally {
+      await strict.stop();
+    }
   });
 
   it("takes azuritePath for an Azurite installed elsewhere, and says in one line when none is there", async () => {

@@ -108,7 +108,8 @@ export function openTelemetrySeries(metrics: readonly MetricData[]): Record<stri
         const { count, sum } = point.value as { count: number; sum: number };
         if (count === 0) continue;
         series[seriesKey(`${key}_count`, labels(key))] = count;
-        series[seriesKey(`${key}_sum`, labels(key))] = round(sum);
+        // A zero sum (operations of no measurable time) is left out, as prometheusSeries leaves out zero samples.
+        if (sum !== 0) series[seriesKey(`${key}_sum`, labels(key))] = round(sum);
         // Prometheus counts operations beside the duration histogram; OpenTelemetry reads them from its count.
         if (key === "operationDuration") series[seriesKey("operations", labels("operations"))] = count;
       } else if (point.value !== 0) series[seriesKey(key, labels(key))] = point.value as number;

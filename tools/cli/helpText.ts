@@ -1,4 +1,5 @@
 import { DEFAULT_DEMO_OPTIONS, DEMO_LIMITS } from "../demo/demoOptions.js";
+import { MATERIAL_SKIPPED_SHARE, SKIPPED_MEANING } from "../stress/skippedOperations.js";
 import { DEFAULT_STRESS_OPTIONS } from "../stress/stressOptions.js";
 
 /** The program's name as users type it. */
@@ -59,6 +60,8 @@ policy), and report per step the achieved entities/s against the per-partition t
 when throttling (503, 500 timeouts) started, retries and latency. Writes a self-contained
 HTML report with charts and prints its path.
 
+${wrap(`${SKIPPED_MEANING} A step that skipped ${MATERIAL_SKIPPED_SHARE * 100} % or more is named in the output: its achieved rate measures the load generator, not the account.`)}
+
 Target: embedded Azurite (default; the simulator throttles above --throttle-at), or a real
 account with --connection-string or the AZURE_STORAGE_CONNECTION_STRING variable.
 
@@ -74,8 +77,14 @@ Flags:
   --throttle-at <n>         embedded only: simulated per-partition target in entities/s,
                             0 for none (default ${s.throttleAt}, Azure's target)
   --report <file>           the HTML report's path (default ./stress-report-<timestamp>.html)
-  --cleanup                 delete the test table afterwards
+  --cleanup                 delete the test table afterwards (an account's: embedded
+                            Azurite's is in memory, gone when the run ends)
   --json                    print the result as JSON on stdout
   -h, --help                this help
 `;
+}
+
+/** `text` broken into lines of at most 90 characters, at spaces. */
+function wrap(text: string): string {
+  return text.replace(/(.{1,90})(?: +|$)/g, "$1\n").trimEnd();
 }

@@ -4,6 +4,10 @@ import type { Verification } from "./verifyWrites.js";
 /** Azure's scalability target per partition (1 KiB entities), from the storage guidance. */
 export const AZURE_PARTITION_TARGET_PER_SECOND = 2_000;
 
+/** The runs' labels, the first line of each run's table. */
+export const RESILIENT_LABEL = "With azure-storage-resilience (installResilience defaults: exponential retry, per-partition breaker, retry budget)";
+export const BASELINE_LABEL = "With the SDK's default retry (3 retries, exponential from 1 s)";
+
 /** One fault of the schedule, in seconds, as the summary reports it. */
 export interface SummaryFault {
   name: string;

@@ -3,7 +3,7 @@ import { AzureNamedKeyCredential, TableClient, type TransactionAction } from "@a
 import { Registry } from "prom-client";
 import { installResilience, startMetricsServer, type ResilienceHandle } from "azure-storage-resilience";
 import { startAzurite, startRebalancingSimulator, type RebalancingSimulator, type RunningAzurite } from "azure-storage-resilience/testing";
-import { AZURE_PARTITION_TARGET_PER_SECOND, type DemoSummary, type MetricsSummary, type RunSummary, type SummaryFault } from "./demoSummary.js";
+import { AZURE_PARTITION_TARGET_PER_SECOND, BASELINE_LABEL, RESILIENT_LABEL, type DemoSummary, type MetricsSummary, type RunSummary, type SummaryFault } from "./demoSummary.js";
 import type { DemoOptions } from "./demoOptions.js";
 import { executeOperation } from "./executeOperation.js";
 import { faultRules, planFaults, type DemoFault } from "./faultPlan.js";
@@ -28,9 +28,6 @@ export interface DemoIo {
 
 /** After the last operation is fired, how long in-flight ones may take before they are cut off. */
 export const DRAIN_TIMEOUT_IN_MS = 30_000;
-
-const RESILIENT_LABEL = "With azure-storage-resilience (installResilience defaults: exponential retry, per-partition breaker, retry budget)";
-const BASELINE_LABEL = "With the SDK's default retry (3 retries, exponential from 1 s)";
 
 /** One client's run: its own simulator, table and tallies. */
 interface DemoRun {

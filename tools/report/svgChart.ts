@@ -40,17 +40,18 @@ export function lineChart(options: LineChartOptions): string {
   const xs = options.series.flatMap((s) => s.points.map(([x]) => x));
   const ys = [...options.series.flatMap((s) => s.points.map(([, y]) => y ?? 0)), ...(options.references ?? []).map((r) => r.value)];
   const xMax = Math.max(1, ...xs);
-  const yMax = niceCeiling(Math.max(1, ...ys));
+  const yAxis = axisScale(Math.max(1, ...ys));
+  const yMax = yAxis.max;
   const x = (value: number) => MARGIN.left + (value / xMax) * plotWidth;
   const y = (value: number) => MARGIN.top + plotHeight - (value / yMax) * plotHeight;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeHtml(options.title)}">`);
   parts.push(`<text x="${MARGIN.left}" y="20" font-size="14" font-weight="bold">${escapeHtml(options.title)}</text>`);
-  for (const tick of ticks(yMax)) {
+  for (const tick of ticks(yMax, yAxis.step)) {
     parts.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left + plotWidth}" y1="${fmt(y(tick))}" y2="${fmt(y(tick))}" stroke="#e3e3e3"/>`);
     parts.push(`<text x="${MARGIN.left - 6}" y="${fmt(y(tick) + 4)}" font-size="11" text-anchor="end">${tick}</text>`);
   }
-  for (const tick of ticks(xMax)) {
+  for (const tick of ticks(xMax, niceCeiling(xMax / 5))) {
     parts.push(`<text x="${fmt(x(tick))}" y="${MARGIN.top + plotHeight + 16}" font-size="11" text-anchor="middle">${tick}</text>`);
   }
   parts.push(`<line x1="${MARGIN.left}" x2="${MARGIN.left}" y1="${MARGIN.top}" y2="${MARGIN.top + plotHeight}" stroke="#555"/>`);
@@ -104,8 +105,19 @@ export function niceCeiling(value: number, steps: readonly number[] = [1, 2, 5, 
   return 10 * power;
 }
 
-function ticks(max: number): number[] {
-  const step = niceCeiling(max / 5);
+/**
+ * A value axis for data up to `value`: ticks every 1, 2 or 5 times a power of ten, at most five
+ * intervals, and the first tick at or above `value` as its end (data peaking at 2,500 ends at 2,500
+ * in steps of 500, where rounding the peak itself up to 1, 2 or 5 x 10^n gave 5,000).
+ */
+export function axisScale(value: number): { max: number; step: number } {
+  const step = niceCeiling(value / 5);
+  // Rounded to the step's precision, so 0.1 + 0.2 style residue neither adds a tick nor shows in a label.
+  const intervals = Math.ceil(Number((value / step).toFixed(9)));
+  return { max: Number((intervals * step).toPrecision(12)), step };
+}
+
+function ticks(max: number, step: number): number[] {
   const result: number[] = [];
   for (let tick = 0; tick <= max + 1e-9; tick += step) result.push(Math.round(tick * 1000) / 1000);
   return result;

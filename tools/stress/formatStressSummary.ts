@@ -1,4 +1,5 @@
 import { cell, textTable } from "../report/textTable.js";
+import { generatorLimits, SKIPPED_MEANING } from "./skippedOperations.js";
 import type { StressResult } from "./stressResult.js";
 
 /** The stress result as the terminal shows it. Pure. */
@@ -26,9 +27,18 @@ export function formatStressSummary(result: StressResult): string {
   const lines = [
     `${result.interrupted ? "Interrupted stress test" : "Stress test"} of PartitionKey "${result.partitionKey}" in table ${result.table}, ${target}; ${result.loadedEntities} entities loaded, ${result.stepDurationInSeconds} s per step.`,
     ...textTable(header, rows).map((line) => `  ${line}`),
+    `  ${SKIPPED_MEANING}`,
     result.verdict,
-    result.tableDeleted ? `Table ${result.table} deleted.` : `Table ${result.table} kept (pass --cleanup to delete it).`,
+    ...generatorLimits(result.steps),
+    tableFate(result),
     `Report: ${result.reportPath}`,
   ];
   return lines.join("\n");
+}
+
+/** What became of the test table: embedded Azurite kept it in memory, gone with it by the time this is printed. */
+function tableFate(result: StressResult): string {
+  if (result.tableDeleted) return `Table ${result.table} deleted.`;
+  if (result.target.kind === "embedded") return `Table ${result.table} went with the embedded Azurite (in memory).`;
+  return `Table ${result.table} kept (pass --cleanup to delete it).`;
 }

@@ -5,6 +5,7 @@ import { odata, type TableClient, type TransactionAction } from "@azure/data-tab
 import { installResilience, type ResilienceHandle } from "azure-storage-resilience";
 import { runOpenLoop } from "../load/openLoop.js";
 import { renderStressReport } from "./stressReport.js";
+import { MAX_IN_FLIGHT } from "./skippedOperations.js";
 import { describeAccountError } from "./describeAccountError.js";
 import { LOAD_BATCH_SIZE, planRamp, stressRowKey, STRESS_QUERY_PAGE, type StressOperation } from "./rampPlan.js";
 import { accountFromConnectionString, embeddedAccount, type StressAccount } from "./stressAccount.js";
@@ -24,8 +25,6 @@ export class StressSetupError extends Error {
   override readonly name = "StressSetupError";
 }
 
-/** Most operations in flight; more would only measure the client's own queue. */
-export const MAX_IN_FLIGHT = 256;
 /** How long in-flight operations may take after the last step. */
 const DRAIN_TIMEOUT_IN_MS = 30_000;
 /** About 1 KiB per entity, as the scalability targets assume. */
@@ -180,7 +179,9 @@ function progressLine(results: readonly StressOperationResult[], step: number, s
   const done = results.filter((r) => r.outcome === "success" && r.endedAtInMs >= from && r.endedAtInMs < from + stepInMs);
   const entities = done.reduce((sum, r) => sum + r.entities, 0);
   const failed = results.filter((r) => r.step === step && r.outcome === "failed").length;
-  return `  step ${step + 1}: ${Math.round(entities / (stepInMs / 1000))} entities/s achieved, ${failed} failed`;
+  const skipped = results.filter((r) => r.step === step && r.outcome === "skipped").length;
+  const notSent = skipped === 0 ? "" : `, ${skipped} skipped (not sent: ${MAX_IN_FLIGHT} already in flight)`;
+  return `  step ${step + 1}: ${Math.round(entities / (stepInMs / 1000))} entities/s achieved, ${failed} failed${notSent}`;
 }
 
 async function perform(client: TableClient, partitionKey: string, op: StressOperation, started: number, abortSignal: AbortSignal): Promise<StressOperationResult> {

@@ -1,6 +1,7 @@
 import type { StressResult } from "./stressResult.js";
 import { escapeHtml } from "../report/escapeHtml.js";
 import { lineChart } from "../report/svgChart.js";
+import { generatorLimits, MATERIAL_SKIPPED_SHARE, SKIPPED_MEANING } from "./skippedOperations.js";
 
 const COLORS = { achieved: "#1f77b4", asked: "#7f7f7f", target: "#d62728", throttles: "#d62728", timeouts: "#ff7f0e", retries: "#2ca02c", p50: "#1f77b4", p99: "#9467bd" };
 
@@ -77,6 +78,7 @@ figure { margin: 1.5rem 0; }
 ${result.loadedEntities} entities (about 1 KiB each) loaded first; ${result.steps.length} steps of ${result.stepDurationInSeconds} s;
 a mix of upserts, point reads, queries and <code>$batch</code> writes through azure-storage-resilience's retry policy. Started ${escapeHtml(result.startedAt)}${result.interrupted ? "; <strong>interrupted</strong>" : ""}.</p>
 <p class="verdict">${escapeHtml(result.verdict)}</p>
+${generatorLimits(result.steps).map((limit) => `<p class="verdict">${escapeHtml(limit)}</p>`).join("\n")}
 <table>
 <thead><tr>${header.map((h) => `<th>${escapeHtml(h)}</th>`).join("")}</tr></thead>
 <tbody>
@@ -87,6 +89,7 @@ ${rows.map((r) => `<tr>${r}</tr>`).join("\n")}
 <figure>${throttles}</figure>
 <figure>${latency}</figure>
 <p>Achieved throughput counts the entities of operations that succeeded in each interval (a <code>$batch</code> counts its entities, a query counts as one).
+${escapeHtml(SKIPPED_MEANING)} A step that skipped ${MATERIAL_SKIPPED_SHARE * 100} % of its operations or more is named above the table: its rate measures the load generator, not the account.
 The guide's reading: sustained throughput near or above the ${result.targetPerSecond.toLocaleString("en-US")} entities/s per-partition target means the PartitionKey is too coarse.</p>
 </body>
 </html>

@@ -40,6 +40,13 @@ export interface StartAzuriteOptions {
    * process groups. Defaults to false: Azurite stays in the caller's group and a Ctrl-C ends it too.
    */
   detached?: boolean;
+  /**
+   * Starts Azurite with `--skipApiVersionCheck`: it then serves any `x-ms-version`, so an SDK
+   * release newer than the installed Azurite still works (Azurite otherwise answers 400
+   * `The API version ... is not supported by Azurite`). False checks the version as Azure does,
+   * to test that a given Azurite serves what your SDK sends. Defaults to true.
+   */
+  skipApiVersionCheck?: boolean;
 }
 
 /** Defaults applied by {@link startAzurite}. */
@@ -47,6 +54,7 @@ export const DEFAULT_START_AZURITE_OPTIONS = {
   services: STORAGE_SERVICES,
   startTimeoutInMs: 30_000,
   detached: false,
+  skipApiVersionCheck: true,
 } as const;
 
 /** Running Azurite services; call stop() when done. */
@@ -86,7 +94,8 @@ const ENDPOINT_NAMES: Record<StorageService, string> = { table: "TableEndpoint",
 /**
  * Starts Azurite (the `azurite` package, which must be installed) for the given
  * services, each as a child process bound to 127.0.0.1 on a free port, with
- * `--silent --loose --skipApiVersionCheck --disableTelemetry`, and resolves once each
+ * `--silent --loose --disableTelemetry` (and `--skipApiVersionCheck` unless
+ * `skipApiVersionCheck` is false), and resolves once each
  * accepts connections. A service that fails to start rejects with its stderr tail, and
  * the services already started are stopped.
  *
@@ -108,7 +117,11 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
   if (options.detached !== undefined && typeof options.detached !== "boolean") {
     throw new TypeError(`detached must be a boolean; got ${describe(options.detached)}.`);
   }
+  if (options.skipApiVersionCheck !== undefined && typeof options.skipApiVersionCheck !== "boolean") {
+    throw new TypeError(`skipApiVersionCheck must be a boolean; got ${describe(options.skipApiVersionCheck)}.`);
+  }
   const detached = (options.detached ?? DEFAULT_START_AZURITE_OPTIONS.detached) && process.platform !== "win32";
+  const skipApiVersionCheck = options.skipApiVersionCheck ?? DEFAULT_START_AZURITE_OPTIONS.skipApiVersionCheck;
   // Found before anything starts, so a missing package is one clear line, not a stack per service.
   const entryPoints = resolveEntryPoints(services, options.azuritePath);
   // Even in memory, Azurite creates its workspace folder (the working directory): keep it out of the caller's.
@@ -117,7 +130,14 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
   try {
     const results = await Promise.allSettled(
       services.map((service) =>
-        startService(service, { entryPoint: entryPoints[service], location: options.location, startTimeoutInMs, workDirectory, detached }),
+        startService(service, {
+          entryPoint: entryPoints[service],
+          location: options.location,
+          startTimeoutInMs,
+          workDirectory,
+          detached,
+          skipApiVersionCheck,
+        }),
       ),
     );
     for (const result of results) if (result.status === "fulfilled") started.push(result.value);
@@ -141,6 +161,7 @@ interface ServiceStartOptions {
   detached: boolean;
   entryPoint: string;
   location: string | undefined;
+  skipApiVersionCheck: boolean;
   startTimeoutInMs: number;
   workDirectory: string;
 }
@@ -257,7 +278,7 @@ async function spawnService(service: StorageService, port: number, options: Serv
     String(port),
     "--silent",
     "--loose",
-    "--skipApiVersionCheck",
+    ...(options.skipApiVersionCheck ? ["--skipApiVersionCheck"] : []),
     "--disableTelemetry",
     ...(options.location === undefined ? ["--inMemoryPersistence"] : ["--location", options.location]),
   ];

@@ -77,8 +77,6 @@ const MAX_SCOPE_BODY_BYTES = 8 * 1024 * 1024;
 const SECRET_HEADERS = ["authorization", "proxy-authorization", "x-ms-copy-source-authorization", "cookie"];
 /** A client request id kept in records: plain, bounded, so a record never carries arbitrary text. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-/** Response headers that describe one connection, not the message; Node sets its own. */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-connection", "upgrade", "te", "trailer"]);
 
 /**
  * Starts an HTTP reverse proxy in front of Azure Storage (normally Azurite) that answers
@@ -89,7 +87,8 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "pr
  *
  * Requests are buffered, scoped as the retry policy scopes them (`$batch` bodies included),
  * recorded, and either faulted or forwarded with method, path and headers unchanged,
- * so SharedKey signatures still verify at the target. Logs nothing; records carry no
+ * so SharedKey signatures still verify at the target; the target's answer reaches the client
+ * with its status and headers as the target sent them. Logs nothing; records carry no
  * Authorization header and no SAS signature.
  */
 export async function startRebalancingSimulator(options: SimulatorOptions): Promise<RebalancingSimulator> {
@@ -168,7 +167,9 @@ class Simulator implements RebalancingSimulator {
     // Idle keep-alive connections stay open until a client closes them or stop() destroys them.
     // Node's 5 s default closes them under clients that never do (the Azure SDKs' agent keeps idle
     // sockets without a timeout): a request reusing one just as it closes fails with `socket hang
-    // up`, a reset no fault rule asked for (0 disables the timeout).
+    // up`, a reset no fault rule asked for (0 disables the timeout). The `Keep-Alive` header a client
+    // sees is the target's, passed through with its other headers: Node writes its own only when
+    // an answer has none and the timeout is not 0.
     this.#server.keepAliveTimeout = 0;
     this.#schedule = new FaultSchedule({ now: () => performance.now(), random: mulberry32(config.seed) });
     this.#log = new RequestLog(config.maxRecords);
@@ -395,7 +396,7 @@ class Simulator implements RebalancingSimulator {
         const upstream = await this.#forwardBuffered(req, body, record);
         if (upstream !== undefined) record.upstreamStatus = upstream.status;
         if (upstream === undefined || upstream.body.length === 0 || this.#stopped) return destroy(req.socket);
-        const kept = withoutContentLength(upstream.headers);
+        const kept = withoutFraming(upstream.headers);
         res.writeHead(upstream.status, upstream.statusMessage, [...kept, "Content-Length", String(upstream.body.length)]);
         res.write(upstream.body.subarray(0, Math.floor(upstream.body.length / 2)), () => destroy(req.socket));
         return;
@@ -437,7 +438,9 @@ class Simulator implements RebalancingSimulator {
     const status = upstream.statusCode ?? 502;
     record.upstreamStatus = status;
     record.status = status;
-    res.writeHead(status, upstream.statusMessage, withoutHopByHop(upstream.rawHeaders));
+    // The target's headers as it sent them, Connection, Keep-Alive and Transfer-Encoding included:
+    // Node frames the piped body by them (it chunks again what arrives unchunked).
+    res.writeHead(status, upstream.statusMessage, upstream.rawHeaders);
     await new Promise<void>((resolve) => {
       upstream.pipe(res);
       res.once("close", () => {
@@ -497,7 +500,7 @@ class Simulator implements RebalancingSimulator {
       return {
         status: response.statusCode ?? 502,
         statusMessage: response.statusMessage ?? "",
-        headers: withoutHopByHop(response.rawHeaders),
+        headers: response.rawHeaders,
         body: responseBody,
       };
     } catch {
@@ -597,21 +600,12 @@ function readBody(stream: IncomingMessage): Promise<Buffer> {
   });
 }
 
-function withoutHopByHop(rawHeaders: string[]): string[] {
+/** Raw headers without the body's framing (Content-Length, Transfer-Encoding), which the caller sets itself. */
+function withoutFraming(rawHeaders: string[]): string[] {
   const kept: string[] = [];
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] ?? "";
-    if (!HOP_BY_HOP.has(name.toLowerCase())) kept.push(name, rawHeaders[i + 1] ?? "");
-  }
-  return kept;
-}
-
-/** Raw headers without Content-Length, which the caller sets itself. */
-function withoutContentLength(rawHeaders: string[]): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i] ?? "";
-    if (name.toLowerCase() !== "content-length") kept.push(name, rawHeaders[i + 1] ?? "");
+    const name = (rawHeaders[i] ?? "").toLowerCase();
+    if (name !== "content-length" && name !== "transfer-encoding") kept.push(rawHeaders[i] ?? "", rawHeaders[i + 1] ?? "");
   }
   return kept;
 }

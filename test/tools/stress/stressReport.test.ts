@@ -56,4 +56,39 @@ describe("formatStressSummary", () => {
     expect(text).toContain("Table stress1 deleted.");
     expect(text).toContain("Report: /tmp/r.html");
   });
+
+  it("says what became of the table: kept only on an account, gone with the embedded Azurite", () => {
+    const kept = formatStressSummary({ ...result, tableDeleted: false, target: { kind: "account", account: "acct", endpointHost: "acct.table.core.windows.net", simulatedThrottleAt: null } });
+    expect(kept).toContain("Table stress1 kept (pass --cleanup to delete it).");
+    const embedded = formatStressSummary({ ...result, tableDeleted: false });
+    expect(embedded).toContain("Table stress1 went with the embedded Azurite (in memory).");
+    expect(embedded).not.toContain("kept");
+  });
+});
+
+describe("skipped operations", () => {
+  // The run issue 37 quotes: the last step could not send 1,592 of its 6,579 operations.
+  const limited: StressResult = {
+    ...result,
+    steps: [
+      ...result.steps,
+      { step: 3, requestedEntitiesPerSecond: 2500, achievedEntitiesPerSecond: 1760, percentOfTarget: 88, operations: 6579, failures: 0, skipped: 1592, throttles: 310, timeouts: 0, retries: 305, breakerOpens: 0, p50InMs: 412, p99InMs: 5210 },
+    ],
+  };
+  const limit = "Step 3 skipped 1,592 of 6,579 operations (24 %): its 88 % of target measures this load generator, which had 256 operations in flight (operations took 412 ms at p50, retries included), not the account.";
+
+  it("the terminal says what the column counts, and names the step whose rate it limits", () => {
+    const text = formatStressSummary(limited);
+    expect(text).toContain('"skipped" counts operations not sent: each fell due while the load generator already had its maximum of 256 operations in flight');
+    expect(text).toContain(limit);
+    expect(text).not.toContain("Step 2 skipped");
+    expect(formatStressSummary(result)).not.toContain("measures this load generator");
+  });
+
+  it("so does the report", () => {
+    const html = renderStressReport(limited);
+    expect(html).toContain(`<p class="verdict">${limit}</p>`);
+    expect(html).toContain("&quot;skipped&quot; counts operations not sent");
+    expect(renderStressReport(result)).not.toContain("measures this load generator");
+  });
 });

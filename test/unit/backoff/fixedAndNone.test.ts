@@ -52,7 +52,7 @@ describe("createRetryStrategy", () => {
     expect(() => createRetryStrategy({ strategy: "fixed", delayInMs: null } as never)).toThrow(/^retry\.delayInMs must be a number; got null\.$/);
     expect(() => createRetryStrategy({ strategy: "decorrelated", baseDelayInMs: 0 }, "backoff.throttled")).toThrow(/^backoff\.throttled\.baseDelayInMs must be between 1/);
     expect(() => createRetryStrategy({ strategy: "exponential", minDelayInMs: 5, maxDelayInMs: 1 })).toThrow(/^retry\.minDelayInMs \(5\) must not exceed retry\.maxDelayInMs \(1\)/);
-    expect(() => createRetryStrategy({ strategy: "fixed", delay: 1 } as never)).toThrow(/^retry\.delay is not a known option of retry with strategy "fixed"; known options are maxRetries, delayInMs\.$/);
+    expect(() => createRetryStrategy({ strategy: "fixed", delay: 1 } as never)).toThrow(/^retry\.delay is not a known option of retry \(a fixed backoff\); did you mean delayInMs\? Known options are maxRetries, delayInMs\.$/);
     expect(() => createRetryStrategy({ strategy: "none", maxRetries: 1 } as never)).toThrow(/^retry\.maxRetries is not an option of strategy "none"/);
     // A strategy function called directly names its options bare, as its caller wrote them.
     expect(() => fixedBackoff({ delayInMs: -1 })).toThrow(/^delayInMs must be between/);

@@ -34,7 +34,7 @@ describe("resolvePacingOptions", () => {
     [{ minRatePerSecond: Number.NaN }, TypeError, /^pacing\.minRatePerSecond must be a number; got NaN\.$/],
     [{ forgetAfterInMs: 0 }, RangeError, /^pacing\.forgetAfterInMs must be between 1 and 86400000; got 0\.$/],
     [{ forgetAfterInMs: Infinity }, RangeError, /^pacing\.forgetAfterInMs must be a finite number; got Infinity\.$/],
-    [{ decreasefactor: 0.5 }, TypeError, /^pacing\.decreasefactor is not a known option; known options are decreaseFactor, minRatePerSecond, forgetAfterInMs\.$/],
+    [{ decreasefactor: 0.5 }, TypeError, /^pacing\.decreasefactor is not a known option; did you mean decreaseFactor\? Known options are decreaseFactor, minRatePerSecond, forgetAfterInMs\.$/],
   ])("rejects %j, naming the option", (value, type, message) => {
     const resolve = () => resolvePacingOptions(value);
     expect(resolve).toThrow(type);

@@ -39,6 +39,12 @@ function number(min: number, max: number, opts: { integer?: boolean; allowInfini
   return { valid: opts.allowInfinity ? fc.oneof(valid, fc.constant(Infinity)) : valid, invalid: fc.oneof(...invalids) };
 }
 
+/** A millisecond option: whole milliseconds only (a fraction is a value in seconds), `orZero` where 0 means none. */
+function ms(min: number, max: number, opts: { allowInfinity?: boolean; orZero?: boolean } = {}): OptionSpec {
+  const spec = number(min, max, { allowInfinity: opts.allowInfinity, integer: true });
+  return opts.orZero ? { valid: fc.oneof(fc.constant(0), spec.valid), invalid: spec.invalid.filter((v) => v !== 0) } : spec;
+}
+
 /**
  * Options objects built from `spec`: `valid` uses valid values only; `invalid` has at least
  * one invalid value (or an unknown key) and returns the names an error may use.
@@ -79,13 +85,13 @@ function expectRejected(create: () => unknown, names: string[]): void {
 
 const runs = { numRuns: 300 };
 
-const fixedSpec: Spec = { maxRetries: number(0, 1000, { integer: true }), delayInMs: number(0, DAY) };
+const fixedSpec: Spec = { maxRetries: number(0, 1000, { integer: true }), delayInMs: ms(0, DAY) };
 const exponentialSpec: Spec = {
   maxRetries: number(0, 1000, { integer: true }),
-  baseDelayInMs: number(0, DAY),
+  baseDelayInMs: ms(0, DAY),
   // Valid ranges that keep minDelayInMs <= maxDelayInMs; invalid values are outside [0, a day].
-  minDelayInMs: { valid: number(0, 5000).valid, invalid: number(0, DAY).invalid },
-  maxDelayInMs: { valid: number(5000, DAY).valid, invalid: number(0, DAY).invalid },
+  minDelayInMs: { valid: ms(0, 5000).valid, invalid: ms(0, DAY).invalid },
+  maxDelayInMs: { valid: ms(5000, DAY).valid, invalid: ms(0, DAY).invalid },
   jitter: number(0, 0.999_999),
   random: { valid: fc.constant(() => 0.5), invalid: fc.constantFrom<unknown>(0.5, "random", {}, null) },
 };
@@ -107,9 +113,9 @@ const strategyNames = ["retry", "strategy", "maxRetries", "delayInMs", "jitter",
 
 const policySpec: Spec = {
   retry: { valid: strategyConfig, invalid: badStrategy, names: strategyNames },
-  maxElapsedInMs: number(1, DAY, { allowInfinity: true }),
-  tryTimeoutInMs: number(0, DAY),
-  maxRetryAfterInMs: number(0, DAY),
+  maxElapsedInMs: ms(10, DAY, { allowInfinity: true }),
+  tryTimeoutInMs: ms(10, DAY, { orZero: true }),
+  maxRetryAfterInMs: ms(0, DAY),
   classification: {
     valid: fc.constantFrom({}, { retriableStatusCodes: [409] }, { nonRetriableErrorCodes: ["OperationTimedOut"] }, { classify: () => undefined }),
     invalid: fc.constantFrom<unknown>(null, "x", { retriableStatusCodes: [999] }, { retriableErrorCodes: "ServerBusy" }, { classify: 5 }, { foo: 1 }),
@@ -122,21 +128,21 @@ const policySpec: Spec = {
     names: ["caller", "concurrency", "failFast"],
   },
   ambiguousWrites: {
-    valid: fc.oneof(fc.boolean(), fc.constant({}), number(1, DAY).valid.map((v) => ({ readBackTimeoutInMs: v }))),
+    valid: fc.oneof(fc.boolean(), fc.constant({}), ms(10, DAY).valid.map((v) => ({ readBackTimeoutInMs: v }))),
     invalid: fc.oneof(
       fc.constantFrom<unknown>(null, "yes", 1, [], { foo: 1 }, { readBackRoutes: null }, { readBackRoutes: {} }, { readBackRoutes: { remember() {} } }),
-      number(1, DAY).invalid.filter((v) => v !== undefined).map((v) => ({ readBackTimeoutInMs: v })),
+      ms(10, DAY).invalid.filter((v) => v !== undefined).map((v) => ({ readBackTimeoutInMs: v })),
     ),
   },
   retryBudget: {
     valid: fc.oneof(
       fc.constant(false),
       fc.constant(createRetryBudget()),
-      optionsFrom({ retryRatio: number(0, 10), minRetriesPerSecond: number(0, 1_000_000), windowInMs: number(100, 3_600_000) }).valid,
+      optionsFrom({ retryRatio: number(0, 10), minRetriesPerSecond: number(0, 1_000_000), windowInMs: ms(100, 3_600_000) }).valid,
     ),
     invalid: fc.oneof(
       fc.constantFrom<unknown>(true, null, "x", 5, []),
-      optionsFrom({ retryRatio: number(0, 10), minRetriesPerSecond: number(0, 1_000_000), windowInMs: number(100, 3_600_000) }).invalid.map((x) => x.options),
+      optionsFrom({ retryRatio: number(0, 10), minRetriesPerSecond: number(0, 1_000_000), windowInMs: ms(100, 3_600_000) }).invalid.map((x) => x.options),
     ),
   },
 };
@@ -269,17 +275,17 @@ describe("options fuzz: installResilience", () => {
 const breakerSpec: Spec = {
   service: { valid: fc.constantFrom("table", "blob", "queue"), invalid: fc.oneof(junk, fc.constantFrom<unknown>("tables", "file")) },
   getScope: { valid: fc.constant(() => "scope"), invalid: fc.constantFrom<unknown>(null, 10n, "scope", {}, 5) },
-  resetTimeoutInMs: number(1, DAY, { integer: true }),
+  resetTimeoutInMs: ms(1, DAY),
   consecutiveFailures: number(1, 1_000_000, { integer: true, allowInfinity: true }),
-  rollingWindowInMs: number(1, DAY, { integer: true }),
+  rollingWindowInMs: ms(1, DAY),
   maxScopes: number(1, 10_000_000, { integer: true }),
-  idleTtlInMs: number(1, DAY, { allowInfinity: true }),
+  idleTtlInMs: ms(1, DAY, { allowInfinity: true }),
 };
 
 const budgetSpec: Spec = {
   retryRatio: number(0, 10),
   minRetriesPerSecond: number(0, 1_000_000),
-  windowInMs: number(100, 3_600_000),
+  windowInMs: ms(100, 3_600_000),
   now: { valid: fc.constant(() => 0), invalid: fc.constantFrom<unknown>(null, 10n, 5, "now", {}) },
 };
 

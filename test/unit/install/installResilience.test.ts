@@ -185,9 +185,9 @@ describe("installResilience", () => {
     [{ retry: { strategy: "exponential", jitter: 2 } }, /jitter.*2/],
     [{ retry: { strategy: "exponential", minDelayInMs: 50_000 } }, /minDelayInMs \(50000\).*maxDelayInMs \(10000\)/],
     [{ retries: 3 }, /retries is not a known option/],
-    // A typo inside `retry` names what the user wrote (`retry`), not the factory behind it.
-    [{ retry: { retries: 3 } }, /^retry\.retries is not a known option of retry with strategy "exponential"; known options are maxRetries, /],
-    [{ backoff: { throttled: { strategy: "fixed", retries: 1 } } }, /^backoff\.throttled\.retries is not a known option of backoff\.throttled with strategy "fixed";/],
+    // A typo inside `retry` names what the user wrote (`retry`), not the factory behind it, nor a strategy it did not write.
+    [{ retry: { retries: 3 } }, /^retry\.retries is not a known option of retry \(an exponential backoff\); did you mean maxRetries\? Known options are maxRetries, /],
+    [{ backoff: { throttled: { strategy: "fixed", retries: 1 } } }, /^backoff\.throttled\.retries is not a known option of backoff\.throttled \(a fixed backoff\);/],
   ])("rejects options %o", (options, message) => {
     expect(() => installResilience(tableClient(), options as never)).toThrow(message);
   });

@@ -4,7 +4,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { METRIC_NAMES } from "../../../src/index.js";
 import { DEFAULT_METRICS_PREFIX } from "../../../src/metrics/metricNames.js";
-import { SAFETY_METRIC_NAMES, SECONDARY_READ_METRIC_NAMES } from "../../../src/metrics/metricNames.js";
+import { OPERATION_OUTCOMES, SAFETY_METRIC_NAMES, SECONDARY_READ_METRIC_NAMES } from "../../../src/metrics/metricNames.js";
+import { ORDINARY_ANSWERS } from "../../../src/metrics/operationOutcome.js";
 
 const DOCS = join(dirname(fileURLToPath(import.meta.url)), "../../../docs");
 const KNOWN = new Set(
@@ -58,5 +59,36 @@ describe("docs/metrics.md and docs/prometheus/alerts.yml", () => {
     const alerts = readFileSync(join(DOCS, "prometheus/alerts.yml"), "utf8");
     for (const name of [...metricNamesIn(markdown), ...metricNamesIn(alerts)]) expect(KNOWN, name).toContain(name);
     for (const name of Object.values(METRIC_NAMES)) expect(markdown).toContain(`| \`${DEFAULT_METRICS_PREFIX}${name}\` |`);
+  });
+});
+
+describe("the outcome label in the dashboard, the alerts and docs/metrics.md", () => {
+  const texts = {
+    dashboard: readFileSync(join(DOCS, "grafana-dashboard.json"), "utf8").replaceAll('\\"', '"'),
+    alerts: readFileSync(join(DOCS, "prometheus/alerts.yml"), "utf8"),
+    metrics: readFileSync(join(DOCS, "metrics.md"), "utf8"),
+  };
+  const matchers = Object.entries(texts).flatMap(([where, text]) =>
+    [...text.matchAll(/\boutcome\s*(=~|!~|!=|=)\s*"([^"]*)"/g)].map((m) => ({ where, op: m[1] as string, values: (m[2] as string).split("|") })),
+  );
+
+  it("names only outcomes that exist, and never by exclusion (a new outcome would fall into it unseen)", () => {
+    expect(matchers.length).toBeGreaterThan(4);
+    for (const { where, op, values } of matchers) {
+      expect(["=", "=~"], where).toContain(op);
+      for (const value of values) expect(OPERATION_OUTCOMES, `${where}: ${value}`).toContain(value);
+    }
+  });
+
+  it("counts the same failures everywhere, and no answer among them", () => {
+    const failures = matchers.filter((m) => m.values.includes("failure"));
+    expect(failures.map((m) => m.where).sort()).toEqual(["alerts", "dashboard", "dashboard", "metrics"]);
+    const answers = Object.keys(ORDINARY_ANSWERS);
+    for (const { where, values } of failures) {
+      expect(values, where).toEqual(["failure", "circuit_open", "partition_busy"]);
+      for (const answer of answers) expect(values, where).not.toContain(answer);
+    }
+    // What they leave out is the answers, success and the caller's aborts.
+    expect(OPERATION_OUTCOMES.filter((o) => !failures[0]?.values.includes(o)).sort()).toEqual([...answers, "success", "aborted"].sort());
   });
 });

@@ -87,15 +87,27 @@ describe("createMetricsObserver: counters for scripted outcomes", () => {
     expect(await samplesOf(registry, "azure_storage_throttles_total")).toEqual([]);
   });
 
-  it("a timeout then a permanent 404: classes timeout + permanent, one failure, nothing exhausted", async () => {
+  it("a timeout then a point read's 404: classes timeout + permanent, the operation not_found (not a failure), nothing exhausted", async () => {
     const observer = createMetricsObserver("table", { registry });
     expect(await run(observer, [timedOut, notFound])).toBe(404);
 
     expect(await sampleValue(registry, "azure_storage_attempts_total", { ...table, class: "timeout" })).toBe(1);
     expect(await sampleValue(registry, "azure_storage_attempts_total", { ...table, class: "permanent" })).toBe(1);
     expect(await sampleValue(registry, "azure_storage_retries_total", { ...table, reason: "timeout" })).toBe(1);
-    expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome: "failure" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome: "not_found" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...table, outcome: "failure" })).toBe(0);
+    expect(await sampleValue(registry, "azure_storage_operation_duration_seconds_count", { ...table, outcome: "not_found" })).toBe(1);
     expect(await sumOf(registry, "azure_storage_retries_exhausted_total")).toBe(0);
+  });
+
+  it("a 404 on a query stays a failure; the answer outcomes get no series until they happen", async () => {
+    const observer = createMetricsObserver("table", { registry });
+    const query = { service: "table", operation: "query_entities" };
+    expect(await run(observer, [notFound], { url: "https://acct.table.core.windows.net/orders()?$filter=RowKey%20eq%20'r1'" })).toBe(404);
+
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...query, outcome: "failure" })).toBe(1);
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...query, outcome: "not_found" })).toBeUndefined();
+    expect(await sampleValue(registry, "azure_storage_operations_total", { ...query, outcome: "success" })).toBe(0);
   });
 
   it("429 with an unknown code and 503 without one: status kept, error_code other / none", async () => {

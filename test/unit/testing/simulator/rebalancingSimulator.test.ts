@@ -1,4 +1,4 @@
-import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from "node:http";
+import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startRebalancingSimulator, type RebalancingSimulator, type SimulatorOptions } from "../../../../src/testing/simulator/rebalancingSimulator.js";
 import type { RequestRecord } from "../../../../src/testing/simulator/requestLog.js";
@@ -79,6 +79,25 @@ function answer(result: Answer | Error): Answer {
 
 const ENTITY = "/devstoreaccount1/orders(PartitionKey='a%20b',RowKey='r')";
 
+/** Runs `test` with the origin of a target that answers every request with `handler` once its body is read. */
+async function withTarget(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  test: (origin: string) => Promise<void>,
+): Promise<void> {
+  const target = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => handler(req, res));
+  });
+  await new Promise<void>((resolve) => target.listen(0, "127.0.0.1", resolve));
+  try {
+    const address = target.address();
+    await test(`http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`);
+  } finally {
+    target.closeAllConnections();
+    await new Promise<void>((resolve) => target.close(() => resolve()));
+  }
+}
+
 describe("startRebalancingSimulator: options", () => {
   it.each<[Partial<SimulatorOptions>, RegExp, ErrorConstructor]>([
     [{ target: "not a url" }, /target must be an absolute http:\/\/ URL; got "not a url"/, TypeError],
@@ -114,14 +133,57 @@ describe("startRebalancingSimulator: forwarding", () => {
     expect(sim.records[0]?.scope).toEqual({ service: "table", account: "devstoreaccount1", resource: "orders", partition: "a b" });
   });
 
+  it("passes the target's headers through as it sent them, Connection and Keep-Alive included, with or without a fault that forwards", async () => {
+    // A Keep-Alive unlike the 5 s Node announces for itself, so that only the target's can match.
+    await withTarget(
+      (_req, res) => res.writeHead(200, ["Connection", "keep-alive", "Keep-Alive", "timeout=7, max=50", "X-Upstream", "yes"]).end("ok"),
+      async (target) => {
+        const sim = await simulator({ target });
+        const keepAlive = { path: ENTITY, headers: ["Connection", "keep-alive"] };
+        const passed = answer(await send(sim.url, keepAlive));
+        sim.addFault({ kind: "slow", delayInMs: 1 });
+        const slowed = answer(await send(sim.url, keepAlive));
+        for (const result of [passed, slowed]) {
+          expect(result).toMatchObject({ status: 200, body: "ok" });
+          expect(result.headers).toMatchObject({ connection: "keep-alive", "keep-alive": "timeout=7, max=50", "x-upstream": "yes" });
+        }
+      },
+    );
+  });
+
+  it("passes a chunked answer through chunked, its body whole", async () => {
+    await withTarget(
+      (_req, res) => {
+        res.writeHead(200, { "content-type": "text/plain" });
+        res.write("first,");
+        res.end("second");
+      },
+      async (target) => {
+        const sim = await simulator({ target });
+        const result = answer(await send(sim.url, { path: ENTITY }));
+        expect(result).toMatchObject({ status: 200, body: "first,second" });
+        expect(result.headers["transfer-encoding"]).toBe("chunked");
+      },
+    );
+  });
+
   it("keeps an idle client connection open (no keep-alive timeout to race a reused connection)", async () => {
-    const sim = await simulator();
-    const result = answer(await send(sim.url, { path: ENTITY, headers: ["Connection", "keep-alive"] }));
-    expect(result.status).toBe(201);
-    expect(result.headers.connection).toBe("keep-alive");
-    // Node announces its idle timeout as "Keep-Alive: timeout=5" and closes the connection then;
-    // a client reusing it at that moment would see "socket hang up".
-    expect(result.headers["keep-alive"]).toBeUndefined();
+    // A target that sends no Connection header, so the simulator's server writes its own: with a
+    // keep-alive timeout it would add "Keep-Alive: timeout=5" (Node's default) and close the
+    // connection then; a client reusing it at that moment would see "socket hang up".
+    await withTarget(
+      (_req, res) => {
+        res.removeHeader("connection");
+        res.writeHead(200, { "content-type": "text/plain" }).end("ok");
+      },
+      async (target) => {
+        const sim = await simulator({ target });
+        const result = answer(await send(sim.url, { path: ENTITY, headers: ["Connection", "keep-alive"] }));
+        expect(result.status).toBe(200);
+        expect(result.headers.connection).toBe("keep-alive");
+        expect(result.headers["keep-alive"]).toBeUndefined();
+      },
+    );
   });
 
   it("sends a request again, once, when the target closed the kept-alive connection it was sent on", async () => {
