@@ -86,14 +86,10 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   };
 
   /** Lets an attempt go on `route` now: counted in flight under its scopes, a send taken from each of its gates. */
-  const send = (route: Route, at: number, retry: boolean, waited: boolean): Attempt => {
+  const send = (route: Route, at: number, waited: boolean): Attempt => {
     const gates = gatesOf(route);
     const attempt = new Attempt(at, route, gates, waited);
-    for (const scope of [route.partition, route.account]) {
-      if (scope === undefined) continue;
-      scope.live.add(attempt);
-      if (!retry) scope.control.asked(at);
-    }
+    for (const scope of [route.partition, route.account]) scope?.live.add(attempt);
     for (const gate of gates) {
       gate.control.sent(at);
       if (gate.control.out) gate.probeOut = true;
@@ -109,12 +105,17 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const at = now();
     const route = routeOf(address, at, true);
     if (route.partition === undefined && route.account === undefined) return SEND_NOW;
-    for (const scope of [route.partition, route.account]) if (scope !== undefined) takeLost(scope, at);
+    for (const scope of [route.partition, route.account]) {
+      if (scope === undefined) continue;
+      takeLost(scope, at);
+      // An operation's first ask: what the scope's callers ask, whether or not it goes now.
+      if (!ask.retry && waited === undefined) scope.control.asked(at);
+    }
     // A newcomer goes when a send is due (the newest first); one asking again, when it is also next in its queue.
     const blocked = gatesOf(route).find((gate) => !gate.due(at) || (waited !== undefined && gate.waiting > 0 && gate.next !== waited));
     if (blocked === undefined) {
       if (waited !== undefined) dequeue(waited);
-      const attempt = send(route, at, ask.retry, waited !== undefined);
+      const attempt = send(route, at, waited !== undefined);
       for (const gate of gatesOf(route)) pump(gate, at);
       return attempt;
     }
@@ -125,11 +126,11 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const wait = (gate: Scope, route: Route, at: number, ask: AdmissionRequest, waited: Waiting | undefined): Admission => {
     const out = gate.control.out;
     const dueAt = gate.nextSendAt(at);
-    // Out: until the next probe. Paced: the send due, then those queued before it.
-    const untilInMs = (dueAt === Infinity ? lostAfterInMs(gate) : Math.max(0, dueAt - at)) + (out ? 0 : (1000 * gate.waiting) / gate.control.ratePerSecond);
+    // Until the next send (the newest goes first): the next probe when out, an answer freeing the window when it is full.
+    const untilInMs = dueAt === Infinity ? lostAfterInMs(gate) : Math.max(0, dueAt - at);
     if (waited !== undefined) dequeue(waited);
     if (untilInMs > ask.queueForInMs) return { decision: "refuse", reason: out ? "circuit-open" : "paced", scope: gate.key, retryAfterInMs: Math.ceil(untilInMs) };
-    const waiting = new Waiting(route, out ? "circuit" : "pacing", Math.max(1, Math.min(untilInMs, ask.queueForInMs)), waited?.since ?? at, ask.retry);
+    const waiting = new Waiting(route, out ? "circuit" : "pacing", Math.max(1, Math.min(untilInMs, ask.queueForInMs)), waited?.since ?? at);
     queueOf.set(waiting, gate);
     gate.enqueue(waiting);
     pump(gate, at);
@@ -152,7 +153,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       dequeue(next);
       const blocked = gatesOf(next.route).find((gate) => gate !== scope && !gate.due(at));
       if (blocked === undefined) {
-        next.grant(send(next.route, at, next.retry, true));
+        next.grant(send(next.route, at, true));
       } else {
         queueOf.set(next, blocked);
         blocked.enqueue(next);
@@ -193,9 +194,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       (partition === undefined || account.control.out || (account.control.spreadAt(at) >= SPREAD && partition.control.unservedShare - account.control.unservedShare < MARGIN));
     for (const scope of [partition, account]) {
       if (scope === undefined || (unserved && (scope === account) !== accountsOwn)) continue;
-      const r0 = scope.control.ratePerSecond;
       const turn = scope.control.answer(evidence, sentAt, at, from, waited || scope.waiting > 0);
-      if (process.env.FLOWDEBUG && (turn || r0 !== scope.control.ratePerSecond)) console.error(`${at % 100000} ${scope.key} ${evidence} ${turn ?? ""} rate=${scope.control.ratePerSecond.toFixed(1)} waiting=${scope.waiting} live=${scope.live.size} fastest=${scope.control.fastestInMs} rtt=${at - sentAt}`);
       if (turn !== undefined) {
         announcer.announce(scope, turn === "out" ? "open" : "closed");
         // Whoever backs off after a failure here asks again now: it waits for the probe, or goes.

@@ -51,19 +51,16 @@ export class Waiting implements Wait, WakeSource {
   readonly route: Route;
   /** When the operation first waited: the later, the sooner its turn. */
   readonly since: number;
-  /** Its operation has sent an attempt before. */
-  readonly retry: boolean;
   /** The attempt its turn let go, once granted. */
   granted: Attempt | undefined;
   #wake: (() => void) | undefined;
   #woken = false;
 
-  constructor(route: Route, reason: "circuit" | "pacing", delayInMs: number, since: number, retry: boolean) {
+  constructor(route: Route, reason: "circuit" | "pacing", delayInMs: number, since: number) {
     this.route = route;
     this.reason = reason;
     this.delayInMs = delayInMs;
     this.since = since;
-    this.retry = retry;
   }
 
   get wake(): WakeSource {
