@@ -68,7 +68,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const routeOf = (address: RequestAddress, at: number, create: boolean): Route => {
     const key = scopeKeyOf(address);
     const scope = address.scope;
-    const accountKey = scope === undefined ? undefined : `${scope.service}|${scope.account}`;
+    // A request with no partition scope (an account's or a table's own operation) bypasses the breaker.
+    const accountKey = scope === undefined || key === undefined ? undefined : `${scope.service}|${scope.account}`;
     const service = address.service ?? o.service ?? "table";
     let account = accountKey === undefined ? undefined : registry.touch(accountKey);
     if (account === undefined && create && accountKey !== undefined) account = registry.add(accountKey, new Scope(accountKey, service, undefined, at, accountSettings));
@@ -187,8 +188,11 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const learn = (evidence: Evidence, sentAt: number, at: number, route: Route, waited: boolean): void => {
     const { from, partition, account } = route;
     const unserved = evidence === "throttled" || evidence === "failed";
-    partition?.control.observe(unserved, from, at);
-    account?.control.observe(unserved, from, at);
+    // An answer that is no success says neither that the scope serves nor that it fails.
+    if (evidence !== "answered") {
+      partition?.control.observe(unserved, from, at);
+      account?.control.observe(unserved, from, at);
+    }
     const accountsOwn =
       account !== undefined &&
       (partition === undefined || account.control.out || (account.control.spreadAt(at) >= SPREAD && partition.control.unservedShare - account.control.unservedShare < MARGIN));

@@ -165,18 +165,18 @@ export class ScopeController {
   #answered(evidence: "served" | "answered", sentAt: number, at: number, limited: boolean): Turn | undefined {
     // Unknown when the attempt was sent before the scope was watched.
     const roundTripInMs = Number.isFinite(sentAt) ? Math.max(1, at - sentAt) : this.#fastestInMs;
+    // Only a success is the scope serving: a 403 or a 501 is its front end answering, and ends no run of failures.
     if (evidence === "served") {
       this.#served.count(at);
-      // Only a success is the scope serving (a 403 or a 501 is its front end answering).
       this.#servedAt = at;
+      this.#unserved = 0;
+      this.#failures = 0;
+      this.#run.clear();
       if (roundTripInMs !== Infinity) {
         this.#fastestInMs = Math.min(this.#fastestInMs, roundTripInMs);
         this.#smoothedInMs = this.#smoothedInMs === 0 ? roundTripInMs : this.#smoothedInMs + (roundTripInMs - this.#smoothedInMs) / EVIDENCE_ANSWERS;
       }
     }
-    this.#unserved = 0;
-    this.#failures = 0;
-    this.#run.clear();
     if (this.#out) {
       // Back: one attempt per round trip (the probe's, or the fastest known when queues slowed it), doubling from there.
       this.#out = false;

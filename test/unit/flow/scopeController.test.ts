@@ -184,13 +184,16 @@ describe("ScopeController: back", () => {
     expect(s.control.ratePerSecond).toBe(Infinity);
   });
 
-  it("an answer that is no success (a 403, a 501) ends it, but is not served: throttles after it go out again at the fifth", () => {
+  it("an answer that is no success (a 403, a 501) ends it, but ends no run of failures: the next throttle takes it out again", () => {
     const s = scope();
     for (let i = 0; i < 5; i++) s.answer("throttled", QUIET_IN_MS + i);
     expect(s.control.out).toBe(true);
     expect(s.answer("answered", 600)).toBe("back");
-    for (let i = 1; i < 5; i++) expect(s.answer("throttled", 600 + i)).toBeUndefined();
-    expect(s.answer("throttled", 605)).toBe("out");
+    expect(s.answer("throttled", 601)).toBe("out");
+    // A success does end the run: five throttles are needed again.
+    s.answer("served", 700);
+    for (let i = 1; i < 5; i++) expect(s.answer("throttled", 700 + QUIET_IN_MS + i)).toBeUndefined();
+    expect(s.answer("throttled", 705 + QUIET_IN_MS)).toBe("out");
   });
 });
 
