@@ -208,9 +208,13 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     }
   };
 
-  /** Attempts of `scope` unanswered too long, with nothing served meanwhile: taken for lost, as failures, oldest first. */
+  /**
+   * A scope that served nothing while its oldest live attempt went unanswered too long answers nothing: every
+   * attempt it has in flight is taken for lost, as a failure (five are it out), and leaves its window.
+   */
   const takeLost = (scope: Scope, at: number): void => {
-    for (let attempt = scope.overdue(at, lostAfterInMs(scope)); attempt !== undefined; attempt = scope.overdue(at, lostAfterInMs(scope))) {
+    if (!scope.silent(at, lostAfterInMs(scope))) return;
+    for (const attempt of [...scope.live]) {
       attempt.lost = true;
       attempt.settle();
       learn("failed", attempt.sentAt, at, attempt.route, false);

@@ -165,11 +165,10 @@ export class Scope {
     if (index >= 0) this.#waiters.splice(index, 1);
   }
 
-  /** The oldest live attempt, when it went unanswered past `lostAfterInMs` and nothing was served meanwhile. */
-  overdue(at: number, lostAfterInMs: number): Attempt | undefined {
-    if (at - this.control.servedAt < lostAfterInMs) return undefined;
-    for (const attempt of this.live) return at - attempt.sentAt >= lostAfterInMs ? attempt : undefined;
-    return undefined;
+  /** Whether its oldest live attempt went unanswered past `lostAfterInMs`, with nothing served meanwhile. */
+  silent(at: number, lostAfterInMs: number): boolean {
+    const oldest = this.live.values().next().value;
+    return oldest !== undefined && at - oldest.sentAt >= lostAfterInMs && at - this.control.servedAt >= lostAfterInMs;
   }
 
   /**
@@ -213,7 +212,7 @@ export class Scope {
 /** Sends due within this long of now go together: the timer's own granularity. */
 const TICK_IN_MS = 1;
 
-/** An attempt unanswered this long (four of the scope's usual round trips, if longer), with nothing served meanwhile, is lost. */
+/** A scope silent this long (four of its usual round trips, if longer) while it has attempts in flight answers nothing. */
 export function lostAfterInMs(scope: Scope): number {
   return Math.max(QUIET_IN_MS, 4 * scope.control.smoothedInMs);
 }
