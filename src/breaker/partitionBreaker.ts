@@ -3,7 +3,7 @@
 // scope whose evidence it is. Its interface is partitionBreakerInterface.ts.
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import { SPREAD, type ControllerSettings, type Evidence, type Turn } from "../flow/scopeController.js";
+import { evidenceOf, GAIN, SPREAD, type ControllerSettings, type Evidence, type Turn } from "../flow/scopeController.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import { eitherWake } from "../timing/wake.js";
 import { SEND_NOW, type Admission, type AdmissionRequest, type Send, type Wait } from "./attemptGate.js";
@@ -17,30 +17,6 @@ import { createScopeKeyReader } from "./scopeKeys.js";
 import { createScopeRegistry } from "./scopeRegistry.js";
 
 export type { PartitionBreaker } from "./partitionBreakerInterface.js";
-
-/**
- * An unserved answer is its account's, not its partition's, when the partition fails at most this much more
- * often than the account as a whole (and the account's failures come from several partitions): a partition
- * offline among serving ones fails far more than its account; every partition of a throttled account about as much.
- */
-export const MARGIN = 1 / 2;
-
-/** What an answer of this class says of the scope; undefined: nothing (aborted). */
-function evidenceOf(result: AttemptResult): Evidence | undefined {
-  switch (result.outcomeClass) {
-    case "success":
-      return "served";
-    case "permanent":
-      return "answered";
-    case "throttled":
-    case "timeout":
-      return "throttled";
-    case "transient":
-      return "failed";
-    case "aborted":
-      return undefined;
-  }
-}
 
 /**
  * Creates a {@link PartitionBreaker}. State is made at a scope's first unserved answer (until then no
@@ -115,7 +91,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     // A newcomer goes when a send is due (the newest first); one asking again, when it is also next in its queue.
     const blocked = gatesOf(route).find((gate) => !gate.due(at) || (waited !== undefined && gate.waiting > 0 && gate.next !== waited));
     if (blocked === undefined) {
-      if (waited !== undefined) dequeue(waited);
+      waited?.leave();
       const attempt = send(route, at, waited !== undefined);
       for (const gate of gatesOf(route)) pump(gate, at);
       return attempt;
@@ -129,20 +105,12 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const dueAt = gate.nextSendAt(at);
     // Until the next send (the newest goes first): the next probe when out, an answer freeing the window when it is full.
     const untilInMs = dueAt === Infinity ? lostAfterInMs(gate) : Math.max(0, dueAt - at);
-    if (waited !== undefined) dequeue(waited);
+    waited?.leave();
     if (untilInMs > ask.queueForInMs) return { decision: "refuse", reason: out ? "circuit-open" : "paced", scope: gate.key, retryAfterInMs: Math.ceil(untilInMs) };
     const waiting = new Waiting(route, out ? "circuit" : "pacing", Math.max(1, Math.min(untilInMs, ask.queueForInMs)), waited?.since ?? at);
-    queueOf.set(waiting, gate);
     gate.enqueue(waiting);
     pump(gate, at);
     return waiting;
-  };
-
-  /** Where each waiting operation is queued. */
-  const queueOf = new WeakMap<Waiting, Scope>();
-  const dequeue = (waiting: Waiting): void => {
-    queueOf.get(waiting)?.dequeue(waiting);
-    queueOf.delete(waiting);
   };
 
   /**
@@ -151,12 +119,11 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
    */
   const pump = (scope: Scope, at: number): void => {
     for (let next = scope.next; next !== undefined && scope.due(at); next = scope.next) {
-      dequeue(next);
+      next.leave();
       const blocked = gatesOf(next.route).find((gate) => gate !== scope && !gate.due(at));
       if (blocked === undefined) {
         next.grant(send(next.route, at, true));
       } else {
-        queueOf.set(next, blocked);
         blocked.enqueue(next);
         blocked.schedule(at, lostAfterInMs(blocked), onTimer);
       }
@@ -166,7 +133,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
 
   const record = (address: RequestAddress, sent: Send, result: AttemptResult): void => {
     if (disposed) return;
-    const evidence = evidenceOf(result);
+    const evidence = evidenceOf(result.outcomeClass);
     const unserved = evidence === "throttled" || evidence === "failed";
     if (!(sent instanceof Attempt)) {
       // Sent unwatched: while nothing is watched, only a first trouble makes state (the success path ends here).
@@ -182,8 +149,10 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   };
 
   /**
-   * Hands an answer to the scopes whose evidence it is: a served one to both; an unserved one to the
-   * account when it serves nothing or fails about as much everywhere ({@link MARGIN}), else to the partition.
+   * Hands an answer to the scopes whose evidence it is: a served one to both; an unserved one to the account
+   * when it serves nothing, or when its failures come from several partitions and this one fails at most GAIN
+   * times as often as the account as a whole (every partition of a throttled account fails about as much; one
+   * offline among serving ones fails far more), else to the partition.
    */
   const learn = (evidence: Evidence, sentAt: number, at: number, route: Route, waited: boolean): void => {
     const { from, partition, account } = route;
@@ -195,7 +164,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     }
     const accountsOwn =
       account !== undefined &&
-      (partition === undefined || account.control.out || (account.control.spreadAt(at) >= SPREAD && partition.control.unservedShare - account.control.unservedShare < MARGIN));
+      (partition === undefined || account.control.out || (account.control.spreadAt(at) >= SPREAD && partition.control.unservedShare <= GAIN * account.control.unservedShare));
     for (const scope of [partition, account]) {
       if (scope === undefined || (unserved && (scope === account) !== accountsOwn)) continue;
       const turn = scope.control.answer(evidence, sentAt, at, from, waited || scope.waiting > 0);
@@ -231,8 +200,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
 
   const release = (admission: Send | Wait): void => {
     if (admission instanceof Waiting) {
-      const queue = queueOf.get(admission);
-      dequeue(admission);
+      const queue = admission.queue;
+      admission.leave();
       admission.granted?.settle();
       if (queue !== undefined) pump(queue, now());
     } else if (admission instanceof Attempt) {

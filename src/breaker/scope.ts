@@ -53,6 +53,8 @@ export class Waiting implements Wait, WakeSource {
   readonly since: number;
   /** The attempt its turn let go, once granted. */
   granted: Attempt | undefined;
+  /** The scope it is queued for, while it is. */
+  queue: Scope | undefined;
   #wake: (() => void) | undefined;
   #woken = false;
 
@@ -78,6 +80,11 @@ export class Waiting implements Wait, WakeSource {
     return () => {
       this.#wake = undefined;
     };
+  }
+
+  /** Leaves the queue it is in (its turn came, or it was given up). */
+  leave(): void {
+    this.queue?.dequeue(this);
   }
 
   /** Its turn: `attempt` is let go for it. */
@@ -153,6 +160,7 @@ export class Scope {
 
   /** Queues `waiting` in its place. */
   enqueue(waiting: Waiting): void {
+    waiting.queue = this;
     const waiters = this.#waiters;
     let index = waiters.length;
     while (index > 0 && (waiters[index - 1] as Waiting).since > waiting.since) index -= 1;
@@ -161,6 +169,7 @@ export class Scope {
 
   /** `waiting` leaves the queue (its turn came, or it was given up). */
   dequeue(waiting: Waiting): void {
+    waiting.queue = undefined;
     const index = this.#waiters.indexOf(waiting);
     if (index >= 0) this.#waiters.splice(index, 1);
   }

@@ -1,9 +1,7 @@
 // A rate in constant memory: events counted in two half-second buckets (what a scope serves, what its callers ask).
 
 /** Events are counted in buckets this long; the rate is read over the current and the previous one. */
-const BUCKET_IN_MS = 500;
-/** The longest a rate is read over. */
-export const METER_WINDOW_IN_MS = 2 * BUCKET_IN_MS;
+export const BUCKET_IN_MS = 500;
 
 /** Counts events in two half-second buckets; `now` is passed in. */
 export class RateMeter {

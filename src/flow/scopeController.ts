@@ -1,6 +1,7 @@
 // The one model of flow control (docs/flow-control.md): a scope's send rate, learnt from its answers.
 // A partition is a scope; its account is a parent scope that runs this same code. Pure: time is passed in.
-import { METER_WINDOW_IN_MS, RateMeter } from "./rateMeter.js";
+import type { OutcomeClass } from "../classification/outcomeClass.js";
+import { BUCKET_IN_MS, RateMeter } from "./rateMeter.js";
 
 /** What an answer says of the scope that gave it (see {@link ScopeController.answer}). */
 export type Evidence =
@@ -12,6 +13,23 @@ export type Evidence =
   | "throttled"
   /** No answer from the scope: a reset, a refused connection, a 500 or 502, or an attempt unanswered for {@link QUIET_IN_MS}. */
   | "failed";
+
+/** What an attempt's outcome class says of the scope; undefined: nothing (aborted). */
+export function evidenceOf(outcomeClass: OutcomeClass): Evidence | undefined {
+  switch (outcomeClass) {
+    case "success":
+      return "served";
+    case "permanent":
+      return "answered";
+    case "throttled":
+    case "timeout":
+      return "throttled";
+    case "transient":
+      return "failed";
+    case "aborted":
+      return undefined;
+  }
+}
 
 /** What every controller of one breaker shares, resolved once. */
 export interface ControllerSettings {
@@ -149,7 +167,7 @@ export class ScopeController {
   /** Partitions among the scope's last unserved answers of the last second: are its failures spread? */
   spreadAt(at: number): number {
     const partitions = new Set<string>();
-    for (const { from, at: seen } of this.#recent) if (at - seen < METER_WINDOW_IN_MS) partitions.add(from);
+    for (const { from, at: seen } of this.#recent) if (at - seen < 2 * BUCKET_IN_MS) partitions.add(from);
     return partitions.size;
   }
 
@@ -252,8 +270,11 @@ export const HOLD_ANSWERS = 4;
  */
 export const DEMAND_SHARE = 1 / 4;
 
-/** In flight at most rate × fastest round trip × GAIN; an answer slower than GAIN × the fastest (+ GAIN ms) found a queue. */
-const GAIN = 2;
+/**
+ * In flight at most rate × fastest round trip × GAIN; an answer slower than GAIN × the fastest (+ GAIN ms) found a
+ * queue; a partition failing more than GAIN times as often as its account is its own trouble (partitionBreaker.ts).
+ */
+export const GAIN = 2;
 
 /** The answers the unserved share is taken over, and the unserved answers an account's spread is read from. */
 export const EVIDENCE_ANSWERS = 8;
