@@ -5,7 +5,7 @@ import { SEND_NOW, type AttemptGate } from "../../../src/breaker/attemptGate.js"
 import { type PacedScope } from "../../../src/metrics/pacingMetrics.js";
 import type { CircuitStateSource } from "../../../src/breaker/circuitStateSource.js";
 import { ok, request, sampleValue, samplesOf, scripted, serverBusy, sumOf, type Step } from "./metricsTestKit.js";
-import { asGateOption } from "../../support/scriptedGate.js";
+import { asGateOption, gateOf, waitOf } from "../../support/scriptedGate.js";
 
 let registry: Registry;
 beforeEach(() => {
@@ -19,12 +19,9 @@ afterEach(() => {
 const entity = (pk: string) => `https://acct.table.core.windows.net/orders(PartitionKey='${pk}',RowKey='r')`;
 const scopeOf = (pk: string) => `table|acct|orders|${pk}`;
 
-/** A gate that hands out the given paced delays, one per attempt, then sends at once. */
+/** A gate that hands out the given paced waits (0: none), one per attempt, then sends at once. */
 function pacingGate(...delaysInMs: number[]): AttemptGate {
-  return {
-    admit: (_address, _remaining, reserved) => reserved ?? { decision: "send", delayInMs: delaysInMs.shift() ?? 0 },
-    record: () => undefined,
-  };
+  return gateOf(...delaysInMs.map((delayInMs) => (delayInMs > 0 ? waitOf("pacing", delayInMs) : SEND_NOW)));
 }
 
 async function run(observer: MetricsObserver, steps: Step[], options: { gate?: AttemptGate; url?: string } = {}) {

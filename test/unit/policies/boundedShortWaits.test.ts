@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPipelineRequest } from "@azure/core-rest-pipeline";
 import { fixedBackoff, getRetryInfo, resilientRetryPolicy } from "../../../src/index.js";
-import { asGateOption, gateOf, scripted } from "../../support/scriptedGate.js";
+import { asGateOption, gateOf, scripted, waitOf } from "../../support/scriptedGate.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 const request = () => createPipelineRequest({ url, method: "GET" });
@@ -27,7 +27,7 @@ describe("a bounded caller's short waits", () => {
 
   it("a paced slot 20 ms away is taken even with no spare slot (concurrency 1): the attempt is sent", async () => {
     const next = scripted(200);
-    const gate = gateOf({ decision: "send", delayInMs: 20, paced: true });
+    const gate = gateOf(waitOf("pacing", 20));
     const pending = resilientRetryPolicy({ gate: asGateOption(gate), caller: { concurrency: 1 } })
       .sendRequest(request(), next)
       .catch((e: unknown) => e);

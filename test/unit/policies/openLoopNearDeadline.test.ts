@@ -23,7 +23,7 @@ describe("open loop near its deadline", () => {
     const breaker = createPartitionBreaker({ service: "table", pacing: false });
     const address = readRequestAddress(createPipelineRequest({ url, method: "GET" }), "table");
     for (let i = 0; i < 6; i++) {
-      const admission = breaker.admit(address, 30_000);
+      const admission = breaker.admit(address, { queueForInMs: 30_000, retry: false });
       if (admission.decision === "send") breaker.record(address, admission, { outcomeClass: "timeout", status: 500, errorCode: "OperationTimedOut" });
       vi.advanceTimersByTime(60);
     }

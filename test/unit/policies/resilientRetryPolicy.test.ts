@@ -12,10 +12,10 @@ import {
 import { fixedBackoff, getRetryInfo, isCircuitOpenError, resilientRetryPolicy, type RetryObserver } from "../../../src/index.js";
 import { resilientRetryPolicyName } from "../../../src/policies/resilientRetryPolicy.js";
 import { type AttemptGate } from "../../../src/breaker/attemptGate.js";
-import { SEND_NOW, type Admission } from "../../../src/breaker/attemptGate.js";
+import { SEND_NOW, type Admission, type Send } from "../../../src/breaker/attemptGate.js";
 import type { AttemptResult } from "../../../src/classification/attemptResult.js";
 import { isPartitionBusyError } from "../../../src/errors/partitionBusyError.js";
-import { asGateOption } from "../../support/scriptedGate.js";
+import { asGateOption, gateOf, waitOf } from "../../support/scriptedGate.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 
@@ -358,16 +358,21 @@ describe("resilientRetryPolicy", () => {
 });
 
 describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
-  /** A gate that refuses the first `refusals` attempts as an open circuit would, and records what it is told. */
+  /**
+   * A gate whose partition serves nothing for its first `refusals` asks, as an open circuit: each
+   * is a wait for its probe `retryAfterInMs` away, or a refusal when the caller may not wait that
+   * long. Records what it is told.
+   */
   function gate(refusals: number, retryAfterInMs = 1000): AttemptGate & { refused: number; recorded: string[] } {
     let remaining = refusals;
     return {
       refused: 0,
       recorded: [],
-      admit(): Admission {
+      admit(_address, ask): Admission {
         if (remaining <= 0) return SEND_NOW;
         remaining -= 1;
         this.refused += 1;
+        if (retryAfterInMs <= ask.queueForInMs) return waitOf("circuit", retryAfterInMs);
         return { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs };
       },
       record(_address, _admission, result: AttemptResult) {
@@ -407,10 +412,12 @@ describe("resilientRetryPolicy with a gate (circuit breaker)", () => {
 describe("resilientRetryPolicy with a bounded caller (caller: { concurrency })", () => {
   const dead = "https://acct.table.core.windows.net/orders(PartitionKey='dead',RowKey='r')";
   const healthy = "https://acct.table.core.windows.net/orders(PartitionKey='ok',RowKey='r')";
-  /** A gate whose `dead` partition's circuit stays open. */
+  /** A gate whose `dead` partition serves nothing: its next probe, 1 s away, is waited for by whoever may wait that long. */
   const gate: AttemptGate = {
-    admit: (address) =>
-      address.request.url === dead ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|dead", retryAfterInMs: 1000 } : SEND_NOW,
+    admit: (address, ask) => {
+      if (address.request.url !== dead) return SEND_NOW;
+      return ask.queueForInMs >= 1000 ? waitOf("circuit", 1000) : { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|dead", retryAfterInMs: 1000 };
+    },
     record: () => undefined,
   };
 
@@ -476,11 +483,7 @@ describe("resilientRetryPolicy option validation", () => {
 
 describe("resilientRetryPolicy's circuit waits", () => {
   it("waits until the probe is due for an open circuit, whatever the random source says", async () => {
-    let refusals = 1;
-    const gate: AttemptGate = {
-      admit: () => (refusals-- > 0 ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 } : SEND_NOW),
-      record: () => {},
-    };
+    const gate = gateOf(waitOf("circuit", 1000));
     const next = scripted(ok);
     const pending = resilientRetryPolicy({ gate: asGateOption(gate), random: () => 0.5 }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(999);
@@ -493,7 +496,7 @@ describe("resilientRetryPolicy's circuit waits", () => {
     const wake = new WakeList();
     let open = true;
     const gate: AttemptGate = {
-      admit: () => (open ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 300, probeOut: true, wake } : SEND_NOW),
+      admit: () => (open ? waitOf("circuit", 300, wake) : SEND_NOW),
       record: () => {},
     };
     const next = scripted(ok);
@@ -524,9 +527,8 @@ describe("resilientRetryPolicy's circuit waits", () => {
   it("a paced waiter is woken by the gate at once when its queue is let out", async () => {
     const wake = new WakeList();
     let asked = 0;
-    const ticket = {};
     const gate: AttemptGate = {
-      admit: (_address, _remaining, reserved) => (asked++ === 0 ? { decision: "send", delayInMs: 500, ticket, paced: true, wake } : (reserved ?? SEND_NOW)),
+      admit: (_address, ask) => (asked++ === 0 ? waitOf("pacing", 500, wake) : { decision: "send", paced: ask.waited !== undefined }),
       record: () => {},
     };
     const next = scripted(ok);
@@ -547,8 +549,9 @@ describe("resilientRetryPolicy's circuit waits", () => {
 
 describe("resilientRetryPolicy with a pacing gate", () => {
   it("reports every attempt it sent to the gate, with the admission it was sent on", async () => {
-    const seen: Array<{ admission: Admission; outcomeClass: string }> = [];
-    const admission: Admission = { decision: "send", delayInMs: 0, ticket: { slot: 1 } };
+    const seen: Array<{ admission: Send; outcomeClass: string }> = [];
+    // Not the shared SEND_NOW: the gate's own value, handed back as it was.
+    const admission: Send = { decision: "send", paced: true };
     const g: AttemptGate = {
       admit: () => admission,
       record: (_address, given, result) => seen.push({ admission: given, outcomeClass: result.outcomeClass }),
@@ -560,10 +563,11 @@ describe("resilientRetryPolicy with a pacing gate", () => {
       { admission, outcomeClass: "throttled" },
       { admission, outcomeClass: "success" },
     ]);
+    expect(seen.every((s) => s.admission === admission)).toBe(true);
   });
 
   it("waits the paced delay before sending", async () => {
-    const g: AttemptGate = { admit: () => ({ decision: "send", delayInMs: 250 }), record: () => {} };
+    const g = gateOf(waitOf("pacing", 250));
     const next = scripted(ok);
     const pending = resilientRetryPolicy({ gate: asGateOption(g) }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(249);
@@ -572,15 +576,14 @@ describe("resilientRetryPolicy with a pacing gate", () => {
     expect((await pending).status).toBe(200);
   });
 
-  it("waits a slot handed out in slices (the same ticket, the rest of the wait) and sends when the gate confirms it", async () => {
-    const ticket = { slot: 1 };
+  it("waits a paced wait handed out in parts (asked again, the rest of the wait) and sends when the gate lets it go", async () => {
     const asks: number[] = [];
     const g: AttemptGate = {
-      admit: (_address, _remainingInMs, reserved) => {
+      admit: (_address, ask) => {
         asks.push(Date.now());
-        if (reserved === undefined) return { decision: "send", delayInMs: 500, ticket, paced: true };
-        // Asked again: 300 ms more the first time, then confirmed as it was.
-        return asks.length === 2 ? { ...reserved, delayInMs: 300 } : reserved;
+        if (ask.waited === undefined) return waitOf("pacing", 500);
+        // Asked again: 300 ms more the first time, then let go.
+        return asks.length === 2 ? waitOf("pacing", 300) : { decision: "send", paced: true };
       },
       record: () => {},
     };
@@ -597,27 +600,11 @@ describe("resilientRetryPolicy with a pacing gate", () => {
     expect(paced).toEqual([800]);
   });
 
-  it("a re-ask answered with a ticket that is not an object (a string shared by every slot) confirms the slot: no second wait", async () => {
-    let asks = 0;
-    const g: AttemptGate = {
-      admit: () => {
-        asks += 1;
-        return { decision: "send", delayInMs: 250, ticket: "slot", paced: true };
-      },
-      record: () => {},
-    };
-    const next = scripted(ok);
-    const pending = resilientRetryPolicy({ gate: asGateOption(g) }).sendRequest(request(), next);
-    await vi.advanceTimersByTimeAsync(250);
-    expect((await pending).status).toBe(200);
-    expect(asks).toBe(2);
-  });
-
   it("fails at once with PartitionBusyError, carrying retryAfterInMs, when the paced queue outlasts the deadline", async () => {
     let asked = -1;
     const g: AttemptGate = {
-      admit: (_address, remainingInMs) => {
-        asked = remainingInMs;
+      admit: (_address, ask) => {
+        asked = ask.queueForInMs;
         return { decision: "refuse", reason: "paced", scope: "table|acct|orders|hot", retryAfterInMs: 7000 };
       },
       record: () => {},

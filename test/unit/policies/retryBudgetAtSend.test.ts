@@ -5,8 +5,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
 import { createRetryBudget, fixedBackoff, getRetryInfo, resilientRetryPolicy, type RetryBudget } from "../../../src/index.js";
-import { SEND_NOW, type SendAdmission } from "../../../src/breaker/attemptGate.js";
-import { asGateOption, gateOf, scripted } from "../../support/scriptedGate.js";
+import { SEND_NOW, type Send, type Wait } from "../../../src/breaker/attemptGate.js";
+import { asGateOption, gateOf, scripted, waitOf } from "../../support/scriptedGate.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 const request = () => createPipelineRequest({ url, method: "GET" });
@@ -36,7 +36,7 @@ describe("the retry budget follows the admission a retry is sent on", () => {
     const budget = createRetryBudget();
     const tryRetry = vi.spyOn(budget, "tryRetry");
     const next = scripted(503, 200);
-    const gate = gateOf({ decision: "send", delayInMs: 0, paced: true }, SEND_NOW);
+    const gate = gateOf({ decision: "send", paced: true }, SEND_NOW);
     const pending = resilientRetryPolicy({ gate: asGateOption(gate), retryBudget: budget, retry }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(100);
     expect((await pending).status).toBe(200);
@@ -50,7 +50,7 @@ describe("the retry budget follows the admission a retry is sent on", () => {
   it("a retry sent paced after an unpaced attempt goes with the budget empty, and spends nothing", async () => {
     const budget = emptyBudget();
     const next = scripted(503, 200);
-    const gate = gateOf(SEND_NOW, { decision: "send", delayInMs: 0, paced: true });
+    const gate = gateOf(SEND_NOW, { decision: "send", paced: true });
     const pending = resilientRetryPolicy({ gate: asGateOption(gate), retryBudget: budget, retry, maxElapsedInMs: 1_000 }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(1_100);
     expect((await pending).status).toBe(200);
@@ -58,16 +58,16 @@ describe("the retry budget follows the admission a retry is sent on", () => {
     expect(budget.tryRetry).not.toHaveBeenCalled();
   });
 
-  it("a paced slot waited for is confirmed without asking the budget again", async () => {
+  it("a retry that waited for its paced turn is let go paced, without asking the budget", async () => {
     const budget = emptyBudget();
     const next = scripted(503, 200);
-    const gate = gateOf(SEND_NOW, { decision: "send", delayInMs: 30, paced: true, ticket: "slot" });
+    const gate = gateOf(SEND_NOW, waitOf("pacing", 30));
     const pending = resilientRetryPolicy({ gate: asGateOption(gate), retryBudget: budget, retry, maxElapsedInMs: 1_000 }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(1_100);
     expect((await pending).status).toBe(200);
     expect(next).toHaveBeenCalledTimes(2);
     expect(budget.tryRetry).not.toHaveBeenCalled();
-    expect(gate.abandon).not.toHaveBeenCalled();
+    expect(gate.release).not.toHaveBeenCalled();
   });
 });
 
@@ -75,15 +75,15 @@ describe("the budget's answer at send time is obeyed", () => {
   it("open loop: refused at send time, the retry defers and goes when the budget grants; the admission is given back meanwhile", async () => {
     const budget = racedBudget();
     const next = scripted(503, 200);
-    const probe: SendAdmission = { decision: "send", delayInMs: 0, ticket: "probe" };
+    const probe: Send = { decision: "send", probe: true };
     const gate = gateOf(SEND_NOW, probe);
     const pending = resilientRetryPolicy({ gate: asGateOption(gate), retryBudget: budget, retry }).sendRequest(request(), next);
     await vi.advanceTimersByTimeAsync(200);
     expect((await pending).status).toBe(200);
     expect(next).toHaveBeenCalledTimes(2);
     expect(budget.tryRetry).toHaveBeenCalledTimes(2);
-    expect(gate.abandon).toHaveBeenCalledTimes(1);
-    expect(gate.abandon.mock.calls[0]?.[1]).toBe(probe);
+    expect(gate.release).toHaveBeenCalledTimes(1);
+    expect(gate.release.mock.calls[0]?.[1]).toBe(probe);
   });
 
   it("failFast: refused at send time, the retry is not sent: the operation stops budget-exhausted", async () => {
@@ -100,9 +100,9 @@ describe("the budget's answer at send time is obeyed", () => {
   });
 });
 
-describe("a paced slot not sent on is given back to the gate", () => {
-  it("bounded: a waiter let go during its paced wait gives its admission back", async () => {
-    const slot: SendAdmission = { decision: "send", delayInMs: 1_000, paced: true, ticket: "probe" };
+describe("a paced wait not sent on is given back to the gate", () => {
+  it("bounded: a waiter let go during its paced wait gives its wait back", async () => {
+    const slot: Wait = waitOf("pacing", 1_000);
     const gate = gateOf(slot, SEND_NOW);
     const policy = resilientRetryPolicy({ gate: asGateOption(gate), caller: { concurrency: 2 } });
     const waiting = policy.sendRequest(request(), scripted(200)).catch((e: unknown) => e);
@@ -111,7 +111,7 @@ describe("a paced slot not sent on is given back to the gate", () => {
     void policy.sendRequest(request(), () => new Promise<PipelineResponse>(() => undefined));
     await vi.advanceTimersByTimeAsync(300);
     expect(await waiting).toMatchObject({ code: "PARTITION_BUSY" });
-    expect(gate.abandon).toHaveBeenCalledTimes(1);
-    expect(gate.abandon.mock.calls[0]?.[1]).toBe(slot);
+    expect(gate.release).toHaveBeenCalledTimes(1);
+    expect(gate.release.mock.calls[0]?.[1]).toBe(slot);
   });
 });

@@ -7,7 +7,7 @@ import { createTracingObserver, fixedBackoff, resendCountPolicy, resilientRetryP
 import { attachRetryInfo } from "../../../src/address/requestMarks.js";
 import { WakeList } from "../../../src/timing/wake.js";
 import type { PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
-import { asGateOption, gateOf } from "../../support/scriptedGate.js";
+import { asGateOption, gateOf, waitOf } from "../../support/scriptedGate.js";
 
 const url = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 
@@ -104,7 +104,7 @@ describe("tracing observer: what it writes on the call's span", () => {
   it("a paced wait: the partition's state and send rate when it began, and a wake that ends it early", async () => {
     const span = recordingSpan();
     const queue = new WakeList();
-    const gate = gateOf({ decision: "send", delayInMs: 200, paced: true, ticket: {}, wake: queue });
+    const gate = gateOf(waitOf("pacing", 200, queue));
     const breaker = { statusOf: () => ({ state: "paced", available: false, retryAfterInMs: 200, ratePerSecond: 12.345 }) } as unknown as PartitionBreaker;
     const policy = resilientRetryPolicy({ observers: [createTracingObserver({ circuitBreaker: breaker })], gate: asGateOption(gate) });
     setTimeout(() => queue.wakeAll(), 20);
