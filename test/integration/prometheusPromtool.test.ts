@@ -9,7 +9,7 @@ import { type PacedScopeSource } from "../../src/metrics/pacingMetrics.js";
 import type { CircuitStateSource, CircuitTransition } from "../../src/breaker/circuitStateSource.js";
 import { skipWithoutPrometheus } from "../support/externalTool.js";
 import { internal, notFound, ok, reply, request, scripted, serverBusy, timedOut, type Step } from "../unit/metrics/metricsTestKit.js";
-import { asGateOption } from "../support/scriptedGate.js";
+import { asGateOption, gateOf, waitOf } from "../support/scriptedGate.js";
 
 const RULES_DIR = join(dirname(fileURLToPath(import.meta.url)), "../../docs/prometheus");
 
@@ -56,7 +56,7 @@ async function populatedRegistry(): Promise<Registry> {
   };
   await resilientRetryPolicy({ observers: [table], gate: asGateOption(gate), caller: { failFast: true } }).sendRequest(request(), scripted()).catch(() => undefined);
   // A paced attempt (waits 20 ms for its slot), and a paced refusal (outcome partition_busy).
-  const paced: AttemptGate = { admit: (_a, _r, reserved) => reserved ?? { decision: "send", delayInMs: 20 }, record: () => undefined };
+  const paced = gateOf(waitOf("pacing", 20));
   await resilientRetryPolicy({ observers: [table], gate: asGateOption(paced) }).sendRequest(request(), scripted(ok));
   const busy: AttemptGate = { admit: () => ({ decision: "refuse", reason: "paced", scope: "table|acct|orders|p1", retryAfterInMs: 900 }), record: () => undefined };
   await resilientRetryPolicy({ observers: [table], gate: asGateOption(busy) }).sendRequest(request(), scripted()).catch(() => undefined);

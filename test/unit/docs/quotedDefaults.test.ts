@@ -5,8 +5,7 @@ import { AMBIGUOUS_WRITE_RESULTS } from "../../../src/ambiguousWrites/ambiguousW
 import { DEFAULT_DECORRELATED_JITTER_BACKOFF } from "../../../src/backoff/decorrelatedJitterBackoff.js";
 import { DEFAULT_EXPONENTIAL_BACKOFF, exponentialDelayInMs } from "../../../src/backoff/exponentialBackoff.js";
 import { DEFAULT_FIXED_BACKOFF } from "../../../src/backoff/fixedBackoff.js";
-import { ACCOUNT_PROBE_IN_MS, QUIET_IN_MS } from "../../../src/breaker/circuit.js";
-import { MAX_ACCOUNTS } from "../../../src/breaker/accountGate.js";
+import { QUIET_IN_MS, SPREAD } from "../../../src/flow/scopeController.js";
 import { classify } from "../../../src/classification/classify.js";
 import { TIMEOUT_ERROR_CODES, TRANSIENT_ERROR_CODES } from "../../../src/classification/networkErrors.js";
 import { OUTCOME_CLASSES, RETRIABLE_CLASSES, type OutcomeClass } from "../../../src/classification/outcomeClass.js";
@@ -252,13 +251,15 @@ describe("the factories' defaults (DEFAULTS), wherever they are quoted", () => {
     expect({
       consecutiveFailures: value("consecutiveFailures"),
       resetTimeoutInMs: value("resetTimeoutInMs"),
-      rollingWindowInMs: value("rollingWindowInMs"),
       maxScopes: value("maxScopes"),
       idleTtlInMs: value("idleTtlInMs"),
-    }).toEqual({ consecutiveFailures: breaker.consecutiveFailures, resetTimeoutInMs: breaker.resetTimeoutInMs, rollingWindowInMs: breaker.rollingWindowInMs, maxScopes: breaker.maxScopes, idleTtlInMs: breaker.idleTtlInMs });
-    expect({ decreaseFactor: value("pacing.decreaseFactor"), minRatePerSecond: value("pacing.minRatePerSecond"), forgetAfterInMs: value("pacing.forgetAfterInMs") }).toEqual(DEFAULTS.pacing);
+    }).toEqual({ consecutiveFailures: breaker.consecutiveFailures, resetTimeoutInMs: breaker.resetTimeoutInMs, maxScopes: breaker.maxScopes, idleTtlInMs: breaker.idleTtlInMs });
+    expect(row(rows, "`circuitBreaker.pacing`")[1]).toBe(breaker.pacing ? "on" : "off");
     const [quiet] = quoted(row(rows, "`circuitBreaker.consecutiveFailures`")[2] as string, /with no success for (\d+) ms/);
     expect(num(quiet as string)).toBe(QUIET_IN_MS);
+    // An account's answer tells for SPREAD partitions: it is probed that many times as often.
+    const [times, every] = quoted(row(rows, "`circuitBreaker.resetTimeoutInMs`")[2] as string, /probed (\w+) times as often \(every (\d+) ms\)/);
+    expect([times, num(every as string)]).toEqual([["zero", "one", "two", "three", "four"][SPREAD], breaker.resetTimeoutInMs / SPREAD]);
   });
 
   it("configuration.md: the policy's own defaults, and the SDK retry policies installResilience removes (migration.md too)", () => {
@@ -317,17 +318,15 @@ describe("the factories' defaults (DEFAULTS), wherever they are quoted", () => {
     expect(ticked(services as string).map((s) => s.replaceAll('"', ""))).toEqual([...DEFAULT_START_AZURITE_OPTIONS.services]);
   });
 
-  it("troubleshooting.md and architecture.md: the probe period, the short paced slot, the accounts held", () => {
+  it("troubleshooting.md and architecture.md: the probe period, the short paced slot, an account's probe period", () => {
     const text = prose("docs/troubleshooting.md");
     const [probe] = quoted(text, /\(probed every (\d+) ms\)/);
     expect(num(probe as string)).toBe(DEFAULTS.partitionBreaker.resetTimeoutInMs);
     const [slot] = quoted(text, /\(beyond a (\d+) ms paced slot\)/);
     expect(num(slot as string)).toBe(SHORT_WAIT_IN_MS);
     const architecture = prose("docs/architecture.md");
-    const [accounts] = quoted(architecture, /the accounts throttled as a whole, at most (\d+),/);
-    expect(num(accounts as string)).toBe(MAX_ACCOUNTS);
     const [every] = quoted(architecture, /probed one at a time every (\d+) ms/);
-    expect(num(every as string)).toBe(ACCOUNT_PROBE_IN_MS);
+    expect(num(every as string)).toBe(DEFAULTS.partitionBreaker.resetTimeoutInMs / SPREAD);
   });
 });
 
