@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import { clampUnitRandom, resolveRandomSource } from "../../../src/backoff/retryStrategy.js";
-import { exponentialBackoff, resilientRetryPolicy } from "../../../src/index.js";
-import { type AttemptGate } from "../../../src/breaker/attemptGate.js";
-import { asGateOption } from "../../support/scriptedGate.js";
+import { exponentialBackoff, fixedBackoff, resilientRetryPolicy, type RetryBudget } from "../../../src/index.js";
+import { BUDGET_POLL_IN_MS } from "../../../src/policies/decideNext.js";
 
 // A `random` option answering outside [0, 1] is clamped where it enters (issue 17, item 7):
 // NaN or a negative draw used to make open-circuit waits poll every millisecond past the deadline.
+// Circuit waits draw nothing now (a scope's queue wakes its waiters at their turn); the budget's
+// polls still do.
 
 const BAD_DRAWS: Array<[string, number]> = [
   ["NaN", Number.NaN],
@@ -60,9 +61,10 @@ describe("exponentialBackoff with a bad random source", () => {
   });
 });
 
-describe("resilientRetryPolicy open-circuit waits with a bad random source", () => {
-  const RETRY_AFTER_IN_MS = 1_000;
+describe("resilientRetryPolicy budget waits with a bad random source", () => {
   const MAX_ELAPSED_IN_MS = 10_000;
+  /** An empty budget is asked again within [t, 2t] of this, drawn (a circuit wait is drawn from nothing: its scope's queue wakes it). */
+  const t = BUDGET_POLL_IN_MS;
 
   beforeEach(() => {
     vi.useFakeTimers();
@@ -71,23 +73,24 @@ describe("resilientRetryPolicy open-circuit waits with a bad random source", () 
     vi.useRealTimers();
   });
 
-  /** A gate whose circuit never closes: each refusal says "next probe in 1 s". */
-  function alwaysOpen(): AttemptGate & { refusals: number } {
-    return {
-      refusals: 0,
-      admit() {
-        this.refusals += 1;
-        return { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: RETRY_AFTER_IN_MS };
-      },
-      record() {},
-    };
-  }
-
   it.each(BAD_DRAWS)("%s: each wait is within [t, 2t] and the operation ends by its deadline", async (_name, draw) => {
-    const gate = alwaysOpen();
-    const next = vi.fn<SendRequest>(async (request) => ({ request, status: 200, headers: createHttpHeaders() }) satisfies PipelineResponse);
-    const policy = resilientRetryPolicy({ gate: asGateOption(gate), maxElapsedInMs: MAX_ELAPSED_IN_MS, random: () => draw });
+    // A budget that never grants a retry: the retry is deferred, and the budget asked again, until the deadline.
+    const asks: number[] = [];
+    const budget: RetryBudget = {
+      recordRequest: () => undefined,
+      tryRetry: () => {
+        asks.push(Date.now());
+        // A wait of 0 would spin at one instant of the fake clock: stopped here, it fails below.
+        if (asks.length > (10 * MAX_ELAPSED_IN_MS) / t) throw new Error("the budget is asked in a spin");
+        return false;
+      },
+      snapshot: () => ({ requests: 0, retries: 0, available: 0 }),
+      retryAfterInMs: () => 1_000,
+    };
+    const next = vi.fn<SendRequest>(async (request) => ({ request, status: 503, headers: createHttpHeaders({ "x-ms-error-code": "ServerBusy" }) }) satisfies PipelineResponse);
+    const policy = resilientRetryPolicy({ retryBudget: budget, retry: fixedBackoff({ maxRetries: 3, delayInMs: 10 }), maxElapsedInMs: MAX_ELAPSED_IN_MS, random: () => draw });
     const request = createPipelineRequest({ url: "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')" });
+    const start = Date.now();
     let settled = false;
     const pending = policy.sendRequest(request, next).then(
       () => (settled = true),
@@ -96,9 +99,14 @@ describe("resilientRetryPolicy open-circuit waits with a bad random source", () 
     await vi.advanceTimersByTimeAsync(MAX_ELAPSED_IN_MS);
     expect(settled).toBe(true);
     await pending;
-    // Waits of t to 2t over a 10 s deadline: between 5 and 10 refusals, plus the first one.
-    expect(gate.refusals).toBeGreaterThanOrEqual(MAX_ELAPSED_IN_MS / (2 * RETRY_AFTER_IN_MS));
-    expect(gate.refusals).toBeLessThanOrEqual(MAX_ELAPSED_IN_MS / RETRY_AFTER_IN_MS + 1);
-    expect(next).not.toHaveBeenCalled();
+    expect(next).toHaveBeenCalledTimes(1);
+    // Every wait that began with room for a whole one before the deadline (near it, a wait is cut to half the time left).
+    const gaps = asks.slice(1).map((at, i) => ({ from: (asks[i] as number) - start, inMs: at - (asks[i] as number) }));
+    const whole = gaps.filter((gap) => gap.from + 2 * t <= MAX_ELAPSED_IN_MS);
+    expect(whole.length).toBeGreaterThanOrEqual((MAX_ELAPSED_IN_MS - 2 * t) / (2 * t) - 1);
+    for (const gap of whole) {
+      expect(gap.inMs).toBeGreaterThanOrEqual(t);
+      expect(gap.inMs).toBeLessThanOrEqual(2 * t);
+    }
   });
 });

@@ -210,7 +210,7 @@ describe("options fuzz: installResilience", () => {
     },
     service: { valid: fc.constant("table"), invalid: fc.constantFrom<unknown>("tables", 5, null, "") },
     circuitBreaker: {
-      valid: fc.constantFrom(false, {}, { idleTtlInMs: 1000 }, { resetTimeoutInMs: 2000 }, { consecutiveFailures: 3 }, { pacing: false }, { pacing: { decreaseFactor: 0.5 } }),
+      valid: fc.constantFrom(false, {}, { idleTtlInMs: 1000 }, { resetTimeoutInMs: 2000 }, { consecutiveFailures: 3 }, { pacing: false }, { pacing: true }),
       invalid: fc.constantFrom<unknown>(
         5,
         "on",
@@ -223,9 +223,11 @@ describe("options fuzz: installResilience", () => {
         { resetTimeoutInMs: -1 },
         { consecutiveFailures: 0 },
         { pacing: null },
-        { pacing: { decreaseFactor: 2 } },
+        // Pacing's options and rollingWindowInMs were removed: refused, named.
+        { pacing: { decreaseFactor: 0.5 } },
+        { rollingWindowInMs: 3000 },
       ),
-      names: ["mode", "resetTimeoutInMs", "consecutiveFailures", "pacing", "circuitBreaker"],
+      names: ["mode", "resetTimeoutInMs", "consecutiveFailures", "pacing", "rollingWindowInMs", "circuitBreaker"],
     },
     metrics: {
       valid: fc.constantFrom(false, { registry }, { registry, prefix: "fuzz_" }),
@@ -277,7 +279,7 @@ const breakerSpec: Spec = {
   getScope: { valid: fc.constant(() => "scope"), invalid: fc.constantFrom<unknown>(null, 10n, "scope", {}, 5) },
   resetTimeoutInMs: ms(1, DAY),
   consecutiveFailures: number(1, 1_000_000, { integer: true, allowInfinity: true }),
-  rollingWindowInMs: ms(1, DAY),
+  pacing: { valid: fc.boolean(), invalid: fc.oneof(junk.filter((v) => typeof v !== "boolean"), fc.constantFrom<unknown>(0, 1, "false", { decreaseFactor: 0.7 }, { minRatePerSecond: 1 })) },
   maxScopes: number(1, 10_000_000, { integer: true }),
   idleTtlInMs: ms(1, DAY, { allowInfinity: true }),
 };

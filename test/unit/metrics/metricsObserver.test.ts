@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Counter, Registry } from "prom-client";
 import { CircuitOpenError, createMetricsObserver, PartitionBusyError, fixedBackoff, resilientRetryPolicy, type MetricsObserver } from "../../../src/index.js";
 import { readRequestAddress } from "../../../src/address/requestAddress.js";
-import { SEND_NOW, type AttemptGate } from "../../../src/breaker/attemptGate.js";
+import { type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import type { CallerOptions } from "../../../src/policies/callerPolicy.js";
 import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
 import {
@@ -19,7 +19,7 @@ import {
   timedOut,
   type Step,
 } from "./metricsTestKit.js";
-import { asGateOption } from "../../support/scriptedGate.js";
+import { asGateOption, gateOf, waitOf } from "../../support/scriptedGate.js";
 
 const table = { service: "table", operation: "get_entity" };
 
@@ -153,11 +153,7 @@ describe("createMetricsObserver: counters for scripted outcomes", () => {
 
   it("a local wait: local_waits{reason} counts the operation while it waits for the circuit's probe, 0 once it has gone", async () => {
     const observer = createMetricsObserver("table", { registry });
-    let refusals = 1;
-    const gate: AttemptGate = {
-      admit: () => (refusals-- > 0 ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 1000 } : SEND_NOW),
-      record: () => undefined,
-    };
+    const gate = gateOf(waitOf("circuit", 1000));
     const pending = resilientRetryPolicy({ observers: [observer], gate: asGateOption(gate), random: () => 0 }).sendRequest(request(), scripted(ok));
     await vi.advanceTimersByTimeAsync(500);
     expect(await sampleValue(registry, "azure_storage_local_waits", { service: "table", reason: "circuit" })).toBe(1);

@@ -3,7 +3,7 @@ import { Registry } from "prom-client";
 import { createMetricsObserver, fixedBackoff, resilientRetryPolicy, type LocalWaitEvent } from "../../../src/index.js";
 import { SEND_NOW } from "../../../src/breaker/attemptGate.js";
 import { ok, request, sampleValue, scripted, serverBusy } from "../metrics/metricsTestKit.js";
-import { asGateOption } from "../../support/scriptedGate.js";
+import { asGateOption, waitOf } from "../../support/scriptedGate.js";
 
 // One wait event (onLocalWait) serves the metrics' local-wait gauge and the tracing observer:
 // each wait without sending is told when it begins and when it is over, with its length.
@@ -19,10 +19,9 @@ describe("onLocalWait", () => {
   it("tells each wait, a backoff and two circuit waits in a row, as its own started/ended pair with planned and actual length", async () => {
     const events: LocalWaitEvent[] = [];
     const registry = new Registry();
-    // The first attempt goes; its retry is refused twice by an open circuit (200 ms each) before it is sent.
+    // The first attempt goes; its retry waits twice for the probe of a partition that serves nothing (200 ms each) before it is sent.
     let admits = 0;
-    const refuse = { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p1", retryAfterInMs: 200 } as const;
-    const gate = { admit: () => (++admits === 2 || admits === 3 ? refuse : SEND_NOW), record: () => undefined };
+    const gate = { admit: () => (++admits === 2 || admits === 3 ? waitOf("circuit", 200) : SEND_NOW), record: () => undefined };
     const policy = resilientRetryPolicy({
       retry: fixedBackoff({ maxRetries: 3, delayInMs: 50 }),
       gate: asGateOption(gate),

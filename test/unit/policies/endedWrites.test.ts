@@ -4,7 +4,7 @@ import { fixedBackoff, getRetryInfo, resilientRetryPolicy } from "../../../src/i
 import { isPossiblyApplied } from "../../support/possiblyApplied.js";
 import { SEND_NOW, type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import { captureAzureLog } from "../../support/captureAzureLog.js";
-import { asGateOption } from "../../support/scriptedGate.js";
+import { asGateOption, waitOf } from "../../support/scriptedGate.js";
 
 // Issue 17, items 4 and 13: the error a caller catches after an abort still tells that the
 // write may have been applied; the give-up warning names the operation and the scope.
@@ -40,7 +40,7 @@ describe("a write ended by the caller's abort (item 4)", () => {
     const controller = new AbortController();
     let sent = 0;
     const gate: AttemptGate = {
-      admit: () => (sent === 0 ? SEND_NOW : { decision: "refuse", reason: "circuit-open", scope: "table|devstoreaccount1|orders|p", retryAfterInMs: 3_000 }),
+      admit: () => (sent === 0 ? SEND_NOW : waitOf("circuit", 3_000)),
       record: () => void (sent += 1),
     };
     const next = vi.fn<SendRequest>().mockRejectedValueOnce(reset());

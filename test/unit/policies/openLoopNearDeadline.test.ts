@@ -1,7 +1,8 @@
 // The open loop's promise (issue 23): it never fails an operation for a local reason when waiting
-// within the deadline would let it succeed. While a half-open circuit's probe is out, the breaker's
-// retryAfterInMs is a poll (reset / 10 = 300 ms by default), not when the circuit admits; an empty
-// budget's wait is a poll too. An operation with less time left than the poll asks again within it.
+// within the deadline would let it succeed. While a probe of a partition that serves nothing is out,
+// the next probe's time (a probe period, 300 ms by default) is not when the partition may take the
+// operation: the probe's answer may bring it back sooner. An empty budget's wait is a poll too. An
+// operation with less time left than either asks again within it.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import { createPartitionBreaker } from "../../../src/breaker/partitionBreaker.js";

@@ -13,7 +13,7 @@ import {
 import { ambiguousWriteReadBackPolicy, createRetryBudget, fixedBackoff, getRetryInfo, resilientRetryPolicy, type AmbiguousWriteEvent, type ResilientRetryPolicyOptions } from "../../../src/index.js";
 import { SEND_NOW, type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import { captureAzureLog } from "../../support/captureAzureLog.js";
-import { asGateOption } from "../../support/scriptedGate.js";
+import { asGateOption, waitOf } from "../../support/scriptedGate.js";
 
 const table = "http://127.0.0.1:10002/devstoreaccount1/orders";
 const entity = `${table}(PartitionKey='p',RowKey='r')`;
@@ -279,7 +279,7 @@ describe("the retry budget in the retry policy", () => {
     const budget = createRetryBudget({ minRetriesPerSecond: 0, retryRatio: 0, now: () => 0 });
     let refusals = 3;
     const gate: AttemptGate = {
-      admit: () => (refusals-- > 0 ? { decision: "refuse", reason: "circuit-open", scope: "table|acct|orders|p", retryAfterInMs: 100 } : SEND_NOW),
+      admit: () => (refusals-- > 0 ? waitOf("circuit", 100) : SEND_NOW),
       record: () => {},
     };
     const next = vi.fn<SendRequest>(async (req) => reply(req, 200));

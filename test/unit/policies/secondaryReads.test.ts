@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createHttpHeaders, createPipelineRequest, RestError, type PipelineRequest, type PipelineResponse, type SendRequest } from "@azure/core-rest-pipeline";
 import { createRetryBudget, fixedBackoff, getRetryInfo, resilientRetryPolicy, type RetryObserver } from "../../../src/index.js";
-import { SEND_NOW, type Admission, type AttemptGate } from "../../../src/breaker/attemptGate.js";
+import { SEND_NOW, type Admission, type AdmissionRequest, type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import { resolveSecondaryReads } from "../../../src/policies/secondaryReads.js";
 import { secondaryUrlOf } from "../../../src/address/secondaryUrl.js";
 import type { RequestAddress } from "../../../src/address/requestAddress.js";
-import { asGateOption } from "../../support/scriptedGate.js";
+import { asGateOption, waitOf } from "../../support/scriptedGate.js";
 
 const PRIMARY = "https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
 const SECONDARY = "https://acct-secondary.table.core.windows.net/orders(PartitionKey='p1',RowKey='r1')";
@@ -107,16 +107,20 @@ const busy = (req: PipelineRequest) => reply(req, 503, { "x-ms-error-code": "Ser
 const ok = (req: PipelineRequest) => reply(req, 200);
 const notFound = (req: PipelineRequest) => reply(req, 404, { "x-ms-error-code": "ResourceNotFound" });
 
-/** A gate whose circuit is open for the first `refusals` asks, and which logs the scope keys it is told about. */
+/**
+ * A gate whose partition serves nothing for the first `refusals` asks: each waits for the next
+ * probe, 1 s away, or is refused when the caller may not wait that long. Logs the scope keys it is told about.
+ */
 function openCircuitGate(refusals: number) {
   const admitted: string[] = [];
   const recorded: string[] = [];
   let left = refusals;
   const gate: AttemptGate = {
-    admit(address: RequestAddress): Admission {
+    admit(address: RequestAddress, ask: AdmissionRequest): Admission {
       admitted.push(address.scopeKey ?? "none");
       if (left <= 0) return SEND_NOW;
       left -= 1;
+      if (ask.queueForInMs >= 1000) return waitOf("circuit", 1000);
       return { decision: "refuse", reason: "circuit-open", scope: address.scopeKey ?? "", retryAfterInMs: 1000 };
     },
     record(address: RequestAddress): void {

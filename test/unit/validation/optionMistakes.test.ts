@@ -64,9 +64,7 @@ describe("a millisecond option given in seconds", () => {
     [{ backoff: { throttled: { strategy: "exponential", baseDelayInMs: 1.5 } } }, "backoff.throttled.baseDelayInMs"],
     [{ maxRetryAfterInMs: 2.5 }, "maxRetryAfterInMs"],
     [{ circuitBreaker: { resetTimeoutInMs: 0.3 } }, "circuitBreaker.resetTimeoutInMs"],
-    [{ circuitBreaker: { rollingWindowInMs: 3.5 } }, "circuitBreaker.rollingWindowInMs"],
     [{ circuitBreaker: { idleTtlInMs: 30.5 } }, "circuitBreaker.idleTtlInMs"],
-    [{ circuitBreaker: { pacing: { forgetAfterInMs: 0.5 } } }, "circuitBreaker.pacing.forgetAfterInMs"],
     [{ retryBudget: { windowInMs: 0.5 } }, "retryBudget.windowInMs"],
   ])("installResilience(client, %j) names %s and the mistake", (options, path) => {
     const error = thrown(() => install(options));
@@ -96,7 +94,7 @@ describe("a misspelt option names the closest known one first", () => {
   it("a name like none of them gets the list alone", () => {
     expect(() => install({ circuitBreaker: { threshold: 5 } })).toThrow(
       new TypeError(
-        "circuitBreaker.threshold is not a known option; known options are service, getScope, resetTimeoutInMs, consecutiveFailures, rollingWindowInMs, pacing, maxScopes, idleTtlInMs.",
+        "circuitBreaker.threshold is not a known option; known options are service, getScope, resetTimeoutInMs, consecutiveFailures, pacing, maxScopes, idleTtlInMs.",
       ),
     );
   });
