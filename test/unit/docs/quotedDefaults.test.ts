@@ -318,15 +318,12 @@ describe("the factories' defaults (DEFAULTS), wherever they are quoted", () => {
     expect(ticked(services as string).map((s) => s.replaceAll('"', ""))).toEqual([...DEFAULT_START_AZURITE_OPTIONS.services]);
   });
 
-  it("troubleshooting.md and architecture.md: the probe period, the short paced slot, an account's probe period", () => {
+  it("troubleshooting.md: the probe period, the short paced slot", () => {
     const text = prose("docs/troubleshooting.md");
     const [probe] = quoted(text, /\(probed every (\d+) ms\)/);
     expect(num(probe as string)).toBe(DEFAULTS.partitionBreaker.resetTimeoutInMs);
     const [slot] = quoted(text, /\(beyond a (\d+) ms paced slot\)/);
     expect(num(slot as string)).toBe(SHORT_WAIT_IN_MS);
-    const architecture = prose("docs/architecture.md");
-    const [every] = quoted(architecture, /probed one at a time every (\d+) ms/);
-    expect(num(every as string)).toBe(DEFAULTS.partitionBreaker.resetTimeoutInMs / SPREAD);
   });
 });
 
