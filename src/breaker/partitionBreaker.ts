@@ -3,7 +3,7 @@
 // scope whose evidence it is. Its interface is partitionBreakerInterface.ts.
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import { evidenceOf, GAIN, SPREAD, type ControllerSettings, type Evidence, type Turn } from "../flow/scopeController.js";
+import { evidenceOf, GAIN, SPREAD, type ControllerSettings, type Evidence } from "../flow/scopeController.js";
 import type { PacedScope } from "../flow/pacedScope.js";
 import { eitherWake } from "../timing/wake.js";
 import { SEND_NOW, type Admission, type AdmissionRequest, type Send, type Wait } from "./attemptGate.js";
@@ -106,7 +106,9 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     // Until the next send (the newest goes first): the next probe when out, an answer freeing the window when it is full.
     const untilInMs = dueAt === Infinity ? lostAfterInMs(gate) : Math.max(0, dueAt - at);
     waited?.leave();
-    if (untilInMs > ask.queueForInMs) return { decision: "refuse", reason: out ? "circuit-open" : "paced", scope: gate.key, retryAfterInMs: Math.ceil(untilInMs) };
+    // While a probe is out, its answer may bring the scope back at any moment: the caller waits what it may for it.
+    const probeAnswers = out && gate.probeOut && ask.queueForInMs > 0;
+    if (untilInMs > ask.queueForInMs && !probeAnswers) return { decision: "refuse", reason: out ? "circuit-open" : "paced", scope: gate.key, retryAfterInMs: Math.ceil(untilInMs) };
     const waiting = new Waiting(route, out ? "circuit" : "pacing", Math.max(1, Math.min(untilInMs, ask.queueForInMs)), waited?.since ?? at);
     gate.enqueue(waiting);
     pump(gate, at);
@@ -268,7 +270,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     stateCounts() {
       const at = now();
       const counts: Record<CircuitState, number> = { closed: 0, open: 0, half_open: 0 };
-      for (const scope of registry.values()) counts[scope.stateAt(at)] += 1;
+      for (const scope of registry.values()) if (scope.control.troubled) counts[scope.stateAt(at)] += 1;
       return counts;
     },
     onTransition: (listener) => announcer.onTransition(listener),

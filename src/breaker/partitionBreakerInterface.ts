@@ -38,7 +38,10 @@ export interface PartitionBreaker {
     /** A partition, or a whole account throttling as a whole (docs/flow-control.md). Absent: a partition. */
     level?: "partition" | "account";
   }[];
-  /** Live circuits per state (`closed`, `open`, `half_open`), right now. */
+  /**
+   * Scopes with trouble of their own now, by the state of their circuit: `open` or `half_open` (out), or
+   * `closed` (paced, or unserved answers since they last served). Watched scopes with none are not counted.
+   */
   stateCounts(): Record<"closed" | "open" | "half_open", number>;
   /**
    * Calls `listener` on every circuit's change of state (`scope` is the partition's scope

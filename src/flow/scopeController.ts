@@ -126,6 +126,11 @@ export class ScopeController {
     return this.#smoothedInMs;
   }
 
+  /** Whether it has trouble of its own now: out, limited, or unserved answers of its own since it last served. */
+  get troubled(): boolean {
+    return this.#out || this.#rate !== Infinity || this.#unserved > 0;
+  }
+
   /** The share of the last answers that were unserved (0 to 1). */
   get unservedShare(): number {
     return this.#unservedShare;

@@ -104,7 +104,7 @@ function beforeGate(f: DecisionFacts): Step {
   if (f.aborted) return stop("aborted", "abort");
   // A waiter let go stops, unless it may still wait (a backoff cut short by its circuit opening: the gate says what now).
   if (f.letGo && !f.mayKeepWaiting) return localStop(RELEASED[f.waitReason ?? "circuit"], f);
-  // A caller that may not wait takes only a paced slot that is about to come.
+  // A caller that may not wait takes only a paced slot that is about to come (a circuit wait, it does not take).
   return { action: "admit", queueForInMs: f.callerMayWait ? f.remainingInMs : Math.min(f.remainingInMs, SHORT_WAIT_IN_MS) };
 }
 
@@ -119,6 +119,9 @@ function atGate(f: DecisionFacts): Step {
     case "wait-circuit":
       // A scope that serves nothing keeps reads off the primary, not off the secondary.
       if (mayReadSecondary(f) && f.remainingInMs > 0) return toSecondary(0, f);
+      // However short, a circuit wait is no slot about to come: a caller that may not wait stops (it holds a worker
+      // for the probe's answer, and a failed probe would keep it longer).
+      if (!f.callerMayWait) return localStop("circuit-open", f, true);
       // Woken at its turn; the wait is recorded as an attempt refused by the circuit.
       return waitFor("circuit", Math.max(MIN_CIRCUIT_WAIT_IN_MS, f.gateDelayInMs), f, true);
     case "circuit-open":

@@ -166,6 +166,21 @@ describe("createPartitionBreaker: a partition that serves nothing", () => {
     expect(breaker.stateOf(key("p1"))).toBe("half_open");
   });
 
+  it("while a probe is out, a caller that may not wait for the next one waits what it may for the probe's answer; one that may not wait at all is refused", () => {
+    const breaker = make();
+    takeOut(breaker, "p1");
+    const probe = askAgainWhenDue(breaker, "p1", admit(breaker, "p1") as Wait);
+    expect(probe).toMatchObject({ decision: "send", probe: true });
+    // The next probe is a reset period off: further than this caller may wait, but the probe out may answer first.
+    const near = admit(breaker, "p1", { queueForInMs: 250 });
+    expect(near).toMatchObject({ decision: "wait", reason: "circuit", delayInMs: 250 });
+    expect(admit(breaker, "p1", { queueForInMs: 0 })).toMatchObject({ decision: "refuse", reason: "circuit-open" });
+    // The probe is served: the scope is back, and the waiter's turn comes at once.
+    vi.advanceTimersByTime(20);
+    breaker.record(addressOf("p1"), probe as Send, result("success"));
+    expect(askAgainWhenDue(breaker, "p1", near as Wait)).toMatchObject({ decision: "send" });
+  });
+
   it("a failed probe keeps it out; probes go one per reset period whether or not the last has answered", () => {
     const breaker = make();
     takeOut(breaker, "p1");
@@ -174,6 +189,8 @@ describe("createPartitionBreaker: a partition that serves nothing", () => {
       vi.advanceTimersByTime(10);
       const admission = admit(breaker, "p1", { queueForInMs: 5 });
       if (admission.decision === "send") sent.push(admission);
+      // A wait for the probe's answer, not taken: given back, as the contract asks.
+      else if (admission.decision === "wait") breaker.release(addressOf("p1"), admission);
     }
     // None answered (a partition timing out): a probe every 300 ms still.
     expect(sent.length).toBe(3);

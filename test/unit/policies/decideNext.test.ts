@@ -86,7 +86,7 @@ describe("decideNext before an attempt, as a table", () => {
     ["a circuit wait answering 0 is waited for 10 ms at least", { gate: "wait-circuit", gateDelayInMs: 0 }, refusedWait(10)],
     ["a circuit wait spends no retry", { gate: "wait-circuit", gateDelayInMs: 10, retriesDone: 3 }, refusedWait(10)],
     ["a bounded caller's circuit wait may be let go", { gate: "wait-circuit", gateDelayInMs: 1500, callerKind: "bounded" }, { ...refusedWait(1500), releasable: true }],
-    ["a circuit wait of 50 ms or less is taken by a caller that may not wait", { gate: "wait-circuit", gateDelayInMs: 40, callerMayWait: false, callerKind: "bounded" }, refusedWait(40)],
+    ["a caller that may not wait stops at a circuit wait, however short", { gate: "wait-circuit", gateDelayInMs: 40, callerMayWait: false, callerKind: "bounded" }, refusedStop],
     ["a circuit wait: a read goes to the secondary", { gate: "wait-circuit", gateDelayInMs: 1500, ...secondary }, { action: "send", to: "secondary", reserveInMs: 0 }],
     ["a circuit wait: a retry is read from the secondary with a retry of the budget", { gate: "wait-circuit", gateDelayInMs: 1500, ...secondary, retry: true, hasBudget: true }, { action: "send", to: "secondary", reserveInMs: 0, spendsRetry: true }],
     ["a circuit wait: a retry is not read from the secondary with the budget empty", { gate: "wait-circuit", gateDelayInMs: 1500, ...secondary, retry: true, budget: "empty" }, refusedWait(1500)],
