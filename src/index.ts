@@ -15,7 +15,7 @@ export { ambiguousWriteReadBackPolicy } from "./ambiguousWrites/ambiguousWriteRe
 export type { PartitionBreaker } from "./breaker/partitionBreaker.js";
 export { createPartitionBreaker } from "./breaker/partitionBreaker.js";
 export type { PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";
-export type { PartitionStatus } from "./breaker/partitionStatus.js";
+export type { PartitionStatus } from "./breaker/partitionBreakerInterface.js";
 export type { RetryBudget, RetryBudgetOptions } from "./flow/retryBudget.js";
 export { createRetryBudget } from "./flow/retryBudget.js";
 

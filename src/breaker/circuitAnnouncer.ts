@@ -1,40 +1,22 @@
 // Telling the log and the transition listeners about a circuit's changes of state, once each.
-import type { StorageService } from "../address/partitionScope.js";
 import { logger } from "../logging/logger.js";
-import type { CircuitState, CircuitTransition } from "./circuitStateSource.js";
-
-/** What the announcer needs of a scope's state: its circuit's state, and what was last said about it. */
-export interface AnnouncedScope {
-  readonly key: string;
-  readonly service: StorageService;
-  stateAt(at: number): CircuitState;
-  /**
-   * The circuit's state as the log and listeners were last told it. Open → half-open happens
-   * by time, with no call to return it: it is announced when an attempt next meets the circuit
-   * (an admit or a record), where it takes effect; queries announce nothing.
-   */
-  announced: CircuitState;
-}
+import type { CircuitState, CircuitTransition } from "./partitionBreakerInterface.js";
+import type { Scope } from "./scope.js";
 
 /** One breaker's transition listeners, and the one place its circuits' changes are logged and delivered. */
 export class CircuitAnnouncer {
   readonly #listeners = new Set<(transition: CircuitTransition) => void>();
-  readonly #resetTimeoutInMs: number;
 
-  constructor(resetTimeoutInMs: number) {
-    this.#resetTimeoutInMs = resetTimeoutInMs;
-  }
-
-  /** Logs and delivers `state`'s circuit moving from what was last announced to `to`, if it moved. */
-  announce(state: AnnouncedScope, to: CircuitState): void {
-    const from = state.announced;
+  /** Logs and delivers `scope`'s circuit moving from what was last announced to `to`, if it moved. */
+  announce(scope: Scope, to: CircuitState): void {
+    const from = scope.announced;
     if (from === to) return;
-    state.announced = to;
+    scope.announced = to;
     // An outage probed every few hundred milliseconds goes open → half-open → open again and again: its
     // first opening and its closing are the news (warning), each probe's round is detail (info).
     const routine = to === "half_open" || (to === "open" && from === "half_open");
-    (routine ? logger.info : logger.warning)(describeTransition(state.key, from, to, this.#resetTimeoutInMs));
-    const event: CircuitTransition = { service: state.service, scope: state.key, from, to };
+    (routine ? logger.info : logger.warning)(describeTransition(scope, from, to));
+    const event: CircuitTransition = { service: scope.service, scope: scope.key, from, to };
     for (const listener of this.#listeners) {
       try {
         listener(event);
@@ -44,11 +26,12 @@ export class CircuitAnnouncer {
     }
   }
 
-  /** Reads `state`'s circuit at `at`, announcing the change time made (open → half-open) since the breaker last looked. */
-  observe(state: AnnouncedScope, at: number): CircuitState {
-    const current = state.stateAt(at);
-    this.announce(state, current);
-    return current;
+  /**
+   * Announces the change time made since the breaker last looked (open → half-open happens by time,
+   * with no call to return it: it is announced where an attempt next meets the circuit; queries announce nothing).
+   */
+  observe(scope: Scope, at: number): void {
+    this.announce(scope, scope.stateAt(at));
   }
 
   /** Adds `listener`; returns a function that removes it. */
@@ -65,12 +48,11 @@ export class CircuitAnnouncer {
   }
 }
 
-function describeTransition(key: string, from: CircuitState, to: CircuitState, resetTimeoutInMs: number): string {
-  const scope = `Circuit for partition scope "${key}"`;
-  if (to === "open") {
-    const why = from === "half_open" ? "the probe failed" : "the partition served nothing through several failures in a row";
-    return `${scope} opened (${why}); next probe in ${resetTimeoutInMs} ms.`;
-  }
-  if (to === "half_open") return `${scope} is half-open: one probe may go through.`;
-  return `${scope} closed: the partition answers again.`;
+function describeTransition(scope: Scope, from: CircuitState, to: CircuitState): string {
+  const account = scope.accountKey === undefined;
+  const what = `Circuit for ${account ? "account" : "partition"} scope "${scope.key}"`;
+  if (to === "half_open") return `${what} is half-open: one probe may go through.`;
+  if (to === "closed") return `${what} closed: the ${account ? "account" : "partition"} serves again.`;
+  const why = from === "half_open" ? "the probe failed" : `the ${account ? "account" : "partition"} served nothing through several failures in a row`;
+  return `${what} opened (${why}); next probe in ${scope.control.probeIntervalInMs} ms.`;
 }

@@ -4,17 +4,14 @@
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { evidenceOf, GAIN, SPREAD, type ControllerSettings, type Evidence } from "../flow/scopeController.js";
-import type { PacedScope } from "../flow/pacedScope.js";
 import { eitherWake } from "../timing/wake.js";
 import { SEND_NOW, type Admission, type AdmissionRequest, type Send, type Wait } from "./attemptGate.js";
 import { CircuitAnnouncer } from "./circuitAnnouncer.js";
-import type { CircuitState } from "./circuitStateSource.js";
 import { resolvePartitionBreakerOptions, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
-import type { PartitionBreaker } from "./partitionBreakerInterface.js";
-import { HEALTHY_PARTITION, type PartitionStatus } from "./partitionStatus.js";
+import { HEALTHY_PARTITION, type CircuitState, type PacedScope, type PartitionBreaker, type PartitionStatus } from "./partitionBreakerInterface.js";
 import { Attempt, lostAfterInMs, Scope, Waiting, type Route } from "./scope.js";
 import { createScopeKeyReader } from "./scopeKeys.js";
-import { createScopeRegistry } from "./scopeRegistry.js";
+import { ScopeRegistry } from "./scopeRegistry.js";
 
 export type { PartitionBreaker } from "./partitionBreakerInterface.js";
 
@@ -36,8 +33,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   // One answer of an account tells for at least SPREAD partitions: it is probed as often as they would be together.
   const accountSettings: ControllerSettings = { ...partitionSettings, probeIntervalInMs: o.resetTimeoutInMs / SPREAD, spread: SPREAD };
   const now = (): number => Date.now();
-  const announcer = new CircuitAnnouncer(o.resetTimeoutInMs);
-  const registry = createScopeRegistry<Scope>({ maxEntries: o.maxScopes, idleTtlInMs: o.idleTtlInMs, isRetirable: (scope) => scope.isRetirable() });
+  const announcer = new CircuitAnnouncer();
+  const registry = new ScopeRegistry<Scope>(o.maxScopes, o.idleTtlInMs, (scope) => scope.isRetirable());
   const scopeKeyOf = createScopeKeyReader(o.getScope, o.service);
   let disposed = false;
 
@@ -76,7 +73,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   };
 
   const admit = (address: RequestAddress, ask: AdmissionRequest): Admission => {
-    if (disposed || registry.size() === 0) return SEND_NOW;
+    if (disposed || registry.size === 0) return SEND_NOW;
     const waited = ask.waited instanceof Waiting ? ask.waited : undefined;
     if (waited?.granted !== undefined) return waited.granted;
     const at = now();
@@ -139,7 +136,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const unserved = evidence === "throttled" || evidence === "failed";
     if (!(sent instanceof Attempt)) {
       // Sent unwatched: while nothing is watched, only a first trouble makes state (the success path ends here).
-      if (evidence === undefined || (!unserved && registry.size() === 0)) return;
+      if (evidence === undefined || (!unserved && registry.size === 0)) return;
       const at = now();
       return learn(evidence, -Infinity, at, routeOf(address, at, unserved), false);
     }
@@ -169,7 +166,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       (partition === undefined || account.control.out || (account.control.spreadAt(at) >= SPREAD && partition.control.unservedShare <= GAIN * account.control.unservedShare));
     for (const scope of [partition, account]) {
       if (scope === undefined || (unserved && (scope === account) !== accountsOwn)) continue;
-      const turn = scope.control.answer(evidence, sentAt, at, from, waited || scope.waiting > 0);
+      const turn = scope.control.answer(evidence, sentAt, at, waited || scope.waiting > 0);
       if (turn !== undefined) {
         announcer.announce(scope, turn === "out" ? "open" : "closed");
         // Whoever backs off after a failure here asks again now: it waits for the probe, or goes.
@@ -237,7 +234,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
 
   return {
     get size() {
-      return registry.size();
+      return registry.size;
     },
     admit,
     record,
@@ -248,12 +245,12 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     openScopes: () => scopesIn("open"),
     halfOpenScopes: () => scopesIn("half_open"),
     refusesNow(address) {
-      if (disposed || registry.size() === 0) return false;
+      if (disposed || registry.size === 0) return false;
       const key = scopeKeyOf(address);
       return key !== undefined && decidingScope(key)?.control.out === true;
     },
     wakeOf(address) {
-      if (disposed || registry.size() === 0) return undefined;
+      if (disposed || registry.size === 0) return undefined;
       const { partition, account } = routeOf(address, now(), false);
       return eitherWake(partition?.sleepers, account?.sleepers);
     },

@@ -2,7 +2,25 @@
 // internal AttemptGate half); made by createPartitionBreaker (partitionBreaker.ts).
 import type { StorageService } from "../address/partitionScope.js";
 import type { AttemptGate } from "./attemptGate.js";
-import type { PartitionStatus } from "./partitionStatus.js";
+
+/**
+ * What a dispatcher can ask before it sends (`handle.partitionStatus(...)`,
+ * `breaker.statusOf(scope)`): is this partition taking attempts now, and if not, when to
+ * come back. Cheap and synchronous.
+ */
+export interface PartitionStatus {
+  /** `healthy`: no trouble known; `paced`: throttled lately, attempts spaced; `open`/`half_open`: its circuit. */
+  readonly state: "healthy" | "paced" | "open" | "half_open";
+  /** Whether an attempt sent now would go out at once (no open circuit, no pacing queue ahead of it). */
+  readonly available: boolean;
+  /** Milliseconds until it would be; 0 when available. */
+  readonly retryAfterInMs: number;
+  /** For a paced partition, its current send rate (attempts/s). */
+  readonly ratePerSecond?: number;
+}
+
+/** The status of a partition with no trouble known. Shared: it holds no state. */
+export const HEALTHY_PARTITION: PartitionStatus = Object.freeze({ state: "healthy", available: true, retryAfterInMs: 0 });
 
 /**
  * The retry policy's gate (its `gate` option): one controller per partition scope, and one per
@@ -61,3 +79,12 @@ export interface PartitionBreaker {
   /** @internal See {@link AttemptGate.wakeOf}. */
   wakeOf: NonNullable<AttemptGate["wakeOf"]>;
 }
+
+/** The states of a scope's circuit, as metrics and logs name them (the public interface spells the union out: one name less in the API). */
+export type CircuitState = keyof ReturnType<PartitionBreaker["stateCounts"]>;
+/** One circuit's change of state, as `onTransition` delivers it. */
+export type CircuitTransition = Parameters<Parameters<PartitionBreaker["onTransition"]>[0]>[0];
+/** What the metrics layer reads of a breaker: its circuits per state, and their transitions. */
+export type CircuitStateSource = Pick<PartitionBreaker, "stateCounts" | "onTransition">;
+/** One paced scope and the send rate it is held to, as `pacedScopes()` lists them. */
+export type PacedScope = ReturnType<PartitionBreaker["pacedScopes"]>[number];

@@ -4,7 +4,7 @@ import type { StorageService } from "../address/partitionScope.js";
 import { QUIET_IN_MS, ScopeController, type ControllerSettings } from "../flow/scopeController.js";
 import { WakeList, type WakeSource } from "../timing/wake.js";
 import type { Send, Wait } from "./attemptGate.js";
-import type { CircuitState } from "./circuitStateSource.js";
+import type { CircuitState } from "./partitionBreakerInterface.js";
 
 /** What an attempt is sent under: its partition's scope (and key), its account's. */
 export interface Route {

@@ -3,16 +3,13 @@
 import type { OutcomeClass } from "../classification/outcomeClass.js";
 import { BUCKET_IN_MS, RateMeter } from "./rateMeter.js";
 
-/** What an answer says of the scope that gave it (see {@link ScopeController.answer}). */
-export type Evidence =
-  /** A success: the scope served it. */
-  | "served"
-  /** An answer that is no failure of the scope (404, 409, 403, 501...): it answers, but served nothing of the traffic asked. */
-  | "answered"
-  /** A throttle (503 ServerBusy, 500 OperationTimedOut, 429): the scope is past what it serves now. */
-  | "throttled"
-  /** No answer from the scope: a reset, a refused connection, a 500 or 502, or an attempt unanswered for {@link QUIET_IN_MS}. */
-  | "failed";
+/**
+ * What an answer says of the scope that gave it: `served` (a success), `answered` (404, 409, 403,
+ * 501...: it answers, but served nothing of the traffic asked), `throttled` (503 ServerBusy, 500
+ * OperationTimedOut, 429: past what it serves now), `failed` (no answer: a reset, a refused
+ * connection, a 500 or 502, or an attempt taken for lost).
+ */
+export type Evidence = "served" | "answered" | "throttled" | "failed";
 
 /** What an attempt's outcome class says of the scope; undefined: nothing (aborted). */
 export function evidenceOf(outcomeClass: OutcomeClass): Evidence | undefined {
@@ -37,7 +34,7 @@ export interface ControllerSettings {
   readonly probeIntervalInMs: number;
   /** Unserved answers in a row (nothing served between) that make a scope out. */
   readonly failuresToOut: number;
-  /** Partitions its unserved answers must come from before the scope acts on them: 1 for a partition, {@link SPREAD} for an account. */
+  /** Partitions its unserved answers must come from before it acts on them: 1 for a partition, {@link SPREAD} for an account. */
   readonly spread: number;
   /** Whether throttles teach a rate (`pacing: false`: only out and back). */
   readonly pacing: boolean;
@@ -47,20 +44,18 @@ export interface ControllerSettings {
 export type Turn = "out" | "back";
 
 /**
- * One scope's controller. Its state is one rate: how many attempts a second the scope is sent
- * (`Infinity`: no limit), with at most `rate × its fastest round trip × 2` in flight. The rest
- * follows from the answers:
+ * One scope's controller. Its state is one rate: attempts a second (`Infinity`: no limit), with at
+ * most `rate × fastest round trip × GAIN` in flight. The rest follows from the answers:
  *
- * - **out** (serves nothing): `failuresToOut` unserved answers in a row, with nothing served for
- *   {@link QUIET_IN_MS} when they are throttles (a partition at capacity serves between its
- *   throttles). The rate drops to one probe per `probeIntervalInMs`; what was learnt of its
- *   capacity is forgotten (an outage teaches nothing of it).
- * - **back**: the first answer after it that is not a failure. The rate restarts at one attempt
- *   per round trip, and doubles with each round trip while attempts wait for it and its answers
- *   find no queue at the server.
+ * - **out**: `failuresToOut` unserved answers in a row, with nothing served for {@link QUIET_IN_MS}
+ *   when they are throttles (a partition at capacity serves between them). The rate drops to one
+ *   probe per `probeIntervalInMs`, and the capacity learnt is forgotten.
+ * - **back**: the first answer after it that is not a failure (a 404 too: the scope answers). The
+ *   rate restarts at one attempt per round trip, and doubles each round trip while attempts wait
+ *   for it and its answers find no queue at the server.
  * - **a throttle** while it serves: the rate drops to what it served (its capacity, the plateau),
- *   never below a quarter of what its callers ask ({@link DEMAND_SHARE}). Past the plateau it
- *   doubles again only after {@link HOLD_ANSWERS} served answers at the rate it holds.
+ *   never below {@link DEMAND_SHARE} of what its callers ask. Past the plateau it doubles again
+ *   only after {@link HOLD_ANSWERS} served answers at the rate it holds.
  * - once per round: an answer to an attempt sent before the last change is no news.
  */
 export class ScopeController {
@@ -75,22 +70,20 @@ export class ScopeController {
   #changedAt = -Infinity;
   /** Served answers to attempts sent at the rate held since the last change. */
   #held = 0;
+  /** Unserved answers, and failures among them, since it last served. */
   #unserved = 0;
   #failures = 0;
-  /** Partitions among the unserved answers in a row (at most `spread`). */
-  readonly #run = new Set<string>();
-  /** The fastest served round trip seen (ms). */
   #fastestInMs: number;
-  /** Served round trips, smoothed over about {@link EVIDENCE_ANSWERS}: what this scope's answers usually take. */
+  /** Served round trips, smoothed over about {@link EVIDENCE_ANSWERS}. */
   #smoothedInMs = 0;
-  /** When the last attempt went, as its slot: the next goes `1 / rate` after it. */
+  /** The last attempt's slot: the next goes `1 / rate` after it. */
   #lastSlotAt = -Infinity;
   readonly #served: RateMeter;
   /** First attempts: what the scope's callers ask. */
   readonly #asked: RateMeter;
-  /** Of the last answers (about {@link EVIDENCE_ANSWERS}), the share unserved: how badly the scope fails now. */
+  /** The share unserved of about the last {@link EVIDENCE_ANSWERS} answers. */
   #unservedShare = 0;
-  /** The partitions of the last {@link EVIDENCE_ANSWERS} unserved answers, and when (for an account: are they spread?). */
+  /** The partition and time of the last {@link EVIDENCE_ANSWERS} unserved answers (for an account: are they spread?). */
   readonly #recent: { from: string; at: number }[] = [];
   readonly #s: ControllerSettings;
 
@@ -107,14 +100,16 @@ export class ScopeController {
     return this.#out;
   }
 
-  /** Attempts per second allowed now; `Infinity` when the scope is not limited. */
   get ratePerSecond(): number {
     return this.#rate;
   }
 
-  /** When the scope last served (or answered): its one "last served" clock. */
   get servedAt(): number {
     return this.#servedAt;
+  }
+
+  get probeIntervalInMs(): number {
+    return this.#s.probeIntervalInMs;
   }
 
   get fastestInMs(): number {
@@ -126,17 +121,16 @@ export class ScopeController {
     return this.#smoothedInMs;
   }
 
-  /** Whether it has trouble of its own now: out, limited, or unserved answers of its own since it last served. */
+  /** Trouble of its own now: out, limited, or unserved answers of its own since it last served. */
   get troubled(): boolean {
     return this.#out || this.#rate !== Infinity || this.#unserved > 0;
   }
 
-  /** The share of the last answers that were unserved (0 to 1). */
   get unservedShare(): number {
     return this.#unservedShare;
   }
 
-  /** Attempts that may be in flight: one round trip's worth at twice the rate, at least one; no bound while out or unlimited. */
+  /** Attempts that may be in flight: one round trip's worth at GAIN × the rate, at least one; no bound while out or unlimited. */
   window(): number {
     if (this.#out || this.#rate === Infinity || this.#fastestInMs === Infinity) return Infinity;
     return Math.max(1, (this.#rate * this.#fastestInMs * GAIN) / 1000);
@@ -158,10 +152,7 @@ export class ScopeController {
     this.#lastSlotAt = this.#rate === Infinity ? at : Math.max(at, this.#lastSlotAt + 1000 / this.#rate);
   }
 
-  /**
-   * Every answer the scope gave, whoever's evidence it turns out to be (see `answer`): the share
-   * unserved and, of an unserved one, which partition gave it.
-   */
+  /** Every answer the scope gave, whoever's evidence it turns out to be (see `answer`): the share unserved, and who gave an unserved one. */
   observe(unserved: boolean, from: string, at: number): void {
     this.#unservedShare += ((unserved ? 1 : 0) - this.#unservedShare) / EVIDENCE_ANSWERS;
     if (!unserved) return;
@@ -169,7 +160,7 @@ export class ScopeController {
     this.#recent.push({ from, at });
   }
 
-  /** Partitions among the scope's last unserved answers of the last second: are its failures spread? */
+  /** Partitions among its last unserved answers of the last second: are its failures spread? */
   spreadAt(at: number): number {
     const partitions = new Set<string>();
     for (const { from, at: seen } of this.#recent) if (at - seen < 2 * BUCKET_IN_MS) partitions.add(from);
@@ -177,12 +168,11 @@ export class ScopeController {
   }
 
   /**
-   * The scope's evidence: an answer (from partition `from`) to an attempt sent at `sentAt`.
-   * `limited`: the attempt waited for its turn, so the scope's limit is what held it (it grows only then).
-   * Returns the turn it took, if any.
+   * The scope's evidence: an answer to an attempt sent at `sentAt`, observed first. `limited`: the
+   * attempt waited for its turn, so the limit is what held it (it grows only then). Returns the turn taken.
    */
-  answer(evidence: Evidence, sentAt: number, at: number, from: string, limited: boolean): Turn | undefined {
-    return evidence === "served" || evidence === "answered" ? this.#answered(evidence, sentAt, at, limited) : this.#unservedAnswer(evidence, sentAt, at, from);
+  answer(evidence: Evidence, sentAt: number, at: number, limited: boolean): Turn | undefined {
+    return evidence === "served" || evidence === "answered" ? this.#answered(evidence, sentAt, at, limited) : this.#unservedAnswer(evidence, sentAt, at);
   }
 
   #answered(evidence: "served" | "answered", sentAt: number, at: number, limited: boolean): Turn | undefined {
@@ -194,7 +184,6 @@ export class ScopeController {
       this.#servedAt = at;
       this.#unserved = 0;
       this.#failures = 0;
-      this.#run.clear();
       if (roundTripInMs !== Infinity) {
         this.#fastestInMs = Math.min(this.#fastestInMs, roundTripInMs);
         this.#smoothedInMs = this.#smoothedInMs === 0 ? roundTripInMs : this.#smoothedInMs + (roundTripInMs - this.#smoothedInMs) / EVIDENCE_ANSWERS;
@@ -221,13 +210,12 @@ export class ScopeController {
     return undefined;
   }
 
-  #unservedAnswer(evidence: "throttled" | "failed", sentAt: number, at: number, from: string): Turn | undefined {
+  #unservedAnswer(evidence: "throttled" | "failed", sentAt: number, at: number): Turn | undefined {
     this.#unserved += 1;
     if (evidence === "failed") this.#failures += 1;
-    if (this.#run.size < this.#s.spread) this.#run.add(from);
     const enough = this.#s.failuresToOut;
-    const quiet = at - this.#servedAt >= QUIET_IN_MS;
-    if (this.#run.size >= this.#s.spread && (this.#failures >= enough || (this.#unserved >= enough && quiet))) {
+    const spread = this.spreadAt(at) >= this.#s.spread;
+    if (spread && (this.#failures >= enough || (this.#unserved >= enough && at - this.#servedAt >= QUIET_IN_MS))) {
       if (this.#out) return undefined;
       this.#out = true;
       this.#plateau = Infinity;
@@ -236,11 +224,11 @@ export class ScopeController {
       this.#lastSlotAt = at;
       return "out";
     }
-    // A throttle while it serves: what it served is its capacity. Learnt once a quarter second is measured, and once per round.
-    if (evidence !== "throttled" || !this.#s.pacing || this.#out || sentAt < this.#changedAt) return undefined;
-    if (this.#served.spanInMs(at) < QUIET_IN_MS || this.spreadAt(at) < this.#s.spread) return undefined;
-    // What it served is its capacity; with nothing served since the last change (the meter still holds the time
-    // before), nothing is learnt of it and the rate halves.
+    // A throttle while it serves: learnt once a quarter second is measured, and once per round.
+    if (evidence !== "throttled" || !this.#s.pacing || this.#out || sentAt < this.#changedAt || !spread) return undefined;
+    if (this.#served.spanInMs(at) < QUIET_IN_MS) return undefined;
+    // What it served is its capacity; with nothing served since the last change (the meter still holds
+    // the time before), nothing is learnt of it and the rate halves.
     const serving = this.#servedAt >= this.#changedAt;
     const served = serving ? this.#served.ratePerSecond(at) : this.#rate / 2;
     if (!(served > 0) || served === Infinity) return undefined;
@@ -284,5 +272,5 @@ export const GAIN = 2;
 /** The answers the unserved share is taken over, and the unserved answers an account's spread is read from. */
 export const EVIDENCE_ANSWERS = 8;
 
-/** Partitions an account's unserved answers must come from before the account acts on them: one hot key must not slow it. */
+/** Partitions an account's unserved answers must come from before it acts on them: one hot key must not slow it. */
 export const SPREAD = 3;

@@ -7,7 +7,7 @@ import type { RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
 import type { ExponentialBackoffOptions } from "../backoff/exponentialBackoff.js";
 import type { PartitionBreaker } from "../breaker/partitionBreaker.js";
-import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionStatus.js";
+import { HEALTHY_PARTITION, type PartitionStatus } from "../breaker/partitionBreakerInterface.js";
 import type { MetricsObserver, MetricsOptions } from "../metrics/metricsObserver.js";
 import type { OpenTelemetryMetricsOptions } from "../metrics/openTelemetryObserver.js";
 import type { PartitionBreakerOptions } from "../breaker/partitionBreakerOptions.js";

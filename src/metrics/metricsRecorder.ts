@@ -4,7 +4,7 @@ import type { RequestAddress } from "../address/requestAddress.js";
 import type { StorageOperation } from "../address/storageOperation.js";
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import { AMBIGUOUS_WRITE_RESULTS } from "../ambiguousWrites/ambiguousWriteResult.js";
-import type { CircuitStateSource, CircuitTransition } from "../breaker/circuitStateSource.js";
+import type { CircuitStateSource, CircuitTransition } from "../breaker/partitionBreakerInterface.js";
 import { OUTCOME_CLASSES, RETRIABLE_CLASSES, type OutcomeClass } from "../classification/outcomeClass.js";
 import { LOCAL_REFUSALS } from "../observers/retryEvents.js";
 import type { AmbiguousWriteEvent, AttemptClass, AttemptEvent, LocalWaitEvent, OperationEvent, RetryEvent, StopReason } from "../observers/retryEvents.js";

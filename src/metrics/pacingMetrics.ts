@@ -1,7 +1,6 @@
 // The gauges read from a breaker at scrape (or collection) time, its circuits and its pacing,
 // and how every sink sums them: nothing is recorded on the request path.
-import type { CircuitState, CircuitStateSource } from "../breaker/circuitStateSource.js";
-import type { PacedScope } from "../flow/pacedScope.js";
+import type { CircuitState, CircuitStateSource, PacedScope } from "../breaker/partitionBreakerInterface.js";
 import { logger } from "../logging/logger.js";
 import { safeErrorName } from "../logging/safeErrorCode.js";
 import type { StorageService } from "../address/partitionScope.js";

@@ -3,8 +3,7 @@
 // log; it asks the breaker for a partition's state and changes nothing.
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { Attributes, Span } from "@opentelemetry/api";
-import type { PartitionBreaker } from "../breaker/partitionBreakerInterface.js";
-import type { PartitionStatus } from "../breaker/partitionStatus.js";
+import type { PartitionBreaker, PartitionStatus } from "../breaker/partitionBreakerInterface.js";
 import { retryInfoMarkOf } from "../address/requestMarks.js";
 import { safeErrorCode } from "../logging/safeErrorCode.js";
 import {

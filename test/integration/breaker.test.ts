@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { TableClient } from "@azure/data-tables";
 import { installResilience, isCircuitOpenError, type ResilienceHandle } from "../../src/index.js";
-import { type CircuitTransition } from "../../src/breaker/circuitStateSource.js";
+import { type CircuitTransition } from "../../src/breaker/partitionBreakerInterface.js";
 import { DEFAULT_PARTITION_BREAKER_OPTIONS } from "../../src/breaker/partitionBreakerOptions.js";
 import type { RequestRecord } from "../../src/testing/simulator/requestLog.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";

@@ -6,7 +6,7 @@ import { Registry } from "prom-client";
 import { createMetricsObserver, fixedBackoff, resilientRetryPolicy } from "../../src/index.js";
 import { type AttemptGate } from "../../src/breaker/attemptGate.js";
 import { type PacedScopeSource } from "../../src/metrics/pacingMetrics.js";
-import type { CircuitStateSource, CircuitTransition } from "../../src/breaker/circuitStateSource.js";
+import type { CircuitStateSource, CircuitTransition } from "../../src/breaker/partitionBreakerInterface.js";
 import { skipWithoutPrometheus } from "../support/externalTool.js";
 import { internal, notFound, ok, reply, request, scripted, serverBusy, timedOut, type Step } from "../unit/metrics/metricsTestKit.js";
 import { asGateOption, gateOf, waitOf } from "../support/scriptedGate.js";

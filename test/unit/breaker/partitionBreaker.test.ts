@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createPipelineRequest, type PipelineRequest } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../../../src/address/requestAddress.js";
 import { SEND_NOW, type Admission, type Send, type Wait } from "../../../src/breaker/attemptGate.js";
-import type { CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
+import type { CircuitTransition } from "../../../src/breaker/partitionBreakerInterface.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../../../src/breaker/partitionBreaker.js";
 import type { PartitionBreakerOptions } from "../../../src/breaker/partitionBreakerOptions.js";
 import type { AttemptResult } from "../../../src/classification/attemptResult.js";

@@ -51,7 +51,7 @@ function run(d: Draw): Outcome {
   const sentAfterEnd = new Map<number, number>();
   const learn = (evidence: Evidence, sentAt: number, at: number, waited = false): void => {
     control.observe(evidence === "throttled" || evidence === "failed", "p", at);
-    control.answer(evidence, sentAt, at, "p", waited || queue.length > 1);
+    control.answer(evidence, sentAt, at, waited || queue.length > 1);
   };
   for (let at = 0; at < faultEndsAt + SERVING_AFTER_IN_MS; at++) {
     if (at === faultEndsAt) waitedAtEnd = new Set([...queue, ...[...inFlight].filter(([, a]) => inFault(a.sentAt)).map(([id]) => id)]);

@@ -12,7 +12,7 @@ function scope(settings: ControllerSettings = PARTITION, fastestInMs?: number) {
     /** An answer of `evidence` to an attempt sent `roundTripInMs` before `at`, observed and then taken as the scope's evidence (as the breaker does). */
     answer: (evidence: Evidence, at: number, roundTripInMs = 2, limited = true, from = "p") => {
       control.observe(evidence === "throttled" || evidence === "failed", from, at);
-      return control.answer(evidence, at - roundTripInMs, at, from, limited);
+      return control.answer(evidence, at - roundTripInMs, at, limited);
     },
   };
 }
@@ -68,7 +68,7 @@ describe("ScopeController: throttled while it serves", () => {
     // Sent at 390, before the cut at 400: no second cut, however many such answers come.
     for (let at = 401; at < 410; at++) {
       s.control.observe(true, "p", at);
-      s.control.answer("throttled", 390, at, "p", true);
+      s.control.answer("throttled", 390, at, true);
     }
     expect(s.control.ratePerSecond).toBe(rate);
   });
@@ -173,7 +173,7 @@ describe("ScopeController: back", () => {
     const s = outThenBack(2);
     s.answer("served", 520, 19, true);
     expect(s.control.ratePerSecond).toBe(500);
-    s.control.answer("served", 499, 503, "p", true);
+    s.control.answer("served", 499, 503, true);
     expect(s.control.ratePerSecond).toBe(500);
   });
 

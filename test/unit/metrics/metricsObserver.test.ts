@@ -4,7 +4,7 @@ import { CircuitOpenError, createMetricsObserver, PartitionBusyError, fixedBacko
 import { readRequestAddress } from "../../../src/address/requestAddress.js";
 import { type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import type { CallerOptions } from "../../../src/policies/callerPolicy.js";
-import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
+import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/partitionBreakerInterface.js";
 import {
   internal,
   notFound,

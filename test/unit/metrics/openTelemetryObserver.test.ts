@@ -5,7 +5,7 @@ import { createMetricsObserver, createOpenTelemetryMetricsObserver, fixedBackoff
 import { OPEN_TELEMETRY_ATTRIBUTES as ATTR } from "../../../src/metrics/metricNames.js";
 import { OPEN_TELEMETRY_METRICS as OTEL } from "../../../src/metrics/openTelemetryObserver.js";
 import { asGateOption, gateOf, waitOf } from "../../support/scriptedGate.js";
-import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/circuitStateSource.js";
+import type { CircuitState, CircuitStateSource, CircuitTransition } from "../../../src/breaker/partitionBreakerInterface.js";
 import { createEmptyPipeline } from "@azure/core-rest-pipeline";
 import { readRequestAddress } from "../../../src/address/requestAddress.js";
 import { internal, notFound, ok, request, scripted, serverBusy, timedOut, type Step } from "./metricsTestKit.js";

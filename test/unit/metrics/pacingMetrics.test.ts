@@ -3,7 +3,7 @@ import { Registry } from "prom-client";
 import { createMetricsObserver, fixedBackoff, resilientRetryPolicy, type MetricsObserver } from "../../../src/index.js";
 import { SEND_NOW, type AttemptGate } from "../../../src/breaker/attemptGate.js";
 import { type PacedScope } from "../../../src/metrics/pacingMetrics.js";
-import type { CircuitStateSource } from "../../../src/breaker/circuitStateSource.js";
+import type { CircuitStateSource } from "../../../src/breaker/partitionBreakerInterface.js";
 import { ok, request, sampleValue, samplesOf, scripted, serverBusy, sumOf, type Step } from "./metricsTestKit.js";
 import { asGateOption, gateOf, waitOf } from "../../support/scriptedGate.js";
 
