@@ -5,11 +5,11 @@ import type { RequestAddress } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { evidenceOf, GAIN, SPREAD, type ControllerSettings, type Evidence } from "../flow/scopeController.js";
 import { eitherWake } from "../timing/wake.js";
-import { SEND_NOW, type Admission, type AdmissionRequest, type Send, type Wait } from "./attemptGate.js";
+import { SEND_NOW, type Admission, type AdmissionRequest, type Send } from "./attemptGate.js";
 import { CircuitAnnouncer } from "./circuitAnnouncer.js";
 import { resolvePartitionBreakerOptions, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
 import { HEALTHY_PARTITION, type CircuitState, type PacedScope, type PartitionBreaker, type PartitionStatus } from "./partitionBreakerInterface.js";
-import { Attempt, lostAfterInMs, Scope, Waiting, type Route } from "./scope.js";
+import { Attempt, Scope, Waiting, type Route } from "./scope.js";
 import { createScopeKeyReader } from "./scopeKeys.js";
 import { ScopeRegistry } from "./scopeRegistry.js";
 
@@ -101,7 +101,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     const out = gate.control.out;
     const dueAt = gate.nextSendAt(at);
     // Until the next send (the newest goes first): the next probe when out, an answer freeing the window when it is full.
-    const untilInMs = dueAt === Infinity ? lostAfterInMs(gate) : Math.max(0, dueAt - at);
+    const untilInMs = dueAt === Infinity ? gate.lostAfterInMs : Math.max(0, dueAt - at);
     waited?.leave();
     // While a probe is out, its answer may bring the scope back at any moment: the caller waits what it may for it.
     const probeAnswers = out && gate.probeOut && ask.queueForInMs > 0;
@@ -124,10 +124,10 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
         next.grant(send(next.route, at, true));
       } else {
         blocked.enqueue(next);
-        blocked.schedule(at, lostAfterInMs(blocked), onTimer);
+        blocked.schedule(at, onTimer);
       }
     }
-    scope.schedule(at, lostAfterInMs(scope), onTimer);
+    scope.schedule(at, onTimer);
   };
 
   const record = (address: RequestAddress, sent: Send, result: AttemptResult): void => {
@@ -181,7 +181,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
    * attempt it has in flight is taken for lost, as a failure (five are it out), and leaves its window.
    */
   const takeLost = (scope: Scope, at: number): void => {
-    if (!scope.silent(at, lostAfterInMs(scope))) return;
+    if (!scope.silent(at)) return;
     for (const attempt of [...scope.live]) {
       attempt.lost = true;
       attempt.settle();
@@ -195,17 +195,6 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     takeLost(scope, at);
     announcer.observe(scope, at);
     pump(scope, at);
-  };
-
-  const release = (admission: Send | Wait): void => {
-    if (admission instanceof Waiting) {
-      const queue = admission.queue;
-      admission.leave();
-      admission.granted?.settle();
-      if (queue !== undefined) pump(queue, now());
-    } else if (admission instanceof Attempt) {
-      admission.settle();
-    }
   };
 
   /** The scope that decides for a partition key now: its account while the account serves nothing. */
@@ -238,8 +227,14 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     },
     admit,
     record,
-    release: (_address, admission) => {
-      if (!disposed) release(admission);
+    release(_address, admission) {
+      if (disposed) return;
+      if (admission instanceof Attempt) return admission.settle();
+      if (!(admission instanceof Waiting)) return;
+      const queue = admission.queue;
+      admission.leave();
+      admission.granted?.settle();
+      if (queue !== undefined) pump(queue, now());
     },
     stateOf: (key) => registry.peek(key)?.stateAt(now()),
     openScopes: () => scopesIn("open"),

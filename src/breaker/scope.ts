@@ -33,17 +33,13 @@ export class Attempt implements Send {
     this.waited = waited;
   }
 
-  /** Leaves the scopes that count it in flight. */
+  /** Leaves the scopes that count it in flight (once: a late answer to one taken for lost frees no later probe's place). */
   settle(): void {
-    for (const scope of [this.route.partition, this.route.account]) {
-      if (scope === undefined) continue;
-      scope.live.delete(this);
-      if (this.probe) scope.probeOut = false;
-    }
+    for (const scope of [this.route.partition, this.route.account]) if (scope?.live.delete(this) === true && this.probe) scope.probeOut = false;
   }
 }
 
-/** An operation queued for a scope's next send: granted its turn when it comes, the newest first, and woken. */
+/** An operation queued for a scope's next send: granted its turn when it comes (the newest first), and woken. */
 export class Waiting implements Wait, WakeSource {
   readonly decision = "wait";
   readonly reason: "circuit" | "pacing";
@@ -55,8 +51,9 @@ export class Waiting implements Wait, WakeSource {
   granted: Attempt | undefined;
   /** The scope it is queued for, while it is. */
   queue: Scope | undefined;
-  #wake: (() => void) | undefined;
-  #woken = false;
+  /** Granted or dismissed: it wakes as soon as it listens (its turn may come between its sleeps). */
+  #over = false;
+  readonly #wakes = new WakeList();
 
   constructor(route: Route, reason: "circuit" | "pacing", delayInMs: number, since: number) {
     this.route = route;
@@ -69,17 +66,10 @@ export class Waiting implements Wait, WakeSource {
     return this;
   }
 
-  /** Granted before it listens (between its sleeps), it wakes as it starts listening. */
   listen(wake: () => void): () => void {
-    if (this.#woken) {
-      this.#woken = false;
-      wake();
-      return () => undefined;
-    }
-    this.#wake = wake;
-    return () => {
-      this.#wake = undefined;
-    };
+    if (!this.#over) return this.#wakes.listen(wake);
+    wake();
+    return () => undefined;
   }
 
   /** Leaves the queue it is in (its turn came, or it was given up). */
@@ -93,12 +83,10 @@ export class Waiting implements Wait, WakeSource {
     this.dismiss();
   }
 
-  /** Wakes it with no turn (the breaker was disposed of: it asks again and passes). */
+  /** Wakes it; with no turn granted (the breaker was disposed of), it asks again and passes. */
   dismiss(): void {
-    const wake = this.#wake;
-    this.#wake = undefined;
-    if (wake === undefined) this.#woken = true;
-    else wake();
+    this.#over = true;
+    this.#wakes.wakeAll();
   }
 }
 
@@ -174,20 +162,25 @@ export class Scope {
     if (index >= 0) this.#waiters.splice(index, 1);
   }
 
+  /** A scope silent this long (four of its usual round trips, if longer) while it has attempts in flight answers nothing. */
+  get lostAfterInMs(): number {
+    return Math.max(QUIET_IN_MS, 4 * this.control.smoothedInMs);
+  }
+
   /** Whether its oldest live attempt went unanswered past `lostAfterInMs`, with nothing served meanwhile. */
-  silent(at: number, lostAfterInMs: number): boolean {
+  silent(at: number): boolean {
     const oldest = this.live.values().next().value;
-    return oldest !== undefined && at - oldest.sentAt >= lostAfterInMs && at - this.control.servedAt >= lostAfterInMs;
+    return oldest !== undefined && at - oldest.sentAt >= this.lostAfterInMs && at - this.control.servedAt >= this.lostAfterInMs;
   }
 
   /**
    * Sets the one timer for when the next waiter's turn comes, or the oldest live attempt would be
    * lost (which frees the window); `unref()`ed, and only while there are waiters.
    */
-  schedule(at: number, lostAfterInMs: number, onTimer: (scope: Scope) => void): void {
+  schedule(at: number, onTimer: (scope: Scope) => void): void {
     if (this.#waiters.length === 0) return this.#clearTimer();
     const oldest = this.live.values().next().value;
-    const wakeAt = Math.min(this.nextSendAt(at), oldest === undefined ? Infinity : oldest.sentAt + lostAfterInMs);
+    const wakeAt = Math.min(this.nextSendAt(at), oldest === undefined ? Infinity : oldest.sentAt + this.lostAfterInMs);
     if (wakeAt === this.#timerAt || wakeAt === Infinity) return;
     this.#clearTimer();
     this.#timerAt = wakeAt;
@@ -199,9 +192,9 @@ export class Scope {
     this.#timer.unref?.();
   }
 
-  /** Nothing queued, nothing in flight, no limit: nothing left to remember. */
+  /** Nothing queued, nothing in flight, no trouble of its own: nothing left to remember. */
   isRetirable(): boolean {
-    return this.#waiters.length === 0 && this.live.size === 0 && !this.control.out && this.control.ratePerSecond === Infinity;
+    return this.#waiters.length === 0 && this.live.size === 0 && !this.control.troubled;
   }
 
   /** Stops the timer and wakes every waiter (the breaker is disposed of: they ask again and pass). */
@@ -220,8 +213,3 @@ export class Scope {
 
 /** Sends due within this long of now go together: the timer's own granularity. */
 const TICK_IN_MS = 1;
-
-/** A scope silent this long (four of its usual round trips, if longer) while it has attempts in flight answers nothing. */
-export function lostAfterInMs(scope: Scope): number {
-  return Math.max(QUIET_IN_MS, 4 * scope.control.smoothedInMs);
-}

@@ -27,35 +27,23 @@ export const DEFAULT_RETRY_BUDGET_OPTIONS = Object.freeze({
 });
 
 /**
- * A retry budget: a token bucket whose tokens expire. Every request deposits `retryRatio`
- * of a token, every retry withdraws one (given back when the retry succeeds), and a reserve of
- * `minRetriesPerSecond` tokens per second of the window is always there. Deposits and withdrawals older than the window no
- * longer count. A retry is granted only while the window's retries stay within reserve +
- * retryRatio x its requests, however many operations fail at once: retries cannot multiply
- * the load of a throttled account.
+ * A retry budget: a token bucket whose tokens expire with the window. Every request deposits
+ * `retryRatio` of a token, every retry withdraws one, and `minRetriesPerSecond` per second of the
+ * window are always there: however many operations fail at once, the window's retries stay within
+ * reserve + retryRatio × its requests, and cannot multiply the load of a throttled account.
  */
 export interface RetryBudget {
-  /**
-   * Counts one request (an operation's first attempt). `at` is the time now by
-   * `performance.now()`, for a caller that has just read it (the retry policy does, so the
-   * budget need not read the clock again); a budget made with its own `now` ignores it.
-   */
+  /** Counts one request (an operation's first attempt); `at`: `performance.now()` if just read (a budget with its own `now` ignores it). */
   recordRequest(at?: number): void;
   /** Spends one retry and returns true, or returns false when the budget is exhausted. */
   tryRetry(): boolean;
   /**
-   * Optional: a retry spent by `tryRetry` succeeded, and gives its retry back. A retry that
-   * worked multiplied no load, so the budget binds only while retries keep failing (a storm), and
-   * after a mass failure that ends at once (a frozen endpoint resetting every held connection as it
-   * serves again) the retries waiting for it go as fast as the first ones succeed, as the AWS SDKs'
-   * retry quota refunds a success.
+   * Optional: a retry spent by `tryRetry` succeeded, and gives its retry back. A retry that worked
+   * multiplied no load, so the budget binds only while retries keep failing (a storm), as the AWS
+   * SDKs' retry quota refunds a success.
    */
   refund?(): void;
-  /**
-   * What the budget holds right now (for tests, logs and the docs' bound): `requests`
-   * counted in the window, `retries` spent in it, and the retries still `available` now
-   * (floored to whole retries).
-   */
+  /** What it holds now: `requests` counted in the window, `retries` spent in it, whole retries still `available`. */
   snapshot(): { requests: number; retries: number; available: number };
   /**
    * Free of side effects: 0 when a retry may be spent now, otherwise when the window next
@@ -64,9 +52,6 @@ export interface RetryBudget {
    */
   retryAfterInMs(): number;
 }
-
-/** What {@link RetryBudget.snapshot} answers. */
-export type RetryBudgetSnapshot = ReturnType<RetryBudget["snapshot"]>;
 
 /** The window is kept as this many buckets; a deposit expires with its bucket. */
 const BUCKETS = 10;
@@ -92,10 +77,8 @@ export const resolveRetryBudgetOptions = optionsObject(
  * pipeline.addPolicy(resilientRetryPolicy({ retryBudget: budget }), { phase: "Retry" });
  */
 export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget {
-  const resolved = resolveRetryBudgetOptions(options, "");
-  const { retryRatio, minRetriesPerSecond, windowInMs } = resolved;
-  const ownClock = resolved.now !== undefined;
-  const now = resolved.now ?? (() => performance.now());
+  const { retryRatio, minRetriesPerSecond, windowInMs, now: clock } = resolveRetryBudgetOptions(options, "");
+  const now = clock ?? (() => performance.now());
   const reserve = (minRetriesPerSecond * windowInMs) / 1000;
   const width = windowInMs / BUCKETS;
   const requests = new Float64Array(BUCKETS);
@@ -103,8 +86,8 @@ export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget
   const epochs = new Float64Array(BUCKETS).fill(-Infinity);
   let latest = -Infinity;
 
-  /** The current bucket's index in time (at `t`, or by the clock); a clock that steps back is held at its latest value. */
-  const advance = (t: number = now()): number => {
+  /** The current bucket (at `t`, or by the clock), emptied as its epoch starts; a clock that steps back is held at its latest value. */
+  const bucket = (t: number = now()): number => {
     if (Number.isFinite(t) && t > latest) latest = t;
     const epoch = Number.isFinite(latest) ? Math.floor(latest / width) : 0;
     const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
@@ -113,61 +96,45 @@ export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget
       requests[slot] = 0;
       retries[slot] = 0;
     }
-    return epoch;
+    return slot;
   };
-  const totals = (epoch: number): { requests: number; retries: number } => {
-    let r = 0;
-    let w = 0;
+  /** The window's requests and retries: the buckets of the last BUCKETS epochs up to `slot`'s. */
+  const totals = (slot: number): { requests: number; retries: number } => {
+    const t = { requests: 0, retries: 0 };
     for (let i = 0; i < BUCKETS; i++) {
-      if ((epochs[i] as number) > epoch - BUCKETS) {
-        r += requests[i] as number;
-        w += retries[i] as number;
-      }
+      if ((epochs[i] as number) <= (epochs[slot] as number) - BUCKETS) continue;
+      t.requests += requests[i] as number;
+      t.retries += retries[i] as number;
     }
-    return { requests: r, retries: w };
+    return t;
   };
   const balance = (t: { requests: number; retries: number }): number => reserve + retryRatio * t.requests - t.retries;
 
   return {
     recordRequest(at?: number): void {
-      const epoch = advance(ownClock || at === undefined ? now() : at);
-      const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
+      const slot = bucket(clock !== undefined || at === undefined ? now() : at);
       requests[slot] = (requests[slot] as number) + 1;
     },
     tryRetry(): boolean {
-      const epoch = advance();
-      if (balance(totals(epoch)) < 1) return false;
-      const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
+      const slot = bucket();
+      if (balance(totals(slot)) < 1) return false;
       retries[slot] = (retries[slot] as number) + 1;
       return true;
     },
     refund(): void {
-      const epoch = advance();
-      const slot = ((epoch % BUCKETS) + BUCKETS) % BUCKETS;
+      const slot = bucket();
       // Net of the window: never more back than was spent in it.
-      if (totals(epoch).retries >= 1) retries[slot] = (retries[slot] as number) - 1;
+      if (totals(slot).retries >= 1) retries[slot] = (retries[slot] as number) - 1;
     },
-    snapshot(): RetryBudgetSnapshot {
-      const t = totals(advance());
+    snapshot() {
+      const t = totals(bucket());
       return { ...t, available: Math.max(0, Math.floor(balance(t))) };
     },
     retryAfterInMs(): number {
       const t = now();
-      if (balance(totals(advance(t))) >= 1) return 0;
+      if (balance(totals(bucket(t))) >= 1) return 0;
       const at = Number.isFinite(latest) ? latest : t;
       return width - (((at % width) + width) % width);
     },
   };
-}
-
-/** True for a {@link RetryBudget} object (duck-typed, for options that take one). */
-export function isRetryBudget(value: unknown): value is RetryBudget {
-  const candidate = value as Partial<RetryBudget> | null;
-  return (
-    typeof candidate === "object" &&
-    candidate !== null &&
-    typeof candidate.recordRequest === "function" &&
-    typeof candidate.tryRetry === "function" &&
-    typeof candidate.retryAfterInMs === "function"
-  );
 }

@@ -6,7 +6,7 @@ import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/create
 import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
 import { resolveRandomSource, type RetryStrategy } from "../backoff/retryStrategy.js";
 import { createAttemptDeadlines } from "../timing/attemptDeadlines.js";
-import { createRetryBudget, isRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../flow/retryBudget.js";
+import { createRetryBudget, resolveRetryBudgetOptions, type RetryBudget, type RetryBudgetOptions } from "../flow/retryBudget.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { describeValue } from "../validation/describeValue.js";
 import {
@@ -244,6 +244,6 @@ export function resolveAmbiguousWrites(option: unknown, name = "ambiguousWrites"
 function resolveBudget(option: unknown, path: string): RetryBudget | undefined {
   if (option === false) return undefined;
   if (option === undefined) return createRetryBudget();
-  if (isRetryBudget(option)) return option;
+  if (hasMethods("recordRequest", "tryRetry", "retryAfterInMs")(option)) return option as RetryBudget;
   return createRetryBudget(resolveRetryBudgetOptions(option, path) as RetryBudgetOptions);
 }

@@ -246,6 +246,19 @@ describe("createPartitionBreaker: a partition that serves nothing", () => {
     expect(admit(breaker, "p1")).toMatchObject({ decision: "wait", reason: "circuit" });
     expect(breaker.stateOf(key("p1"))).toBe("open");
   });
+
+  it("a probe taken for lost that answers late does not free the place of the probe out after it", () => {
+    const breaker = make();
+    takeOut(breaker, "p1");
+    const first = askAgainWhenDue(breaker, "p1", admit(breaker, "p1") as Wait) as Send;
+    expect(first.probe).toBe(true);
+    // Unanswered past its loss time: the next probe goes at its period.
+    const second = askAgainWhenDue(breaker, "p1", admit(breaker, "p1") as Wait) as Send;
+    expect(second).toMatchObject({ decision: "send", probe: true });
+    breaker.record(addressOf("p1"), first, result("transient"));
+    // The second is still out: no third probe is let go before the next period.
+    expect(breaker.statusOf(key("p1"))).toMatchObject({ state: "half_open", available: false });
+  });
 });
 
 describe("createPartitionBreaker: a hot partition", () => {
