@@ -216,10 +216,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     return { state: "paced", available: retryAfterInMs === 0, retryAfterInMs, ratePerSecond: rate };
   };
 
-  const scopesIn = (wanted: CircuitState): string[] => {
-    const at = now();
-    return [...registry.values()].filter((scope) => scope.stateAt(at) === wanted).map((scope) => scope.key);
-  };
+  const scopesIn = (wanted: CircuitState): string[] => [...registry.values()].filter((scope) => scope.stateAt(now()) === wanted).map((scope) => scope.key);
 
   return {
     get size() {
@@ -250,15 +247,10 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       return eitherWake(partition?.sleepers, account?.sleepers);
     },
     statusOf,
-    pacedScopes() {
-      const paced: PacedScope[] = [];
-      for (const scope of registry.values()) {
-        const ratePerSecond = scope.control.ratePerSecond;
-        if (ratePerSecond === Infinity || scope.control.out) continue;
-        paced.push({ scope: scope.key, ratePerSecond, level: scope.accountKey === undefined ? "account" : "partition" });
-      }
-      return paced;
-    },
+    pacedScopes: () =>
+      [...registry.values()]
+        .filter(({ control }) => control.ratePerSecond !== Infinity && !control.out)
+        .map((scope): PacedScope => ({ scope: scope.key, ratePerSecond: scope.control.ratePerSecond, level: scope.accountKey === undefined ? "account" : "partition" })),
     stateCounts() {
       const at = now();
       const counts: Record<CircuitState, number> = { closed: 0, open: 0, half_open: 0 };

@@ -45,18 +45,12 @@ export type Turn = "out" | "back";
 
 /**
  * One scope's controller. Its state is one rate: attempts a second (`Infinity`: no limit), with at
- * most `rate × fastest round trip × GAIN` in flight. The rest follows from the answers:
- *
- * - **out**: `failuresToOut` unserved answers in a row, with nothing served for {@link QUIET_IN_MS}
- *   when they are throttles (a partition at capacity serves between them). The rate drops to one
- *   probe per `probeIntervalInMs`, and the capacity learnt is forgotten.
- * - **back**: the first answer after it that is not a failure (a 404 too: the scope answers). The
- *   rate restarts at one attempt per round trip, and doubles each round trip while attempts wait
- *   for it and its answers find no queue at the server.
- * - **a throttle** while it serves: the rate drops to what it served (its capacity, the plateau),
- *   never below {@link DEMAND_SHARE} of what its callers ask. Past the plateau it doubles again
- *   only after {@link HOLD_ANSWERS} served answers at the rate it holds.
- * - once per round: an answer to an attempt sent before the last change is no news.
+ * most `rate × fastest round trip × GAIN` in flight. **Out** (serves nothing): one probe per
+ * `probeIntervalInMs`. **Back** at the first answer that is no failure: one attempt per round
+ * trip, doubling each round trip while attempts wait and answers find no queue. **A throttle**
+ * while it serves: the rate drops to what it served (the plateau), past which it doubles only
+ * after {@link HOLD_ANSWERS} served answers. An answer to an attempt sent before the last change is
+ * no news. docs/flow-control.md gives the whole model.
  */
 export class ScopeController {
   /** Attempts per second; `Infinity`: no limit. */
