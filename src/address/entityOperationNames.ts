@@ -1,5 +1,3 @@
-// The `operation` label of one client's Tables entity addresses, remembered so that a point read
-// is named without reading its URL again.
 import { upperCaseMethod } from "./requestMethod.js";
 import type { StorageOperation } from "./storageOperation.js";
 

@@ -1,20 +1,12 @@
 // Reading OData text (pure): a string literal, a Tables path segment with its key literals, and
 // the PartitionKey a `$filter` pins.
 
-/** A string literal read from OData text and the index just past its closing quote. */
-export interface ODataStringLiteral {
-  /** The literal's value, with doubled quotes (`''`) collapsed to one. */
-  value: string;
-  /** The index after the closing quote. */
-  end: number;
-}
-
 /**
- * Reads the OData string literal that starts with the `'` at `start`. Inside it a
- * quote is written twice (`'O''Brien'`). Returns undefined when `start` is not a quote
- * or the literal is not closed.
+ * Reads the OData string literal that starts with the `'` at `start`: its value, a quote written
+ * twice inside it (`'O''Brien'`) read as one, and `end`, the index after its closing quote.
+ * Undefined when `start` is not a quote or the literal is not closed.
  */
-function readODataStringLiteral(text: string, start: number): ODataStringLiteral | undefined {
+function readODataStringLiteral(text: string, start: number): { value: string; end: number } | undefined {
   if (text[start] !== "'") return undefined;
   let value = "";
   let index = start + 1;

@@ -29,7 +29,6 @@ export interface PartitionScope {
 
 /** The parts of an HTTP request that scope extraction reads. */
 export interface ScopeRequest {
-  /** The HTTP method, e.g. `"GET"`. */
   method: string;
   /** The absolute request URL. */
   url: string;

@@ -43,12 +43,9 @@ export interface RequestAddress {
 }
 
 /**
- * Reads what `request` addresses (see {@link RequestAddress}): nothing now, each field on
- * first access, the URL parsed at most once for all of them. The answers are those of the
- * pure functions: `scope` is `extractScope(request, service)`, `scopeKey` is
- * `scopeKey(scope)`, `operation` is `storageOperationName(address.service, request)`,
- * `tableWrite` is `tableWriteOfParsedUrl(request, parsed, bodyText(request))`.
- * Make one per operation and pass it along: the address keeps what it read, nothing else does.
+ * Reads what `request` addresses (see {@link RequestAddress}), each field on first access, from
+ * one parse of the URL: `scope` is `extractScope(request, service)`, `operation` is
+ * `storageOperationName(address.service, request)`, `tableWrite` is `tableWriteOfParsedUrl(...)`.
  * `names`: what an install has learnt about naming its client's entity addresses (Tables only),
  * asked before the URL is read for `operation` and taught what is then read.
  */

@@ -1,31 +1,15 @@
-// Every mark the package leaves on objects it does not own (the caller's PipelineRequest, the
-// response or error the caller gets), written and undone only here:
-//
-// 1. The operation's RetryInfo, under the symbol RETRY_INFO ("azure-storage-resilience.retryInfo").
-//    Written on the request when the retry policy starts the operation (policies/retryInfo.ts
-//    startRetryInfo); on the response it returns, for Blob and Queue, and on an error that has no
-//    request (policies/operationEnding.ts). Read by getRetryInfo from what the SDK hands the caller:
-//    `onResponse`'s raw response (its `request`), an error (its `request`), Blob's and Queue's
-//    `_response`. Never undone: it goes when the object goes.
-// 2. The attempt's abort signal: `request.abortSignal` becomes the attempt's own (its timeout, linked
-//    to the caller's) when an attempt starts (policies/runAttempt.ts startAttempt); the caller's is put back
-//    when the attempt ends, whatever it did (endAttempt).
-// 3. The secondary's URL: `request.url` becomes the secondary region's for one attempt
-//    (policies/secondaryReads.ts SecondaryRoute.redirect); the primary's is put back when that attempt ends
-//    (SecondaryRoute.restore), so the operation's address stays the primary's.
-// 4. A write's read-back route, under a symbol of its own per read-back policy's routes (so two installs
-//    never see each other's; ambiguousWrites/readBackRoutes.ts): written on a write's request as it
-//    passes ambiguousWriteReadBackPolicy, read by the retry policy's read-back. Never undone.
-// 5. A RestError's request: given, non-enumerable as RestError keeps it, to a RestError thrown without
-//    one (policies/runAttempt.ts failed), so getRetryInfo(error) finds the record. Never undone.
-//
-// Not marks: the read-back sends a GET of its own and builds its answer's headers afresh
-// (ambiguousWrites/). Nothing is written on a client or its methods, nor on the results the SDK
-// builds afresh (a Tables entity, a write's headers): those keep no link to the request.
-//
-// In address/, beside the one reader of a request, because every folder that marks imports it:
-// the policies and the read-back (ambiguousWrites/, which policies/ imports). It knows
-// the RetryInfo record only as an object; policies/retryInfo.ts gives it its type.
+// Every mark the package leaves on objects it does not own (the caller's request, the response or
+// error the caller gets) is written and undone only here:
+// 1. The operation's RetryInfo (RETRY_INFO): on the request when the operation starts, on the response
+//    it returns and on an error that has no request (policies/operationEnding.ts). Never undone.
+// 2. `request.abortSignal`: the attempt's own while it runs, the caller's put back when it ends.
+// 3. `request.url`: the secondary's for one attempt, the primary's put back when it ends, so the
+//    operation's address stays the primary's.
+// 4. A write's read-back route, under a symbol per read-back policy's routes, so two installs never
+//    see each other's (ambiguousWrites/readBackRoutes.ts). Never undone.
+// 5. A RestError's request, given (non-enumerable) to one thrown without it. Never undone.
+// Nothing is written on a client or its methods, nor on results the SDK builds afresh.
+// In address/ because every folder that marks imports it (policies/, ambiguousWrites/).
 //
 // Symbol-keyed properties rather than WeakMaps: a WeakMap entry per request costs more than the rest
 // of the policy's bookkeeping together (ephemerons are slow to set and to collect), and a symbol is

@@ -17,19 +17,11 @@ const PATH_STYLE_HOSTNAMES = new Set(["localhost", "host.docker.internal"]);
 /** Azurite's production-style URLs: `<account>.<service>.localhost`. */
 const AZURITE_PRODUCT_STYLE_HOST = /^([^.]+)\.(table|blob|queue)\.localhost$/;
 
-/** Account name and service read from a host-style hostname, if it is one we know. */
-export interface StorageHost {
-  /** The account name, without a `-secondary` suffix. */
-  account: string;
-  /** The service named by the host. */
-  service: StorageService;
-}
-
 /**
- * Reads account and service from a known Azure Storage hostname (lower-case, no port),
- * or returns undefined. Exported for {@link parseAccountAndPath}; not a public entry point.
+ * The account (without a `-secondary` suffix) and service a known Azure Storage hostname
+ * (lower-case, no port) names, or undefined.
  */
-export function parseStorageHost(hostname: string): StorageHost | undefined {
+export function parseStorageHost(hostname: string): { account: string; service: StorageService } | undefined {
   const match = STORAGE_HOST.exec(hostname) ?? AZURITE_PRODUCT_STYLE_HOST.exec(hostname);
   if (match === null) return undefined;
   const account = stripSecondary(match[1] ?? "");
@@ -39,12 +31,9 @@ export function parseStorageHost(hostname: string): StorageHost | undefined {
 }
 
 /**
- * The storage service a URL addresses, read from its hostname:
- * `*.table|blob|queue.core.windows.net` and the sovereign clouds
- * (`core.chinacloudapi.cn`, `core.usgovcloudapi.net`), `*.table.cosmos.azure.com`,
- * and Azurite's `<account>.<service>.localhost`. Returns undefined for Azurite
- * path-style URLs (`http://127.0.0.1:10002/devstoreaccount1/...`), whatever the port,
- * because a port says nothing reliable about the service; and for anything unparsable.
+ * The storage service a URL's hostname names (see {@link parseStorageHost}). Undefined for
+ * path-style URLs (`http://127.0.0.1:10002/devstoreaccount1/...`), whatever the port, because a
+ * port says nothing reliable about the service; and for anything unparsable.
  */
 export function detectServiceFromUrl(url: string): StorageService | undefined {
   try {

@@ -56,7 +56,6 @@ export type StorageOperation = (typeof STORAGE_OPERATIONS)[number];
 
 /** The parts of a request that operation naming reads; a `PipelineRequest` fits. */
 export interface OperationRequest {
-  /** The HTTP method, e.g. `"GET"`. */
   method: string;
   /** The absolute request URL. */
   url: string;
@@ -127,18 +126,8 @@ function tableOperation({ method, segments, search, headers }: OperationParts): 
   if (search !== "" && queryParameter(search, "comp") !== undefined) return "other"; // table ACLs
   const parentheses = open === -1 ? "none" : first.length - open > 2 ? "key" : "empty";
   if (parentheses === "key") {
-    switch (method) {
-      case "GET":
-        return "get_entity";
-      case "DELETE":
-        return "delete_entity";
-      case "PUT":
-      case "PATCH":
-      case "MERGE":
-        return headers?.get("if-match") === undefined ? "upsert_entity" : "update_entity";
-      default:
-        return "other";
-    }
+    if (method === "PUT" || method === "PATCH" || method === "MERGE") return headers?.get("if-match") === undefined ? "upsert_entity" : "update_entity";
+    return method === "GET" ? "get_entity" : method === "DELETE" ? "delete_entity" : "other";
   }
   if (method === "GET") return "query_entities";
   return method === "POST" && parentheses === "none" ? "insert_entity" : "other";
@@ -157,31 +146,15 @@ function blobOperation({ method, segments, search, headers }: OperationParts): S
     if (method === "DELETE") return "delete_container";
     return method === "GET" || method === "HEAD" ? "get_container_properties" : "other";
   }
-  switch (comp) {
-    case undefined:
-      break;
-    case "block":
-      return method === "PUT" ? "put_block" : "other";
-    case "blocklist":
-      return method === "PUT" ? "put_block_list" : "other";
-    case "appendblock":
-      return method === "PUT" ? "append_block" : "other";
-    default:
-      return "other"; // metadata, properties, tier, lease, snapshot, page...
-  }
-  switch (method) {
-    case "PUT":
-      return headers?.get("x-ms-copy-source") === undefined ? "upload_blob" : "copy_blob";
-    case "GET":
-      return "download_blob";
-    case "HEAD":
-      return "get_blob_properties";
-    case "DELETE":
-      return "delete_blob";
-    default:
-      return "other";
-  }
+  // Any other comp (metadata, properties, tier, lease, snapshot, page...) is "other".
+  if (comp !== undefined) return method === "PUT" ? (BLOCK_OPERATIONS.get(comp) ?? "other") : "other";
+  if (method === "PUT") return headers?.get("x-ms-copy-source") === undefined ? "upload_blob" : "copy_blob";
+  return BLOB_OPERATIONS.get(method) ?? "other";
 }
+
+/** The PUTs that write a blob's blocks, by their `comp`. */
+const BLOCK_OPERATIONS = new Map<string, StorageOperation>([["block", "put_block"], ["blocklist", "put_block_list"], ["appendblock", "append_block"]]);
+const BLOB_OPERATIONS = new Map<string, StorageOperation>([["GET", "download_blob"], ["HEAD", "get_blob_properties"], ["DELETE", "delete_blob"]]);
 
 function queueOperation({ method, segments, search }: OperationParts): StorageOperation {
   const comp = search === "" ? undefined : queryParameter(search, "comp");
@@ -196,16 +169,8 @@ function queueOperation({ method, segments, search }: OperationParts): StorageOp
   }
   if (segments[1] !== "messages") return "other";
   if (segments.length === 2) {
-    switch (method) {
-      case "POST":
-        return "send_message";
-      case "GET":
-        return queryParameter(search, "peekonly")?.toLowerCase() === "true" ? "peek_messages" : "receive_messages";
-      case "DELETE":
-        return "clear_messages";
-      default:
-        return "other";
-    }
+    if (method === "GET") return queryParameter(search, "peekonly")?.toLowerCase() === "true" ? "peek_messages" : "receive_messages";
+    return method === "POST" ? "send_message" : method === "DELETE" ? "clear_messages" : "other";
   }
   if (segments.length === 3) {
     if (method === "DELETE") return "delete_message";

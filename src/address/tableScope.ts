@@ -6,9 +6,7 @@ import { queryParameter, safeDecodeURIComponent, searchOf } from "./urlText.js";
 
 /** A Tables request already split into account, path and query. */
 export interface TableRequestParts {
-  /** The HTTP method. */
   method: string;
-  /** The storage account. */
   account: string;
   /** Percent-decoded path segments after the account. */
   pathSegments: string[];
@@ -19,10 +17,9 @@ export interface TableRequestParts {
 }
 
 /**
- * The scope of a Tables request: an entity address or an insert body pins the
- * PartitionKey; a query pins one when
- * its `$filter` is an equality on PartitionKey; anything else (other queries, `Tables`
- * operations, table ACLs) is table-wide, and service operations are account-wide.
+ * The scope of a Tables request: an entity address or an insert body pins the PartitionKey; a
+ * query pins one when its `$filter` is an equality on PartitionKey; anything else (other queries,
+ * `Tables` operations, table ACLs) is table-wide, and service operations are account-wide.
  */
 export function tableScope(parts: TableRequestParts): PartitionScope {
   const { account } = parts;
