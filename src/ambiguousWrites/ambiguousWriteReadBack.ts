@@ -24,16 +24,13 @@ export const READ_BACK_REQUEST_ID_SUFFIX = "-readback";
 export const ambiguousWriteReadBackPolicyName = "ambiguousWriteReadBackPolicy";
 
 /**
- * Makes read-backs possible. It must run before the credential policy (installResilience
- * puts it in the Serialize phase): Tables clients sign in a policy that runs *before* the
- * Retry phase, so a GET made inside the retry policy and sent with its `next` would go out
- * unsigned. This policy remembers, for each write, its own `next`: the rest of the client's
- * pipeline (signing with the client's own credential, SAS or token, then the retry policy,
- * then the client's HttpClient) and the URL before a SAS was appended. The retry policy given
- * this policy (`ambiguousWrites: { readBackPolicy }`) sends its read-back GET along that
- * route, so it is signed like any request of the client, and never re-uses the write's signed
- * headers for another method and URL. `installResilience` wires both; a hand-built pipeline
- * makes one per pipeline and gives it to both the pipeline and the retry policy.
+ * Makes read-backs possible. It must run before the credential policy (installResilience puts it
+ * in the Serialize phase): Tables clients sign *before* the Retry phase, so a GET sent from the
+ * retry policy with its `next` would go out unsigned. For each write it remembers its own `next`
+ * (the rest of the client's pipeline: signing, the retry policy, the HttpClient) and the URL
+ * before a SAS was appended. The retry policy given this policy (`ambiguousWrites: { readBackPolicy }`)
+ * sends its read-back along that route, signed like any request of the client, never with the
+ * write's signed headers. A hand-built pipeline makes one and gives it to both (`installResilience` does).
  *
  * @example
  * const readBackPolicy = ambiguousWriteReadBackPolicy();
@@ -55,13 +52,10 @@ export function ambiguousWriteReadBackPolicy(): PipelinePolicy {
 
 /**
  * Settles an ambiguous `write` whose retry got the answer its own success would cause
- * (`isAppliedAnswer`). Only an insert can be settled by reading (see
- * {@link readBackCanSettle}): its entity is read back through the client's own pipeline
- * and compared with what was sent. Any other write is `not_resolvable` at once, with no
- * request. The GET goes along the route `routes` remembered for this write; without one
- * (no read-back policy given, or not in the pipeline) nothing is read. Never throws:
- * any failure is `unresolved`, and the reason is logged in our own words (a refused
- * read-back says so: an Add-only SAS cannot read).
+ * (`isAppliedAnswer`). Only an insert can be (see {@link readBackCanSettle}): its entity is read
+ * back along the route `routes` remembered for it and compared with what was sent; any other
+ * write is `not_resolvable` at once, and without a route nothing is read. Never throws: any
+ * failure is `unresolved`, logged in our own words (an Add-only SAS cannot read, and says so).
  */
 export async function readBackAmbiguousWrite(
   request: PipelineRequest,

@@ -118,29 +118,21 @@ function inferEdmType(raw: unknown): string {
   return "unknown";
 }
 
-/** The value of `raw` read as `type`, in one canonical text; undefined when it cannot be. */
+/** The value of `raw` read as `type`, in one canonical text; undefined when it cannot be (an unknown type too). */
 function canonicalEdmValue(type: string, raw: unknown): string | undefined {
-  switch (type) {
-    case "Edm.String":
-      return typeof raw === "string" ? raw : undefined;
-    case "Edm.Boolean":
-      return canonicalBoolean(raw);
-    case "Edm.Int32":
-      return canonicalInt32(raw);
-    case "Edm.Int64":
-      return canonicalInt64(raw);
-    case "Edm.Double":
-      return canonicalDouble(raw);
-    case "Edm.DateTime":
-      return canonicalDateTime(raw);
-    case "Edm.Guid":
-      return canonicalGuid(raw);
-    case "Edm.Binary":
-      return canonicalBinary(raw);
-    default:
-      return undefined;
-  }
+  return CANONICAL_BY_TYPE.get(type)?.(raw);
 }
+
+const CANONICAL_BY_TYPE = new Map<string, (raw: unknown) => string | undefined>([
+  ["Edm.String", (raw) => (typeof raw === "string" ? raw : undefined)],
+  ["Edm.Boolean", canonicalBoolean],
+  ["Edm.Int32", canonicalInt32],
+  ["Edm.Int64", canonicalInt64],
+  ["Edm.Double", canonicalDouble],
+  ["Edm.DateTime", canonicalDateTime],
+  ["Edm.Guid", canonicalGuid],
+  ["Edm.Binary", canonicalBinary],
+]);
 
 function isInt32(value: number): boolean {
   return Number.isInteger(value) && value >= INT32_MIN && value <= INT32_MAX;

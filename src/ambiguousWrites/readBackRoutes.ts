@@ -1,8 +1,6 @@
-// Where a write's read-back is sent. Each read-back policy makes its own routes; the retry policy
-// is given that policy (`ambiguousWrites.readBackPolicy`) and finds its routes here, so the link
-// between the two is written where each is made, with no public type between them. The route is
-// kept on the request itself, under a mark that belongs to one policy's routes
-// (address/requestMarks.ts): it goes with the request, nothing to clean up.
+// The retry policy is given the read-back policy (`ambiguousWrites.readBackPolicy`) and finds its
+// routes here: no public type between the two. A route is kept on the request itself, under a mark
+// of one policy's routes (address/requestMarks.ts): it goes with the request, nothing to clean up.
 import type { PipelinePolicy, PipelineRequest, SendRequest } from "@azure/core-rest-pipeline";
 import { createRequestMark } from "../address/requestMarks.js";
 

@@ -32,11 +32,9 @@ const NOT_SENT_ERROR_CODES: ReadonlySet<string> = new Set([
  * `$batch` answered 202, whatever its status: the transaction was rolled back.
  */
 export function isUnknownOutcome(result: AttemptResult): boolean {
-  // A 2xx whose body could not be read (runAttempt): applied, says the service, but the caller will see a PARSE_ERROR.
   if (result.unreadableBody === true) return true;
   const cls = result.outcomeClass;
   if (cls !== "transient" && cls !== "timeout") return false;
-  // A failed changeset rolled its transaction back: whatever its status, nothing was applied.
   if (result.inChangeset === true) return false;
   if (result.status !== undefined) return result.status === 500 || result.status === 502 || result.status === 504;
   const code = errorCodeOf(result.error);
