@@ -28,10 +28,7 @@ export type LocalWaitReason = LocalWaitEvent["reason"];
 /** Reported after every attempt, including ones refused by an open circuit. */
 export interface AttemptEvent {
   request: PipelineRequest;
-  /**
-   * What the request addresses (service, partition scope, operation), read once per operation.
-   * @internal The package's own observers read it; its shape is not part of the public API.
-   */
+  /** What the request addresses, read once per operation (for the package's own observers). @internal */
   address: RequestAddress;
   /** 1 for the first attempt. */
   attempt: number;
@@ -53,10 +50,7 @@ export interface AttemptEvent {
 /** Reported before the policy sleeps ahead of another attempt. */
 export interface RetryEvent {
   request: PipelineRequest;
-  /**
-   * What the request addresses (service, partition scope, operation), read once per operation.
-   * @internal The package's own observers read it; its shape is not part of the public API.
-   */
+  /** What the request addresses, read once per operation (for the package's own observers). @internal */
   address: RequestAddress;
   /** The attempt that failed (1-based). */
   attempt: number;
@@ -74,10 +68,7 @@ export interface RetryEvent {
 /** Reported once per operation, when the policy returns or throws. */
 export interface OperationEvent {
   request: PipelineRequest;
-  /**
-   * What the request addresses (service, partition scope, operation), read once per operation.
-   * @internal The package's own observers read it; its shape is not part of the public API.
-   */
+  /** What the request addresses, read once per operation (for the package's own observers). @internal */
   address: RequestAddress;
   response?: PipelineResponse;
   error?: unknown;
@@ -94,10 +85,7 @@ export interface OperationEvent {
  */
 export interface AmbiguousWriteEvent {
   request: PipelineRequest;
-  /**
-   * What the request addresses (service, partition scope, operation), read once per operation.
-   * @internal The package's own observers read it; its shape is not part of the public API.
-   */
+  /** What the request addresses, read once per operation (for the package's own observers). @internal */
   address: RequestAddress;
   /** The write's `operation` label, or `other` for writes that are not Tables entity writes. */
   operation: "insert_entity" | "update_entity" | "delete_entity" | "upsert_entity" | "batch" | "other";
@@ -118,10 +106,7 @@ export interface AmbiguousWriteEvent {
 export interface LocalWaitEvent {
   /** The operation's request. */
   request: PipelineRequest;
-  /**
-   * What the request addresses (service, partition scope, operation), read once per operation.
-   * @internal The package's own observers read it; its shape is not part of the public API.
-   */
+  /** What the request addresses, read once per operation (for the package's own observers). @internal */
   address: RequestAddress;
   /** Whether the wait begins or is over. */
   state: "started" | "ended";
