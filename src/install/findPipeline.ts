@@ -39,34 +39,20 @@ export function findPipeline(target: unknown): Pipeline {
 }
 
 /**
- * Where the core pipeline of an `@azure/storage-blob` or `@azure/storage-queue` client
- * (`BlobServiceClient`, `ContainerClient`, `BlobClient` and its subclasses,
- * `QueueServiceClient`, `QueueClient`) sits, or undefined when `target` is not such a client.
- * `findPipeline` checks what it returns.
+ * Where the core pipeline of an `@azure/storage-blob` or `@azure/storage-queue` client sits, or
+ * undefined when `target` is not such a client; `findPipeline` checks what it returns.
  *
- * Why a private path at all: the storage clients' public `pipeline` option is a storage
- * `Pipeline` of legacy `RequestPolicyFactory`s, and their pipeline builder
- * (`getCoreClientOptions`) drops any `StorageRetryPolicyFactory` found there and always adds
- * its own `storageRetryPolicy` to the Retry phase of a core pipeline; no public option removes
- * it (`retryOptions.maxTries: 1` only stops it retrying), and legacy factories cannot be placed
- * in the Retry phase. So a pipeline the user builds and hands to the client cannot carry a
- * retry policy, and the core pipeline every request goes through has to be reached.
- *
- * Where it sits moves between releases (the known places, each tested against the oldest and
- * newest release of the peer range in CI's peer matrix):
- * - `storageClientContext.pipeline`: Blob from 12.23 (the oldest release in our peer range) to
- *   today, Queue up to 12.31 (`@azure/core-client`'s `ServiceClient.pipeline`, public on that class);
- * - `storageClientContext.queuesClient.pipeline`: Queue from 12.32, whose generated client is a
- *   TypeSpec client that keeps its core pipeline one level down.
- * The client's `storageClientContext` is TypeScript-`protected` but a plain instance property
- * that the SDK itself reads across classes (`containerClient["storageClientContext"]`).
- * What would break it: a new place, or the SDK building a new core pipeline per request. A new
- * place makes this return undefined and `findPipeline` then throws (it sees a storage
- * `Pipeline`) rather than installing nothing.
- *
- * Clients derived from one another (`getContainerClient`, `getBlockBlobClient`,
- * `getQueueClient`) share the storage `Pipeline` and so this core pipeline: installing
- * on one covers all of them, before and after they were created.
+ * Why a private path: these clients' public `pipeline` option is a storage `Pipeline` of legacy
+ * `RequestPolicyFactory`s, and their pipeline builder (`getCoreClientOptions`) always adds its own
+ * `storageRetryPolicy` to the core pipeline's Retry phase; no public option removes it
+ * (`retryOptions.maxTries: 1` only stops it retrying). The places, each tested against the oldest
+ * and newest release of the peer range in CI's peer matrix:
+ * - `storageClientContext.pipeline`: Blob from 12.23 to today, Queue up to 12.31;
+ * - `storageClientContext.queuesClient.pipeline`: Queue from 12.32 (a TypeSpec client).
+ * `storageClientContext` is TypeScript-`protected` but a plain instance property that the SDK
+ * itself reads across classes. A new place makes this return undefined, and `findPipeline` then
+ * throws rather than installing nothing. Clients derived from one another (`getContainerClient`,
+ * `getQueueClient`) share this core pipeline: installing on one covers all of them.
  */
 export function storageClientContextPipeline(target: unknown): unknown {
   const context = property(target, "storageClientContext");

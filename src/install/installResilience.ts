@@ -1,5 +1,4 @@
 // installResilience: its options, the wiring of every policy and observer on a client, and the handle.
-// The options are resolved in installOptions.ts.
 import type { Pipeline, PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import type { BackoffByClass } from "../backoff/backoffByClass.js";
@@ -104,13 +103,11 @@ export interface InstallResilienceOptions {
    */
   retryBudget?: RetryBudgetOptions | RetryBudget | false;
   /**
-   * Reads from the secondary region of an RA-GRS / RA-GZRS account (docs/secondary-reads.md):
-   * a GET or HEAD whose partition's circuit is open, or whose attempt on the primary failed
-   * as a partition being moved fails (throttled, timeout, transient), is sent to the
-   * secondary before the next retry; writes never are. `true` derives the secondary from the
-   * client's endpoint (`-secondary` appended to the account name); `{ endpoint }` names it.
-   * The secondary lags the primary (typically under 15 minutes, with no SLA): a read there
-   * may be stale, and its 404 is not trusted. Defaults to false.
+   * Reads from the secondary region of an RA-GRS / RA-GZRS account (docs/secondary-reads.md): a
+   * GET or HEAD whose partition's circuit is open, or whose primary attempt failed as a partition
+   * being moved fails, goes there before the next retry; writes never do. `true` derives it from
+   * the client's endpoint (`-secondary` appended to the account name); `{ endpoint }` names it.
+   * It lags the primary (no SLA): a read there may be stale, and its 404 is not trusted. Defaults to false.
    */
   secondaryReads?: ResilientRetryPolicyOptions["secondaryReads"];
   /**
