@@ -103,12 +103,9 @@ function refusalError(op: EndingContext, ending: Ending): Error {
 }
 
 /**
- * Reads back a write whose last answer leaves its outcome in doubt (decideNext's `read-back`):
- * a retry answered what an earlier, unknown attempt's success would cause (409 after an
- * insert, ...), or the write's 2xx came with a body that does not parse. The entity is read
- * back where that can settle it (decideNext's `settled` rows say what follows). A write that
- * no read-back can settle (not a Tables entity write) is `not_resolvable`, one that may not
- * read back (`ambiguousWrites: false`) `unresolved`, at once.
+ * Carries out decideNext's `read-back` of a write whose outcome is in doubt (its `settled` rows
+ * say what follows). A write that is not a Tables entity write is `not_resolvable`, one that may
+ * not read back (`ambiguousWrites: false`) `unresolved`, at once.
  */
 export async function readBack(op: EndingContext, deadline: number): Promise<ReadBackOutcome> {
   const outcome = await readBackIfPossible(op, op.s.ambiguousWrites, deadline);

@@ -52,18 +52,12 @@ export function startRetryInfo(request: PipelineRequest): RetryInfo {
 }
 
 /**
- * What the retry policy did for one operation, read from what the SDK hands the caller:
- * - an error: the SDK's `RestError` (it carries the request) or the package's own
- *   (`CircuitOpenError`, `PartitionBusyError`);
- * - a raw response, `PipelineResponse`: on Tables the one the `onResponse` operation option
- *   receives (`{ onResponse: (raw) => ... }`); on Blob and Queue a result's `_response`, or
- *   the result itself;
- * - the `PipelineRequest` (an observer's `event.request`).
- *
- * A Tables result (an entity, a write's headers, a transaction's result) is built afresh by
- * the SDK with no link to its request: it answers undefined; read the `onResponse` raw
- * response instead (docs/troubleshooting.md). Undefined too when the request did not go
- * through the policy.
+ * What the retry policy did for one operation, read from what the SDK hands the caller: an error
+ * (the SDK's `RestError`, or the package's own); a raw response (on Tables the one the
+ * `onResponse` operation option receives; on Blob and Queue a result's `_response`, or the result
+ * itself); or the `PipelineRequest` (an observer's `event.request`). A Tables result (an entity, a
+ * write's headers) is built afresh by the SDK with no link to its request: it answers undefined,
+ * as does a request that did not go through the policy (docs/troubleshooting.md).
  *
  * @example
  * ```ts

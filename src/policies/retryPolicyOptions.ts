@@ -27,9 +27,6 @@ import { readBackRoutesOf, type ReadBackRoutes } from "../ambiguousWrites/readBa
 import { resolveSecondaryReads } from "./secondaryReads.js";
 import { resolveCallerOptions, type CallerOptions } from "./callerPolicy.js";
 
-// The retry policy's options, their defaults and their validation; the loop itself is in
-// operation.ts.
-
 /** Options of {@link resilientRetryPolicy}. Every one is optional. */
 export interface ResilientRetryPolicyOptions {
   /**
@@ -79,10 +76,8 @@ export interface ResilientRetryPolicyOptions {
   service?: StorageService;
   /**
    * Settles Tables writes whose outcome is unknown by reading the entity back
-   * (docs/data-safety.md): `true` or options to turn it on, `false` to leave it off. The
-   * read-back is sent along the routes `readBackPolicy` (an `ambiguousWriteReadBackPolicy()`
-   * in the same pipeline) remembers before the credential policy; without it writes are only marked.
-   * `installResilience` wires both and turns this on for Tables. Defaults to false.
+   * (docs/data-safety.md): `true` or options to turn it on, `false` to leave it off.
+   * `installResilience` turns it on for Tables, with its read-back policy. Defaults to false.
    */
   ambiguousWrites?:
     | boolean
@@ -113,15 +108,11 @@ export interface ResilientRetryPolicyOptions {
   /**
    * Reads (GET, HEAD) of an RA-GRS / RA-GZRS account go to the secondary region while the
    * primary's partition is refused by an open circuit, or after a read failed there as a
-   * partition being moved fails (docs/secondary-reads.md): `true` (the secondary derived
-   * from the request's URL) or `{ endpoint }`. The secondary lags the primary: what it
-   * answers may be stale. Writes never go there. Defaults to false.
-   *
-   * `endpoint` is the secondary's account endpoint, e.g. `https://myacct-secondary.blob.core.windows.net`,
-   * or Azurite's `http://127.0.0.1:10002/devstoreaccount1-secondary`: an http(s) URL without
-   * query or fragment. It defaults to the client's own endpoint with `-secondary` appended to
-   * the account name: in the host (`myacct-secondary.table.core.windows.net`), or in the
-   * first path segment of a path-style URL (Azurite's `/devstoreaccount1-secondary`).
+   * partition being moved fails (docs/secondary-reads.md). The secondary lags the primary: what
+   * it answers may be stale. Writes never go there. `true` derives it from the request's URL
+   * (`-secondary` appended to the account name, in the host or in a path-style URL's first
+   * segment); `{ endpoint }` names it: an http(s) URL without query or fragment, e.g.
+   * `https://myacct-secondary.blob.core.windows.net`. Defaults to false.
    */
   secondaryReads?: boolean | { endpoint?: string };
 }

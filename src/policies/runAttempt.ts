@@ -1,10 +1,8 @@
-// One attempt, in four steps the retry loop takes in order (startAttempt, await next,
-// answered or failed, endAttempt): written out in the loop rather than wrapped in an async
-// function of its own, which would cost the success path a promise and a microtask per request.
-// With a finite timeout the attempt gets its own abort signal, linked to the caller's; when
-// it passes, the attempt is reported as a RestError ETIMEDOUT (class `timeout`, retried),
-// unlike the SDK's `request.timeout`, whose AbortError is not retried (and whose timer the
-// SDK's Node client leaves running when a request fails).
+// One attempt, in the four steps the retry loop writes out: startAttempt, await next, answered
+// or failed, endAttempt. With a finite timeout the attempt gets its own abort signal, linked to
+// the caller's; when it passes, the attempt is reported as a RestError ETIMEDOUT (class
+// `timeout`, retried), unlike the SDK's `request.timeout`, whose AbortError is not retried (and
+// whose timer the SDK's Node client leaves running when a request fails).
 import { RestError, type PipelineRequest, type PipelineResponse } from "@azure/core-rest-pipeline";
 import type { AbortSignalLike } from "@azure/abort-controller";
 import { classify } from "../classification/classify.js";
@@ -127,12 +125,10 @@ export function answered(response: PipelineResponse, rules: ClassificationRules 
 }
 
 /**
- * A write answered 2xx with a JSON body that does not parse: the service says the write
- * applied, but the SDK's deserialization (after this policy) would throw `PARSE_ERROR` on it.
- * Flagged here (a fact, read once), it is not sent again: decideNext settles it by reading
- * the entity back where that can, else it ends marked possibly applied. Reads are left to the
- * SDK (nothing to settle); most writes carry no body (`Prefer: return-no-content`), so this
- * parses only the rare one that does.
+ * A write answered 2xx with a JSON body that does not parse (`AttemptResult.unreadableBody`):
+ * decideNext settles it by reading the entity back where that can, and never sends it again. Reads
+ * are left to the SDK (nothing to settle); most writes carry no body (`Prefer: return-no-content`),
+ * so this parses only the rare one that does.
  */
 function isUnreadableWriteAnswer(response: PipelineResponse): boolean {
   const text = response.bodyAsText;
