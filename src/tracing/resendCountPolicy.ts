@@ -17,10 +17,10 @@ export const SDK_TRACING_POLICY_NAME = "tracingPolicy";
 
 /**
  * Sets `http.request.resend_count` on the span of each attempt the retry policy sends again (1
- * for the first resend; a first send has none, as the conventions say). Add it after the SDK's
- * `tracingPolicy` (`installResilience` does): it reads the attempt's span from the active
- * OpenTelemetry context, which needs a context manager (NodeSDK, NodeTracerProvider.register()
- * and the Azure Monitor distro register one). The first attempt costs one property read.
+ * for the first resend; a first send has none). Add it after the SDK's `tracingPolicy`
+ * (`installResilience` does): it reads the attempt's span from the active OpenTelemetry context,
+ * which needs a context manager (NodeSDK, NodeTracerProvider.register() and the Azure Monitor
+ * distro register one). The first attempt costs one property read.
  *
  * @example
  * pipeline.addPolicy(resendCountPolicy(), { afterPhase: "Retry", afterPolicies: ["tracingPolicy"] });

@@ -1,6 +1,5 @@
-// The tracing observer: every step the retry loop takes, written as span events on the span of the
-// SDK call it serves (operationSpan.ts finds it). Fed by the loop's events like the metrics and the
-// log; it asks the breaker for a partition's state and changes nothing.
+// Fed by the loop's events like the metrics and the log; it asks the breaker for a partition's
+// state and changes nothing.
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { Attributes, Span } from "@opentelemetry/api";
 import type { PartitionBreaker, PartitionStatus } from "../breaker/partitionBreakerInterface.js";
@@ -36,15 +35,13 @@ interface SpanTotals {
 
 /**
  * Creates the observer that writes what the retry policy did on the span of the SDK call it
- * served (docs/tracing.md): an event per attempt sent (`azure.storage.attempt`), per wait with
- * its reason, planned and actual length and the partition's state (`azure.storage.wait`), for a
- * local refusal (`azure.storage.refused`) and for an ambiguous write's settling
- * (`azure.storage.ambiguous_write`); on the span, the attempts sent, the time waited and the
- * stop reason. It needs `@opentelemetry/api` and the Azure SDK's OpenTelemetry instrumentation
- * (`@azure/opentelemetry-instrumentation-azure-sdk`); without them, or with no span recording,
- * it writes nothing. An operation that ends at its first attempt with no wait (the success
- * path) costs it no span lookup: its HTTP span says it all. `installResilience` adds it
- * (`tracing`); call it yourself for a hand-built pipeline.
+ * served (docs/tracing.md): an event per attempt sent, per wait (with the partition's state),
+ * per local refusal and per ambiguous write settled; on the span, the attempts sent, the time
+ * waited and the stop reason. It needs `@opentelemetry/api` and the Azure SDK's OpenTelemetry
+ * instrumentation (`@azure/opentelemetry-instrumentation-azure-sdk`); without them, or with no
+ * span recording, it writes nothing. An operation that ends at its first attempt with no wait
+ * costs it no span lookup. `installResilience` adds it (`tracing`); call it yourself for a
+ * hand-built pipeline.
  *
  * @example
  * pipeline.addPolicy(resilientRetryPolicy({ observers: [createTracingObserver()] }), { phase: "Retry" });
