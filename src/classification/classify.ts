@@ -3,10 +3,8 @@ import type { OutcomeClass } from "./outcomeClass.js";
 import { applyClassificationRules, type ClassificationRules } from "./classificationRules.js";
 
 /**
- * Classifies one attempt's outcome. The built-in table (documented in docs/retry.md):
- * 1xx-3xx success; 429 and 503 throttled; 408, 504 and 500 `OperationTimedOut` timeout;
- * other 500, 502 and other 5xx transient; other 4xx, 501 and 505 permanent;
- * network errors transient or timeout; an abort `aborted`; anything else permanent.
+ * Classifies one attempt's outcome by the built-in table ({@link OutcomeClass}, docs/retry.md):
+ * network errors are transient or timeout, an abort `aborted`, anything unknown permanent.
  * `rules` extend or override the table.
  */
 export function classify(

@@ -11,12 +11,10 @@ export const TIMEOUT_ERROR_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Error codes of network failures a later attempt can outlive: resets, refused or
- * dropped connections, DNS hiccups, the SDK's catch-all `REQUEST_SEND_ERROR`, and its
- * `PARSE_ERROR`, which the Node HTTP client throws when a response body breaks off
- * while being read ("Error reading response as text: aborted"). Node's HTTP parser
- * errors (`HPE_*`, an answer that is not valid HTTP) count too (see `classifyNetworkError`).
- * Wider than the SDK's list (which leaves out EPIPE, REQUEST_SEND_ERROR and PARSE_ERROR).
+ * Error codes of network failures a later attempt can outlive: resets, refused or dropped
+ * connections, DNS hiccups, the SDK's catch-all `REQUEST_SEND_ERROR`, and its `PARSE_ERROR`,
+ * which the Node HTTP client throws when a response body breaks off while being read. Wider
+ * than the SDK's list (which leaves out EPIPE, REQUEST_SEND_ERROR and PARSE_ERROR).
  */
 export const TRANSIENT_ERROR_CODES: ReadonlySet<string> = new Set([
   "ECONNRESET",

@@ -1,8 +1,8 @@
 /**
  * What one attempt's outcome means for retrying:
  * - `success`: 1xx-3xx; done.
- * - `throttled`: the service asked us to slow down (429, 503 ServerBusy); retried.
- * - `transient`: a fault that a later attempt can outlive (500, 502, connection resets); retried.
+ * - `throttled`: the service asked us to slow down (429, 503, a 5xx ServerBusy); retried.
+ * - `transient`: a fault that a later attempt can outlive (500, 502, other 5xx, connection resets); retried.
  * - `timeout`: the attempt ran out of time (408, 504, 500 OperationTimedOut, our per-attempt timeout); retried.
  * - `permanent`: retrying cannot help (most 4xx, 501, 505, unknown errors); surfaced at once.
  * - `aborted`: the caller aborted; never retried.
