@@ -40,10 +40,7 @@ const OPERATION = ["service", "operation"] as const;
 export const OPERATION_OUTCOMES = ["success", "not_found", "conflict", "precondition_failed", "failure", "circuit_open", "partition_busy", "aborted"] as const;
 export type OperationOutcome = (typeof OPERATION_OUTCOMES)[number];
 
-/**
- * The metrics of `METRIC_NAMES` (public API: dashboards and alerts depend on the names and
- * label sets, so changing one is a breaking change), in the order of docs/metrics.md.
- */
+/** The metrics of `METRIC_NAMES`, in the order of docs/metrics.md. */
 const CORE_METRICS = {
   // OpenTelemetry counts operations as the count of `operationDuration`, as `http.client.request.duration` counts requests.
   operations: {
@@ -200,17 +197,6 @@ function namesOf<T extends Record<string, MetricSpec>>(metrics: T): Readonly<{ [
  * alerts depend on them, so changing one is a breaking change.
  */
 export const METRIC_NAMES = namesOf(CORE_METRICS);
-
-/** Metric names (after the prefix) of the data-safety counters. */
-export const SAFETY_METRIC_NAMES = namesOf(SAFETY_METRICS);
-
-/** Metric name (after the prefix) of the secondary-read counter. */
-export const SECONDARY_READ_METRIC_NAMES = namesOf(SECONDARY_READ_METRICS);
-
-/** The label names of each metric, in the order documented in docs/metrics.md. */
-export const METRIC_LABELS: Readonly<Record<MetricKey, readonly string[]>> = Object.freeze(
-  Object.fromEntries(Object.entries(METRICS).map(([key, metric]) => [key, metric.labels])) as Record<MetricKey, readonly string[]>,
-);
 
 /**
  * `x-ms-error-code` values that keep their own `error_code` label on throttles; any other

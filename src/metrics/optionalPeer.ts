@@ -65,11 +65,7 @@ function isNotFound(error: unknown, peer: string): boolean {
   return code === "MODULE_NOT_FOUND" && typeof message === "string" && message.includes(`'${peer}'`);
 }
 
-/**
- * prom-client's default registry (`register`), loaded on first use so that the package
- * imports without prom-client (an optional peer, needed only by the Prometheus sink).
- * Throws `MissingPeerError` naming `neededFor` when prom-client is not installed.
- */
+/** prom-client's default registry (`register`), loaded on first use (see {@link loadOptionalPeer}). */
 export function defaultRegistry(neededFor: string): Registry<RegistryContentType> {
   return loadOptionalPeer<typeof PromClient>("prom-client", neededFor).register;
 }

@@ -8,10 +8,8 @@ import {
   type MetricData,
 } from "@opentelemetry/sdk-metrics";
 import type { Registry } from "prom-client";
-import { METRIC_NAMES } from "../../src/index.js";
-import { DEFAULT_METRICS_PREFIX, METRIC_LABELS, OPEN_TELEMETRY_ATTRIBUTES, THROTTLE_STATUSES } from "../../src/metrics/metricNames.js";
+import { DEFAULT_METRICS_PREFIX, METRICS, OPEN_TELEMETRY_ATTRIBUTES, THROTTLE_STATUSES, type MetricKey } from "../../src/metrics/metricNames.js";
 import { OPEN_TELEMETRY_METRICS, type OpenTelemetryMetricKey } from "../../src/metrics/openTelemetryObserver.js";
-import { SAFETY_METRIC_NAMES } from "../../src/metrics/metricNames.js";
 
 /** The OpenTelemetry SDK wired to its in-memory exporter; `collect()` exports once and returns what it got. */
 export interface InMemoryMetrics {
@@ -52,14 +50,9 @@ export function otelSum(metrics: readonly MetricData[], name: string, match: Att
   return sum;
 }
 
-const SAFETY_LABELS: Record<keyof typeof SAFETY_METRIC_NAMES, readonly string[]> = {
-  ambiguousWritesResolved: ["service", "operation", "result"],
-  retryBudgetExhausted: ["service"],
-};
-
 /** Prometheus label names of a measurement, by its key. */
 function labelsOf(key: string): readonly string[] {
-  return (METRIC_LABELS as Record<string, readonly string[]>)[key] ?? SAFETY_LABELS[key as keyof typeof SAFETY_LABELS] ?? [];
+  return METRICS[key as MetricKey]?.labels ?? [];
 }
 
 /** A series as `key|label=value,...`, labels in their documented order: both sinks are read into this. */
@@ -72,7 +65,7 @@ const round = (value: number): number => Math.round(value * 1e9) / 1e9;
 /** Every non-zero Prometheus series of the package, as `seriesKey -> value`; histograms as `_count` and `_sum`. */
 export async function prometheusSeries(registry: Registry): Promise<Record<string, number>> {
   const names = new Map<string, string>();
-  for (const [key, name] of Object.entries({ ...METRIC_NAMES, ...SAFETY_METRIC_NAMES })) names.set(DEFAULT_METRICS_PREFIX + name, key);
+  for (const [key, { name }] of Object.entries(METRICS)) if (key !== "secondaryReads") names.set(DEFAULT_METRICS_PREFIX + name, key);
   const series: Record<string, number> = {};
   for (const metric of await registry.getMetricsAsJSON()) {
     const key = names.get(metric.name);

@@ -4,12 +4,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { METRIC_NAMES } from "../../../src/index.js";
 import { DEFAULT_METRICS_PREFIX } from "../../../src/metrics/metricNames.js";
-import { OPERATION_OUTCOMES, SAFETY_METRIC_NAMES, SECONDARY_READ_METRIC_NAMES } from "../../../src/metrics/metricNames.js";
+import { METRICS, OPERATION_OUTCOMES } from "../../../src/metrics/metricNames.js";
 import { ORDINARY_ANSWERS } from "../../../src/metrics/operationOutcome.js";
 
 const DOCS = join(dirname(fileURLToPath(import.meta.url)), "../../../docs");
 const KNOWN = new Set(
-  [...Object.values(METRIC_NAMES), ...Object.values(SAFETY_METRIC_NAMES), ...Object.values(SECONDARY_READ_METRIC_NAMES)].flatMap((name) => {
+  Object.values(METRICS).flatMap(({ name }) => {
     const full = DEFAULT_METRICS_PREFIX + name;
     return name.endsWith("_seconds") ? [full, `${full}_bucket`, `${full}_sum`, `${full}_count`] : [full];
   }),
