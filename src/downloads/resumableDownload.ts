@@ -1,11 +1,7 @@
-// The retry loop's hook for blob downloads: a Get Blob answer's streamed body is read after the
-// policy has returned, so a body cut mid-way is no attempt the loop saw. This hands the caller a
-// body that, when cut, asks the same operation for the rest of the range (`Operation.resume`):
-// one more attempt through the same classification, backoff, gate, budget and records. That body
-// (ResumingBody) passes on the answer's bytes, and when cut, the rest from a new answer, spliced in
-// order, each byte once. A Readable of its own rather than a PassThrough: the source changes under
-// it, and a source's failure must reach the retry loop, not the caller (a pipe would pass it on, or
-// end the PassThrough at the cut).
+// A Get Blob answer's streamed body is read after the retry policy has returned, so a body cut
+// mid-way is no attempt the loop saw. The caller gets a body that, when cut, asks the same
+// operation for the rest of the range (`Operation.resume`): one more attempt through the same
+// classification, backoff, gate, budget and records, its bytes spliced in order, each byte once.
 import { Readable } from "node:stream";
 import type { PipelineRequest, PipelineResponse, SendRequest } from "@azure/core-rest-pipeline";
 import { AbortError } from "@azure/abort-controller";
@@ -90,10 +86,12 @@ const PREMATURE_END = "ERR_STREAM_PREMATURE_CLOSE";
 const ignore = (): void => undefined;
 
 /**
- * A download's body that resumes itself when cut. It never emits `aborted` (which the SDK's
- * `RetriableReadableStream` takes for the caller's abort): it ends with the bytes announced, or
- * with one error, an `AbortError` when the caller aborted. Reading pauses its source while its
- * own buffer is full, so memory stays at a stream's buffers whatever the blob's size.
+ * A download's body that resumes itself when cut. A Readable of its own rather than a
+ * PassThrough: the source changes under it, and a source's failure must reach the retry loop, not
+ * the caller (a pipe would pass it on, or end the PassThrough at the cut). It never emits
+ * `aborted` (which the SDK's `RetriableReadableStream` takes for the caller's abort): it ends with
+ * the bytes announced, or with one error, an `AbortError` when the caller aborted. Reading pauses
+ * its source while its own buffer is full, so memory stays at a stream's buffers whatever the blob's size.
  */
 export class ResumingBody extends Readable {
   readonly #download: BlobDownload;

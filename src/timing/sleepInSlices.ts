@@ -10,12 +10,11 @@ const WOKEN: SleepEnd = Object.freeze({ ended: "woken" });
 export const RELEASED: SleepEnd = Object.freeze({ ended: "released" });
 
 /**
- * Sleeps `delayInMs` through `sleep` (which rejects when the caller aborts, and resolves `true`
- * when it was woken early: what the wait was for has come, so the whole wait ends, `"woken"`). With `letGo`, the
- * sleep is cut into slices of `sliceInMs` and `letGo` is asked between them: a true answer
- * ends it early (`"released"`). The retry loop uses it for waits that the caller policy may
- * let go of and backoffs that an opened circuit makes pointless; without `letGo` it is one
- * sleep, one timer.
+ * Sleeps `delayInMs` through `sleep`, which rejects when the caller aborts and resolves `true` when
+ * what the wait was for has come (`"woken"`). With `letGo`, the sleep is cut into slices of
+ * `sliceInMs` and `letGo` is asked between them: a true answer ends it early (`"released"`), for
+ * waits the caller policy may let go of and backoffs an opened circuit makes pointless. Without
+ * `letGo` it is one sleep, one timer.
  */
 export async function sleepInSlices(
   delayInMs: number,
