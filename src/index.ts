@@ -3,8 +3,7 @@
 // tools import it from its src/ path).
 
 // Installing on an SDK client.
-export type { InstallResilienceOptions, ResilienceHandle } from "./install/installResilience.js";
-export { installResilience } from "./install/installResilience.js";
+export { type InstallResilienceOptions, type ResilienceHandle, installResilience } from "./install/installResilience.js";
 export { DEFAULTS } from "./install/defaults.js";
 export type { StorageService } from "./address/partitionScope.js";
 
@@ -12,23 +11,18 @@ export type { StorageService } from "./address/partitionScope.js";
 export type { ResilientRetryPolicyOptions } from "./policies/retryPolicyOptions.js";
 export { resilientRetryPolicy } from "./policies/resilientRetryPolicy.js";
 export { ambiguousWriteReadBackPolicy } from "./ambiguousWrites/ambiguousWriteReadBack.js";
-export type { PartitionBreaker } from "./breaker/partitionBreaker.js";
-export { createPartitionBreaker } from "./breaker/partitionBreaker.js";
+export { type PartitionBreaker, createPartitionBreaker } from "./breaker/partitionBreaker.js";
 export type { PartitionBreakerOptions } from "./breaker/partitionBreakerOptions.js";
 export type { PartitionStatus } from "./breaker/partitionBreakerInterface.js";
-export type { RetryBudget, RetryBudgetOptions } from "./flow/retryBudget.js";
-export { createRetryBudget } from "./flow/retryBudget.js";
+export { type RetryBudget, type RetryBudgetOptions, createRetryBudget } from "./flow/retryBudget.js";
 
 // Backoff strategies.
 export type { RetryStrategy } from "./backoff/retryStrategy.js";
 export type { RetryStrategyConfig } from "./backoff/createRetryStrategy.js";
 export type { BackoffByClass } from "./backoff/backoffByClass.js";
-export type { FixedBackoffOptions } from "./backoff/fixedBackoff.js";
-export { fixedBackoff } from "./backoff/fixedBackoff.js";
-export type { ExponentialBackoffOptions } from "./backoff/exponentialBackoff.js";
-export { exponentialBackoff } from "./backoff/exponentialBackoff.js";
-export type { DecorrelatedJitterBackoffOptions } from "./backoff/decorrelatedJitterBackoff.js";
-export { decorrelatedJitterBackoff } from "./backoff/decorrelatedJitterBackoff.js";
+export { type FixedBackoffOptions, fixedBackoff } from "./backoff/fixedBackoff.js";
+export { type ExponentialBackoffOptions, exponentialBackoff } from "./backoff/exponentialBackoff.js";
+export { type DecorrelatedJitterBackoffOptions, decorrelatedJitterBackoff } from "./backoff/decorrelatedJitterBackoff.js";
 
 // Classification.
 export type { OutcomeClass } from "./classification/outcomeClass.js";
@@ -39,8 +33,7 @@ export type { ClassificationRules } from "./classification/classificationRules.j
 export { ResilienceError, isResilienceError } from "./errors/resilienceError.js";
 export { CircuitOpenError, isCircuitOpenError } from "./errors/circuitOpenError.js";
 export { PartitionBusyError, isPartitionBusyError } from "./errors/partitionBusyError.js";
-export type { RetryInfo } from "./policies/retryInfo.js";
-export { getRetryInfo } from "./policies/retryInfo.js";
+export { type RetryInfo, getRetryInfo } from "./policies/retryInfo.js";
 export type { AmbiguousWriteResult } from "./ambiguousWrites/ambiguousWriteResult.js";
 
 // Observers.
@@ -64,8 +57,6 @@ export { resendCountPolicy } from "./tracing/resendCountPolicy.js";
 
 // Metrics.
 export { METRIC_NAMES } from "./metrics/metricNames.js";
-export type { MetricsObserver, MetricsOptions } from "./metrics/metricsObserver.js";
-export { createMetricsObserver } from "./metrics/metricsObserver.js";
-export type { OpenTelemetryMetricsOptions } from "./metrics/openTelemetryObserver.js";
-export { createOpenTelemetryMetricsObserver } from "./metrics/openTelemetryObserver.js";
+export { type MetricsObserver, type MetricsOptions, createMetricsObserver } from "./metrics/metricsObserver.js";
+export { type OpenTelemetryMetricsOptions, createOpenTelemetryMetricsObserver } from "./metrics/openTelemetryObserver.js";
 export { metricsHandler, startMetricsServer } from "./metrics/metricsServer.js";

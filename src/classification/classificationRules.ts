@@ -1,6 +1,5 @@
 import type { AttemptOutcome, classify as classifyOutcome } from "./classify.js";
-import type { OutcomeClass } from "./outcomeClass.js";
-import { OUTCOME_CLASSES } from "./outcomeClass.js";
+import { OUTCOME_CLASSES, type OutcomeClass } from "./outcomeClass.js";
 import { describeValue } from "../validation/describeValue.js";
 import { optionsObject, type OptionCheck, type OptionsShape } from "../validation/optionSchema.js";
 

@@ -4,7 +4,7 @@ import type { BackoffByClass } from "../backoff/backoffByClass.js";
 import { RETRIABLE_CLASSES } from "../classification/outcomeClass.js";
 import { createRetryStrategy, isRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import type { RetryStrategy } from "../backoff/retryStrategy.js";
-import { createPipelineRequest } from "@azure/core-rest-pipeline";
+import { createPipelineRequest, type PipelinePolicy } from "@azure/core-rest-pipeline";
 import { readRequestAddress, type RequestAddress } from "../address/requestAddress.js";
 import { createPartitionBreaker, type PartitionBreaker } from "../breaker/partitionBreaker.js";
 import { createPrometheusObserver, resolveMetricsOptions, type MetricsObserver, type MetricsOptions } from "../metrics/metricsObserver.js";
@@ -15,7 +15,6 @@ import {
   type OpenTelemetryMetricsOptions,
 } from "../metrics/openTelemetryObserver.js";
 import { isPeerInstalled, isPeerResolvable } from "../metrics/optionalPeer.js";
-import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { RetryObserver } from "../observers/retryEvents.js";
 import { createTracingObserver } from "../tracing/tracingObserver.js";
 import { resendCountPolicy } from "../tracing/resendCountPolicy.js";

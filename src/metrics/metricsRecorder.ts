@@ -6,8 +6,7 @@ import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope
 import { AMBIGUOUS_WRITE_RESULTS } from "../ambiguousWrites/ambiguousWriteResult.js";
 import type { CircuitStateSource, CircuitTransition } from "../breaker/partitionBreakerInterface.js";
 import { OUTCOME_CLASSES, RETRIABLE_CLASSES, type OutcomeClass } from "../classification/outcomeClass.js";
-import { LOCAL_REFUSALS } from "../observers/retryEvents.js";
-import type { AmbiguousWriteEvent, AttemptClass, AttemptEvent, LocalWaitEvent, OperationEvent, RetryEvent, StopReason } from "../observers/retryEvents.js";
+import { LOCAL_REFUSALS, type AmbiguousWriteEvent, type AttemptClass, type AttemptEvent, type LocalWaitEvent, type OperationEvent, type RetryEvent, type StopReason } from "../observers/retryEvents.js";
 import { LOCAL_WAIT_REASONS } from "../policies/callerPolicy.js";
 import { THROTTLE_ERROR_CODES, type Labels, type MetricKey, type OperationOutcome } from "./metricNames.js";
 import { operationOutcome, OUTCOMES_BOUND_UP_FRONT } from "./operationOutcome.js";

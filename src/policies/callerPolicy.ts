@@ -20,7 +20,6 @@ export interface CallerOptions {
   failFast?: boolean;
 }
 
-
 /** Every {@link LocalWaitReason}. */
 export const LOCAL_WAIT_REASONS: readonly LocalWaitReason[] = ["circuit", "pacing", "budget", "backoff"];
 

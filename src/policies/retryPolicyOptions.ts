@@ -1,6 +1,5 @@
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
-import type { ClassificationRules } from "../classification/classificationRules.js";
-import { validateClassificationRules } from "../classification/classificationRules.js";
+import { validateClassificationRules, type ClassificationRules } from "../classification/classificationRules.js";
 import { resolveBackoffByClass, type BackoffByClass } from "../backoff/backoffByClass.js";
 import { createRetryStrategy, type RetryStrategyConfig } from "../backoff/createRetryStrategy.js";
 import { exponentialBackoff } from "../backoff/exponentialBackoff.js";
