@@ -1,4 +1,4 @@
-import { checkRetryNumber, clampUnitRandom, resolveRandomSource, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
+import { clampUnitRandom, strategyOf, resolveRandomSource, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
@@ -52,15 +52,7 @@ export const resolveDecorrelatedJitterBackoffOptions = optionsObject(
  */
 export function decorrelatedJitterBackoff(options: DecorrelatedJitterBackoffOptions = {}): RetryStrategy {
   const { maxRetries, baseDelayInMs: base, maxDelayInMs: max, random } = resolveDecorrelatedJitterBackoffOptions(options, "");
-  return {
-    kind: "decorrelated",
-    maxRetries,
-    maxDelayInMs: max,
-    delayInMs(retryNumber: number, previousDelayInMs = 0): number {
-      checkRetryNumber(retryNumber);
-      return decorrelatedDelayInMs(previousDelayInMs, { base, max, randomValue: random() });
-    },
-  };
+  return strategyOf("decorrelated", maxRetries, max, (_, previousDelayInMs) => decorrelatedDelayInMs(previousDelayInMs, { base, max, randomValue: random() }));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { checkRetryNumber, clampUnitRandom, resolveRandomSource, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
+import { clampUnitRandom, strategyOf, resolveRandomSource, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
@@ -55,15 +55,7 @@ export const resolveExponentialBackoffOptions = optionsObject(
  */
 export function exponentialBackoff(options: ExponentialBackoffOptions = {}): RetryStrategy {
   const { maxRetries, baseDelayInMs: base, minDelayInMs: min, maxDelayInMs: max, jitter, random } = resolveExponentialBackoffOptions(options, "");
-  return {
-    kind: "exponential",
-    maxRetries,
-    maxDelayInMs: max,
-    delayInMs(retryNumber: number): number {
-      checkRetryNumber(retryNumber);
-      return exponentialDelayInMs(retryNumber, { base, min, max, jitter, randomValue: random() });
-    },
-  };
+  return strategyOf("exponential", maxRetries, max, (retryNumber) => exponentialDelayInMs(retryNumber, { base, min, max, jitter, randomValue: random() }));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { checkRetryNumber, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
+import { strategyOf, strategyOwnerAt, type RetryStrategy } from "./retryStrategy.js";
 import { DAY_IN_MS } from "../timing/dayInMs.js";
 import { numberOption, optionsObject, type OptionsShape } from "../validation/optionSchema.js";
 
@@ -31,13 +31,5 @@ export const resolveFixedBackoffOptions = optionsObject(
  */
 export function fixedBackoff(options: FixedBackoffOptions = {}): RetryStrategy {
   const { maxRetries, delayInMs: delay } = resolveFixedBackoffOptions(options, "");
-  return {
-    kind: "fixed",
-    maxRetries,
-    maxDelayInMs: delay,
-    delayInMs(retryNumber: number): number {
-      checkRetryNumber(retryNumber);
-      return delay;
-    },
-  };
+  return strategyOf("fixed", maxRetries, delay, () => delay);
 }

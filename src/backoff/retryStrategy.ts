@@ -50,11 +50,17 @@ export function resolveRandomSource(name: string, random: unknown): RandomSource
   return () => clampUnitRandom(source());
 }
 
-/** Throws a RangeError unless `retryNumber` is a whole number >= 1. */
-export function checkRetryNumber(retryNumber: number): void {
-  if (!Number.isInteger(retryNumber) || retryNumber < 1) {
-    throw new RangeError(`retryNumber must be an integer >= 1; got ${retryNumber}.`);
-  }
+/** A strategy answering `delay`'s waits; a retry number that is not a whole number >= 1 is a RangeError. */
+export function strategyOf(kind: RetryStrategy["kind"], maxRetries: number, maxDelayInMs: number, delay: (retryNumber: number, previousDelayInMs: number) => number): RetryStrategy {
+  return {
+    kind,
+    maxRetries,
+    maxDelayInMs,
+    delayInMs(retryNumber: number, previousDelayInMs = 0): number {
+      if (!Number.isInteger(retryNumber) || retryNumber < 1) throw new RangeError(`retryNumber must be an integer >= 1; got ${retryNumber}.`);
+      return delay(retryNumber, previousDelayInMs);
+    },
+  };
 }
 
 /**
