@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fixedBackoff } from "../../../src/index.js";
+import { decorrelatedJitterBackoff, exponentialBackoff, fixedBackoff } from "../../../src/index.js";
 import { createRetryStrategy, noRetry } from "../../../src/backoff/createRetryStrategy.js";
 
 describe("fixedBackoff", () => {
@@ -56,5 +56,18 @@ describe("createRetryStrategy", () => {
     expect(() => createRetryStrategy({ strategy: "none", maxRetries: 1 } as never)).toThrow(/^retry\.maxRetries is not an option of strategy "none"/);
     // A strategy function called directly names its options bare, as its caller wrote them.
     expect(() => fixedBackoff({ delayInMs: -1 })).toThrow(/^delayInMs must be between/);
+  });
+});
+
+describe("every strategy's delayInMs", () => {
+  it.each([
+    ["fixed", fixedBackoff()],
+    ["exponential", exponentialBackoff()],
+    ["decorrelated", decorrelatedJitterBackoff()],
+  ])("%s refuses a retry number that is not a whole number >= 1", (_, strategy) => {
+    for (const retryNumber of [0, -1, 1.5, Number.NaN]) {
+      expect(() => strategy.delayInMs(retryNumber), String(retryNumber)).toThrow(new RangeError(`retryNumber must be an integer >= 1; got ${retryNumber}.`));
+    }
+    expect(strategy.delayInMs(1)).toBeGreaterThanOrEqual(0);
   });
 });
