@@ -69,11 +69,14 @@ function entityKeysFromBody(body: string | undefined): { partitionKey: string; r
   return typeof partitionKey === "string" && typeof rowKey === "string" ? { partitionKey, rowKey } : undefined;
 }
 
-/** A JSON object body, or undefined for anything else (empty, truncated, an array, too large). */
-function parseJsonObject(text: string | undefined, maxLength = 8 * 1024 * 1024): Record<string, unknown> | undefined {
-  if (text === undefined || text === "" || text.length > maxLength) return undefined;
+/** Longest JSON text read: an entity is at most 1 MiB (4 MiB of JSON is plenty). */
+const MAX_ENTITY_JSON_LENGTH = 4 * 1024 * 1024;
+
+/** A Tables JSON entity (parsed with `reviver`), or undefined for anything else (empty, truncated, an array, longer than 4 MiB). */
+export function parseJsonObject(text: string | undefined, reviver?: (key: string, value: unknown) => unknown): Record<string, unknown> | undefined {
+  if (text === undefined || text === "" || text.length > MAX_ENTITY_JSON_LENGTH) return undefined;
   try {
-    const parsed: unknown = JSON.parse(text);
+    const parsed: unknown = JSON.parse(text, reviver);
     return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

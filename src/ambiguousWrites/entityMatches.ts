@@ -4,6 +4,7 @@
 // Edm.Double given as text). Unannotated values are typed as the service infers them (see
 // {@link inferEdmType}). Any doubt reads as "different": the caller then gets the original
 // error, marked possibly applied, never a false success.
+import { parseJsonObject } from "../address/tableWrite.js";
 
 /**
  * A JSON number with the text it was written as. Tables JSON tells Edm.Int32 from an
@@ -27,21 +28,9 @@ interface ReviverContext {
   source?: string;
 }
 
-/** Longest JSON text read: an entity is at most 1 MiB (4 MiB of JSON is plenty). */
-const MAX_ENTITY_JSON_LENGTH = 4 * 1024 * 1024;
-
-/**
- * Parses a Tables JSON entity, keeping every number as a {@link JsonNumberLiteral}; undefined
- * for anything but a JSON object (empty, truncated, an array, longer than 4 MiB).
- */
+/** Parses a Tables JSON entity as {@link parseJsonObject} does, keeping every number as a {@link JsonNumberLiteral}. */
 export function parseEntityJson(text: string | undefined): Record<string, unknown> | undefined {
-  if (text === undefined || text === "" || text.length > MAX_ENTITY_JSON_LENGTH) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(text, keepNumberLiteral as (key: string, value: unknown) => unknown);
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+  return parseJsonObject(text, keepNumberLiteral as (key: string, value: unknown) => unknown);
 }
 
 function keepNumberLiteral(_key: string, value: unknown, context?: ReviverContext): unknown {
