@@ -1,6 +1,5 @@
-// Reads from the secondary region of an RA-GRS / RA-GZRS account (docs/secondary-reads.md):
-// which requests may go there and the secondary's URL. The retry loop sends the attempt, as it
-// sends the primary's, when decideNext says so (an open circuit, a failed primary attempt).
+// Reads from the secondary region of an RA-GRS / RA-GZRS account (docs/secondary-reads.md): which
+// requests may go there, and where. The retry loop sends the attempt when decideNext says so.
 import type { PipelineRequest } from "@azure/core-rest-pipeline";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import type { AttemptClass } from "../observers/retryEvents.js";
@@ -27,10 +26,7 @@ const checkSecondaryReadOptions = optionsObject(
   { expected: "a boolean or an options object ({ endpoint })" },
 );
 
-/**
- * Validates `secondaryReads`: `true` or an options object turns it on, `false` and
- * undefined leave it off; anything else (null included) is a TypeError naming it.
- */
+/** Validates `secondaryReads`: `true` or an options object turns it on, `false` and undefined leave it off. */
 export function resolveSecondaryReads(option: unknown, name = "secondaryReads"): SecondaryReadSettings | undefined {
   if (option === undefined || option === false) return undefined;
   return option === true ? { endpoint: undefined } : checkSecondaryReadOptions(option, name);
@@ -51,9 +47,8 @@ const NOT_READS: ReadonlySet<StorageOperation> = new Set<StorageOperation>(["rec
 
 /**
  * One operation's way to the secondary, and what it knows of it: made only for a GET or HEAD of a
- * client with `secondaryReads` on. It decides nothing: decideNext reads its facts (whether the
- * read can go there, its last answer, whether it was read since the primary last failed) and
- * says when the read goes.
+ * client with `secondaryReads` on. It decides nothing: decideNext reads its facts ({@link readFacts})
+ * and says when the read goes.
  */
 export class SecondaryRoute {
   readonly #settings: SecondaryReadSettings;
