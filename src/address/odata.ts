@@ -1,6 +1,3 @@
-// Reading OData text (pure): a string literal, a Tables path segment with its key literals, and
-// the PartitionKey a `$filter` pins.
-
 /**
  * Reads the OData string literal that starts with the `'` at `start`: its value, a quote written
  * twice inside it (`'O''Brien'`) read as one, and `end`, the index after its closing quote.

@@ -1,5 +1,3 @@
-// The request's HTTP method, as the address module and the loop read it.
-
 /**
  * `method.toUpperCase()`, without building a string for the methods the SDKs send, which
  * are upper-case already: this runs on every request (naming, scoping, write detection).

@@ -1,4 +1,3 @@
-// The secondary region's URL of a request (RA-GRS / RA-GZRS, docs/secondary-reads.md).
 import { describeValue } from "../validation/describeValue.js";
 import { isPathStyleHost, parseStorageHost } from "./storageHost.js";
 

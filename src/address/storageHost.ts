@@ -1,5 +1,3 @@
-// What a hostname says: the account and service an Azure Storage host names, or that the
-// account is in the path instead (an emulator).
 import type { StorageService } from "./partitionScope.js";
 
 /**

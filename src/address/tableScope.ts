@@ -1,4 +1,3 @@
-// The partition scope of a Tables request, `$batch` included.
 import { parseAccountAndPath } from "./parseAccountAndPath.js";
 import { parseTableSegment, partitionKeyFromFilter } from "./odata.js";
 import type { PartitionScope } from "./partitionScope.js";

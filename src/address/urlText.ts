@@ -1,6 +1,3 @@
-// Small readers of URL text that the address module shares: percent-decoding that never
-// throws, a URL's query string, one query parameter.
-
 /**
  * `decodeURIComponent` that never throws: a malformed escape (`%E0%A4%A`, a lone `%`)
  * leaves the text as it came, because a scope from slightly wrong text beats a crash

@@ -1,4 +1,3 @@
-// installResilience: its options, the wiring of every policy and observer on a client, and the handle.
 import type { Pipeline, PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { ClassificationRules } from "../classification/classificationRules.js";
 import type { BackoffByClass } from "../backoff/backoffByClass.js";

@@ -1,4 +1,3 @@
-// Exposing a prom-client registry over HTTP: a request listener for the app's own server, or a small server of its own.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Registry, RegistryContentType } from "prom-client";
 import { logger } from "../logging/logger.js";

@@ -1,5 +1,3 @@
-// The retry policy: its name, and the factory that makes one Operation (operation.ts, the loop)
-// per request it sends.
 import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import { CallerPolicy } from "./callerPolicy.js";
 import { createObserverHooks } from "../observers/observerHooks.js";
