@@ -118,11 +118,7 @@ export class CallerPolicy {
     this.#inFlight += 1;
   }
 
-  /**
-   * Runs one unit of the caller's work (a message, a job) as one of its slots for as long as
-   * it runs, the time it spends outside this client included: without it, only the client's
-   * own operations are seen, and a worker busy elsewhere looks like a spare slot.
-   */
+  /** Runs one unit of the caller's work as one of its slots while it runs (`ResilienceHandle.work` says why). */
   async track<T>(work: () => Promise<T>): Promise<T> {
     this.#works += 1;
     try {
