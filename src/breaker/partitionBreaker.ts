@@ -10,16 +10,16 @@ import { CircuitAnnouncer } from "./circuitAnnouncer.js";
 import { resolvePartitionBreakerOptions, type PartitionBreakerOptions } from "./partitionBreakerOptions.js";
 import { HEALTHY_PARTITION, type CircuitState, type PacedScope, type PartitionBreaker, type PartitionStatus } from "./partitionBreakerInterface.js";
 import { Attempt, Scope, Waiting, type Route } from "./scope.js";
-import { createScopeKeyReader } from "./scopeKeys.js";
+import { accountKeyOf, createScopeKeyReader, type ScopeKeys } from "./scopeKeys.js";
 import { ScopeRegistry } from "./scopeRegistry.js";
 
 export type { PartitionBreaker } from "./partitionBreakerInterface.js";
 
 /**
  * Creates a {@link PartitionBreaker}. State is made at a scope's first unserved answer (until then no
- * attempt is even scoped); while any scope has state, every attempt is watched under its partition and
- * its account, so that one that never answers is seen. A scope with nothing left to limit is forgotten
- * at once; at most `maxScopes` are kept, idle ones swept after `idleTtlInMs` by one `unref()`ed timer.
+ * attempt is even scoped); while an account has state, its attempts are watched under their partition
+ * and the account, so that one that never answers is seen. At most `maxScopes` scopes are kept; one
+ * `unref()`ed timer forgets those idle for `idleTtlInMs` and those with nothing left to limit.
  *
  * @example
  * const breaker = createPartitionBreaker({ service: "table" });
@@ -29,28 +29,29 @@ export type { PartitionBreaker } from "./partitionBreakerInterface.js";
  */
 export function createPartitionBreaker(options: PartitionBreakerOptions = {}): PartitionBreaker {
   const o = resolvePartitionBreakerOptions(options, "");
-  const partitionSettings: ControllerSettings = { probeIntervalInMs: o.resetTimeoutInMs, failuresToOut: o.consecutiveFailures, spread: 1, pacing: o.pacing };
+  const partitionSettings: ControllerSettings = { probeIntervalInMs: o.resetTimeoutInMs, unservedToOut: o.consecutiveFailures, pacing: o.pacing };
   // One answer of an account tells for at least SPREAD partitions: it is probed as often as they would be together.
-  const accountSettings: ControllerSettings = { ...partitionSettings, probeIntervalInMs: o.resetTimeoutInMs / SPREAD, spread: SPREAD };
-  const now = (): number => Date.now();
+  const accountSettings: ControllerSettings = { ...partitionSettings, probeIntervalInMs: o.resetTimeoutInMs / SPREAD };
+  // Monotonic: a step of the wall clock must neither take every attempt for lost nor hold every turn back.
+  const now = (): number => performance.now();
   const announcer = new CircuitAnnouncer();
-  const registry = new ScopeRegistry<Scope>(o.maxScopes, o.idleTtlInMs, (scope) => scope.isRetirable());
-  const scopeKeyOf = createScopeKeyReader(o.getScope, o.service);
+  // A scope forgotten with waiters (the bound reached) wakes them: they ask again, under a scope made anew.
+  const registry = new ScopeRegistry<Scope>(o.maxScopes, o.idleTtlInMs, (scope) => scope.isRetirable(), (scope) => scope.clear());
+  const keysOf = createScopeKeyReader(o.getScope, o.service);
   let disposed = false;
 
-  const routeOf = (address: RequestAddress, at: number, create: boolean): Route => {
-    const key = scopeKeyOf(address);
-    const scope = address.scope;
-    // A request with no partition scope (an account's or a table's own operation) bypasses the breaker.
-    const accountKey = scope === undefined || key === undefined ? undefined : `${scope.service}|${scope.account}`;
-    const service = address.service ?? o.service ?? "table";
-    let account = accountKey === undefined ? undefined : registry.touch(accountKey);
-    if (account === undefined && create && accountKey !== undefined) account = registry.add(accountKey, new Scope(accountKey, service, undefined, at, accountSettings));
-    let partition = key === undefined ? undefined : registry.touch(key);
-    if (partition === undefined && create && key !== undefined) {
-      partition = registry.add(key, new Scope(key, service, accountKey, at, partitionSettings, account?.control.fastestInMs));
+  /**
+   * The scopes an attempt on `keys` goes under, as the registry holds them; with `trouble` (a first
+   * unserved answer), made where missing, and a partition's always made while its account has state.
+   */
+  const routeOf = ({ partition: key, account: accountKey, service }: ScopeKeys, at: number, trouble: boolean): Route => {
+    let account = accountKey === undefined ? undefined : registry.touch(accountKey, at);
+    if (account === undefined && trouble && accountKey !== undefined) account = registry.add(accountKey, new Scope(accountKey, service, undefined, at, accountSettings), at);
+    let partition = registry.touch(key, at);
+    if (partition === undefined && (trouble || account !== undefined)) {
+      partition = registry.add(key, new Scope(key, service, accountKey, at, partitionSettings, account?.control.fastestInMs), at);
     }
-    return { from: key ?? "", partition, account };
+    return { from: key, partition, account };
   };
 
   /** The scopes whose limits an attempt on `route` keeps: while its account serves nothing, the account alone (its probes answer for every partition). */
@@ -59,6 +60,9 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     return partition === undefined || account.control.out ? [account] : [partition, account];
   };
 
+  /** Whether `scope` may let an attempt go now: a send is due, and it is not silent past its loss time (then it is checked first). */
+  const mayGo = (scope: Scope, at: number): boolean => scope.due(at) && scope.lostAt() > at;
+
   /** Lets an attempt go on `route` now: counted in flight under its scopes, a send taken from each of its gates. */
   const send = (route: Route, at: number, waited: boolean): Attempt => {
     const gates = gatesOf(route);
@@ -66,7 +70,6 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     for (const scope of [route.partition, route.account]) scope?.live.add(attempt);
     for (const gate of gates) {
       gate.control.sent(at);
-      if (gate.control.out) gate.probeOut = true;
       announcer.observe(gate, at);
     }
     return attempt;
@@ -76,17 +79,19 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     if (disposed || registry.size === 0) return SEND_NOW;
     const waited = ask.waited instanceof Waiting ? ask.waited : undefined;
     if (waited?.granted !== undefined) return waited.granted;
+    const keys = keysOf(address);
+    if (keys === undefined) return SEND_NOW;
     const at = now();
-    const route = routeOf(address, at, true);
+    const route = routeOf(keys, at, false);
     if (route.partition === undefined && route.account === undefined) return SEND_NOW;
     for (const scope of [route.partition, route.account]) {
       if (scope === undefined) continue;
-      takeLost(scope, at);
+      if (scope.lostAt() <= at) scope.checkSoon(onCheck);
       // An operation's first ask: what the scope's callers ask, whether or not it goes now.
       if (!ask.retry && waited === undefined) scope.control.asked(at);
     }
     // A newcomer goes when a send is due (the newest first); one asking again, when it is also next in its queue.
-    const blocked = gatesOf(route).find((gate) => !gate.due(at) || (waited !== undefined && gate.waiting > 0 && gate.next !== waited));
+    const blocked = gatesOf(route).find((gate) => !mayGo(gate, at) || (waited !== undefined && gate.waiting > 0 && gate.next !== waited));
     if (blocked === undefined) {
       waited?.leave();
       const attempt = send(route, at, waited !== undefined);
@@ -99,12 +104,12 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   /** Queued for `gate`'s next send, or refused when that is further off than the caller may wait. */
   const wait = (gate: Scope, route: Route, at: number, ask: AdmissionRequest, waited: Waiting | undefined): Admission => {
     const out = gate.control.out;
-    const dueAt = gate.nextSendAt(at);
-    // Until the next send (the newest goes first): the next probe when out, an answer freeing the window when it is full.
-    const untilInMs = dueAt === Infinity ? gate.lostAfterInMs : Math.max(0, dueAt - at);
+    // Until the next send (the newest goes first): the next probe when out; when the window is full, an answer
+    // freeing it, or its attempts taken for lost.
+    const untilInMs = Math.max(0, Math.min(gate.nextSendAt(at), gate.lostAt()) - at);
     waited?.leave();
     // While a probe is out, its answer may bring the scope back at any moment: the caller waits what it may for it.
-    const probeAnswers = out && gate.probeOut && ask.queueForInMs > 0;
+    const probeAnswers = out && gate.probesOut > 0 && ask.queueForInMs > 0;
     if (untilInMs > ask.queueForInMs && !probeAnswers) return { decision: "refuse", reason: out ? "circuit-open" : "paced", scope: gate.key, retryAfterInMs: Math.ceil(untilInMs) };
     const waiting = new Waiting(route, out ? "circuit" : "pacing", Math.max(1, Math.min(untilInMs, ask.queueForInMs)), waited?.since ?? at);
     gate.enqueue(waiting);
@@ -113,38 +118,49 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   };
 
   /**
-   * Grants `scope`'s waiters their turns while its sends are due, newest first (one blocked by its other gate
-   * moves to that gate's queue), then sets its timer for the next.
+   * Grants `scope`'s waiters their turns while it may let attempts go, newest first (one blocked by its
+   * other gate moves to that gate's queue), then sets its timer for the next.
    */
   const pump = (scope: Scope, at: number): void => {
-    for (let next = scope.next; next !== undefined && scope.due(at); next = scope.next) {
+    for (let next = scope.next; next !== undefined && mayGo(scope, at); next = scope.next) {
       next.leave();
-      const blocked = gatesOf(next.route).find((gate) => gate !== scope && !gate.due(at));
+      const blocked = gatesOf(next.route).find((gate) => gate !== scope && !mayGo(gate, at));
       if (blocked === undefined) {
         next.grant(send(next.route, at, true));
       } else {
         blocked.enqueue(next);
-        blocked.schedule(at, onTimer);
+        blocked.schedule(at, onCheck);
       }
     }
-    scope.schedule(at, onTimer);
+    scope.schedule(at, onCheck);
   };
 
   const record = (address: RequestAddress, sent: Send, result: AttemptResult): void => {
     if (disposed) return;
     const evidence = evidenceOf(result.outcomeClass);
-    const unserved = evidence === "throttled" || evidence === "failed";
-    if (!(sent instanceof Attempt)) {
-      // Sent unwatched: while nothing is watched, only a first trouble makes state (the success path ends here).
-      if (evidence === undefined || (!unserved && registry.size === 0)) return;
+    if (sent instanceof Attempt && isHeld(sent.route)) {
       const at = now();
-      return learn(evidence, -Infinity, at, routeOf(address, at, unserved), false);
+      // Taken for lost already: only a success still says something, and its round trip is unknown.
+      const live = sent.settle();
+      if (evidence === "served" || (evidence !== undefined && live)) learn(evidence, live ? sent.sentAt : -Infinity, at, sent.route, sent.waited);
+      return pumpRoute(sent.route, at);
     }
+    if (sent instanceof Attempt) sent.settle();
+    // Sent unwatched, or under scopes forgotten since: while nothing is watched, only a first trouble makes state (the success path ends here).
+    const unserved = evidence === "throttled" || evidence === "failed";
+    if (evidence === undefined || (!unserved && registry.size === 0)) return;
+    const keys = keysOf(address);
     const at = now();
-    sent.settle();
-    // Taken for lost already: only a success still says something.
-    if (evidence !== undefined && !(sent.lost && unserved)) learn(evidence, sent.sentAt, at, sent.route, sent.waited);
-    for (const scope of [sent.route.partition, sent.route.account]) if (scope !== undefined) pump(scope, at);
+    if (keys !== undefined) learn(evidence, -Infinity, at, routeOf(keys, at, unserved), false);
+  };
+
+  /** Whether the registry still holds the scopes `route` was sent under. */
+  const isHeld = ({ from, partition, account }: Route): boolean =>
+    (partition === undefined || registry.peek(from) === partition) && (account === undefined || registry.peek(account.key) === account);
+
+  const pumpRoute = (route: Route, at: number): void => {
+    if (route.partition !== undefined) pump(route.partition, at);
+    if (route.account !== undefined) pump(route.account, at);
   };
 
   /**
@@ -153,7 +169,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
    * times as often as the account as a whole (every partition of a throttled account fails about as much; one
    * offline among serving ones fails far more), else to the partition.
    */
-  const learn = (evidence: Evidence, sentAt: number, at: number, route: Route, waited: boolean): void => {
+  const learn = (evidence: Evidence, sentAt: number, at: number, route: Route, limited: boolean): void => {
     const { from, partition, account } = route;
     const unserved = evidence === "throttled" || evidence === "failed";
     // An answer that is no success says neither that the scope serves nor that it fails.
@@ -162,11 +178,12 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       account?.control.observe(unserved, from, at);
     }
     const accountsOwn =
+      unserved &&
       account !== undefined &&
       (partition === undefined || account.control.out || (account.control.spreadAt(at) >= SPREAD && partition.control.unservedShare <= GAIN * account.control.unservedShare));
     for (const scope of [partition, account]) {
       if (scope === undefined || (unserved && (scope === account) !== accountsOwn)) continue;
-      const turn = scope.control.answer(evidence, sentAt, at, waited || scope.waiting > 0);
+      const turn = scope.control.answer(evidence, sentAt, at, limited || scope.waiting > 0);
       if (turn !== undefined) {
         announcer.announce(scope, turn === "out" ? "open" : "closed");
         // Whoever backs off after a failure here asks again now: it waits for the probe, or goes.
@@ -177,43 +194,43 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   };
 
   /**
-   * A scope that served nothing while its oldest live attempt went unanswered too long answers nothing: every
-   * attempt it has in flight is taken for lost, as a failure (five are it out), and leaves its window.
+   * Checks `scope` once the answers already received are read: silent past its loss time, it answers
+   * nothing, and every attempt it has in flight is taken for lost, as a failure (five are it out).
    */
-  const takeLost = (scope: Scope, at: number): void => {
-    if (!scope.silent(at)) return;
-    for (const attempt of [...scope.live]) {
-      attempt.lost = true;
-      attempt.settle();
-      learn("failed", attempt.sentAt, at, attempt.route, false);
-    }
-  };
-
-  const onTimer = (scope: Scope): void => {
+  const onCheck = (scope: Scope): void => {
     if (disposed) return;
     const at = now();
-    takeLost(scope, at);
+    if (scope.lostAt() <= at) {
+      for (const attempt of [...scope.live]) {
+        attempt.settle();
+        learn("failed", attempt.sentAt, at, attempt.route, false);
+      }
+    }
     announcer.observe(scope, at);
     pump(scope, at);
   };
 
-  /** The scope that decides for a partition key now: its account while the account serves nothing. */
-  const decidingScope = (key: string): Scope | undefined => {
-    const scope = registry.peek(key);
-    const account = scope?.accountKey === undefined ? undefined : registry.peek(scope.accountKey);
-    return account?.control.out === true ? account : scope;
+  /** The scopes that decide for a partition key now (the account alone while it serves nothing), as the registry holds them. */
+  const gatesOfKey = (key: string): Scope[] => {
+    const partition = registry.peek(key);
+    const accountKey = partition?.accountKey ?? accountKeyOf(key);
+    return gatesOf({ from: key, partition, account: accountKey === undefined ? undefined : registry.peek(accountKey) });
   };
 
   const statusOf = (key: string): PartitionStatus => {
-    const scope = disposed ? undefined : decidingScope(key);
-    if (scope === undefined) return HEALTHY_PARTITION;
+    if (disposed) return HEALTHY_PARTITION;
+    const gates = gatesOfKey(key);
     const at = now();
-    const state = scope.stateAt(at);
-    const rate = scope.control.ratePerSecond;
-    if (state === "closed" && rate === Infinity) return HEALTHY_PARTITION;
-    const retryAfterInMs = Math.max(0, Math.ceil(Math.min(scope.nextSendAt(at), at + o.resetTimeoutInMs) - at));
-    if (state !== "closed") return { state, available: state === "half_open" && !scope.probeOut, retryAfterInMs };
-    return { state: "paced", available: retryAfterInMs === 0, retryAfterInMs, ratePerSecond: rate };
+    const out = gates.find((gate) => gate.control.out);
+    const paced = gates.filter((gate) => gate.control.ratePerSecond !== Infinity);
+    if (out === undefined && paced.length === 0) return HEALTHY_PARTITION;
+    const nextAt = Math.max(...gates.map((gate) => gate.nextSendAt(at)));
+    const retryAfterInMs = Math.max(0, Math.ceil(Math.min(nextAt, at + o.resetTimeoutInMs) - at));
+    if (out !== undefined) {
+      const state = out.stateAt(at) as "open" | "half_open";
+      return { state, available: state === "half_open" && out.probesOut === 0, retryAfterInMs };
+    }
+    return { state: "paced", available: retryAfterInMs === 0, retryAfterInMs, ratePerSecond: Math.min(...paced.map((gate) => gate.control.ratePerSecond)) };
   };
 
   const scopesIn = (wanted: CircuitState): string[] => [...registry.values()].filter((scope) => scope.stateAt(now()) === wanted).map((scope) => scope.key);
@@ -226,25 +243,28 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     record,
     release(_address, admission) {
       if (disposed) return;
-      if (admission instanceof Attempt) return admission.settle();
-      if (!(admission instanceof Waiting)) return;
-      const queue = admission.queue;
-      admission.leave();
-      admission.granted?.settle();
-      if (queue !== undefined) pump(queue, now());
+      const waiting = admission instanceof Waiting ? admission : undefined;
+      const queue = waiting?.queue;
+      waiting?.leave();
+      // A turn given back frees its place in the window: the queue goes on at once.
+      const attempt = waiting?.granted ?? (admission instanceof Attempt ? admission : undefined);
+      const at = now();
+      if (attempt?.settle() === true) pumpRoute(attempt.route, at);
+      if (queue !== undefined) pump(queue, at);
     },
     stateOf: (key) => registry.peek(key)?.stateAt(now()),
     openScopes: () => scopesIn("open"),
     halfOpenScopes: () => scopesIn("half_open"),
     refusesNow(address) {
       if (disposed || registry.size === 0) return false;
-      const key = scopeKeyOf(address);
-      return key !== undefined && decidingScope(key)?.control.out === true;
+      const keys = keysOf(address);
+      return keys !== undefined && gatesOfKey(keys.partition).some((gate) => gate.control.out);
     },
     wakeOf(address) {
       if (disposed || registry.size === 0) return undefined;
-      const { partition, account } = routeOf(address, now(), false);
-      return eitherWake(partition?.sleepers, account?.sleepers);
+      const keys = keysOf(address);
+      if (keys === undefined) return undefined;
+      return eitherWake(registry.peek(keys.partition)?.sleepers, keys.account === undefined ? undefined : registry.peek(keys.account)?.sleepers);
     },
     statusOf,
     pacedScopes: () =>

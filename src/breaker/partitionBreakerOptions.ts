@@ -39,7 +39,7 @@ export interface PartitionBreakerOptions {
    * nothing. Defaults to true.
    */
   pacing?: boolean;
-  /** Most scopes with state (a few hundred bytes each); the least recently used beyond it is forgotten. Defaults to 5000. */
+  /** Most scopes with state, partitions and accounts (a few hundred bytes each), at least 2; the least recently used beyond it is forgotten. Defaults to 5000. */
   maxScopes?: number;
   /** A scope unused this long is forgotten; `Infinity` for never. Defaults to 30000. */
   idleTtlInMs?: number;
@@ -55,7 +55,6 @@ export const DEFAULT_PARTITION_BREAKER_OPTIONS = Object.freeze({
 });
 
 const d = DEFAULT_PARTITION_BREAKER_OPTIONS;
-const NOW_PART_OF_THE_MODEL = "were removed: one controller per scope learns the rate (docs/flow-control.md)";
 /** Validates every option once, throwing a `TypeError`/`RangeError` that names it by its path under `path` and the value. */
 export const resolvePartitionBreakerOptions = optionsObject(
   {
@@ -63,8 +62,8 @@ export const resolvePartitionBreakerOptions = optionsObject(
     getScope: optionWhere<(request: PipelineRequest) => string | undefined>(isFunction, "a function (request) => string | undefined"),
     resetTimeoutInMs: numberOption({ min: 1, max: DAY_IN_MS, integer: true }, d.resetTimeoutInMs),
     consecutiveFailures: numberOption({ min: 1, max: 1_000_000, integer: true, allowInfinity: true }, d.consecutiveFailures),
-    pacing: optionWhere<boolean>((value) => typeof value === "boolean", `true or false (its options ${NOW_PART_OF_THE_MODEL})`, d.pacing),
-    maxScopes: numberOption({ min: 1, max: 10_000_000, integer: true }, d.maxScopes),
+    pacing: optionWhere<boolean>((value) => typeof value === "boolean", "true or false (its options were removed: one controller per scope learns the rate, docs/flow-control.md)", d.pacing),
+    maxScopes: numberOption({ min: 2, max: 10_000_000, integer: true }, d.maxScopes),
     idleTtlInMs: numberOption({ min: 1, max: DAY_IN_MS, allowInfinity: true }, d.idleTtlInMs),
   } satisfies OptionsShape<PartitionBreakerOptions>,
   {
@@ -73,7 +72,7 @@ export const resolvePartitionBreakerOptions = optionsObject(
       mode:
         "was removed: whether an operation waits is declared for the caller now. Use caller: { failFast: true } " +
         'for "fail", caller: { concurrency: N } for a pool of N operations at a time (what "auto" guessed), and nothing for "wait" (the default).',
-      rollingWindowInMs: "was removed: a scope with nothing left to limit is forgotten at once (docs/flow-control.md).",
+      rollingWindowInMs: "was removed: a scope with nothing left to limit is forgotten at the registry's next sweep (docs/flow-control.md).",
     },
   },
 );

@@ -1,10 +1,10 @@
 // One scope the breaker watches (a partition, or its account): its controller, the attempts it has in
 // flight, the operations queued for it, and the one timer that lets them go.
-import type { StorageService } from "../address/partitionScope.js";
 import { QUIET_IN_MS, ScopeController, type ControllerSettings } from "../flow/scopeController.js";
 import { WakeList, type WakeSource } from "../timing/wake.js";
 import type { Send, Wait } from "./attemptGate.js";
 import type { CircuitState } from "./partitionBreakerInterface.js";
+import type { ScopeKeys } from "./scopeKeys.js";
 
 /** What an attempt is sent under: its partition's scope (and key), its account's. */
 export interface Route {
@@ -19,23 +19,33 @@ export class Attempt implements Send {
   readonly sentAt: number;
   readonly route: Route;
   readonly paced: boolean;
-  readonly probe: boolean;
+  /** The scopes it probes: its gates that were out when it went. */
+  readonly probes: readonly Scope[];
   /** It waited for its turn: the limit held it, so its answer may grow the limit. */
   readonly waited: boolean;
-  /** Taken for lost (unanswered for long): its answer, when it comes, tells only a success. */
-  lost = false;
+  #settled = false;
 
   constructor(sentAt: number, route: Route, gates: readonly Scope[], waited: boolean) {
     this.sentAt = sentAt;
     this.route = route;
     this.paced = gates.some((gate) => gate.control.ratePerSecond !== Infinity);
-    this.probe = gates.some((gate) => gate.control.out);
+    this.probes = gates.filter((gate) => gate.control.out);
     this.waited = waited;
+    for (const scope of this.probes) scope.probesOut += 1;
   }
 
-  /** Leaves the scopes that count it in flight (once: a late answer to one taken for lost frees no later probe's place). */
-  settle(): void {
-    for (const scope of [this.route.partition, this.route.account]) if (scope?.live.delete(this) === true && this.probe) scope.probeOut = false;
+  get probe(): boolean {
+    return this.probes.length > 0;
+  }
+
+  /** Leaves the scopes that count it in flight; false when it had already (taken for lost, or given back). */
+  settle(): boolean {
+    if (this.#settled) return false;
+    this.#settled = true;
+    this.route.partition?.live.delete(this);
+    this.route.account?.live.delete(this);
+    for (const scope of this.probes) scope.probesOut -= 1;
+    return true;
   }
 }
 
@@ -47,6 +57,7 @@ export class Waiting implements Wait, WakeSource {
   readonly route: Route;
   /** When the operation first waited: the later, the sooner its turn. */
   readonly since: number;
+  readonly wake: WakeSource = this;
   /** The attempt its turn let go, once granted. */
   granted: Attempt | undefined;
   /** The scope it is queued for, while it is. */
@@ -60,10 +71,6 @@ export class Waiting implements Wait, WakeSource {
     this.reason = reason;
     this.delayInMs = delayInMs;
     this.since = since;
-  }
-
-  get wake(): WakeSource {
-    return this;
   }
 
   listen(wake: () => void): () => void {
@@ -97,7 +104,7 @@ export class Waiting implements Wait, WakeSource {
  */
 export class Scope {
   readonly key: string;
-  readonly service: StorageService;
+  readonly service: ScopeKeys["service"];
   /** A partition's account scope key; undefined for an account. */
   readonly accountKey: string | undefined;
   readonly control: ScopeController;
@@ -107,14 +114,15 @@ export class Scope {
   readonly live = new Set<Attempt>();
   /** Operations backing off after a failure here: woken when the scope goes out or comes back. */
   readonly sleepers = new WakeList();
-  /** A probe sent and not answered yet. */
-  probeOut = false;
+  /** Probes of it in flight (sent while it was out, not answered nor taken for lost). */
+  probesOut = 0;
   /** Queued operations, oldest `since` first: the last is next. */
   readonly #waiters: Waiting[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = Infinity;
+  #checkPending = false;
 
-  constructor(key: string, service: StorageService, accountKey: string | undefined, at: number, settings: ControllerSettings, fastestInMs?: number) {
+  constructor(key: string, service: ScopeKeys["service"], accountKey: string | undefined, at: number, settings: ControllerSettings, fastestInMs?: number) {
     this.key = key;
     this.service = service;
     this.accountKey = accountKey;
@@ -140,10 +148,10 @@ export class Scope {
     return this.nextSendAt(at) <= at + TICK_IN_MS;
   }
 
-  /** The circuit's state as metrics and logs name it: out with no probe due or out is `open`. */
+  /** The circuit's state as metrics and logs name it: out is `half_open` while a probe is due or in flight, else `open`. */
   stateAt(at: number): CircuitState {
     if (!this.control.out) return "closed";
-    return this.probeOut || this.due(at) ? "half_open" : "open";
+    return this.probesOut > 0 || this.due(at) ? "half_open" : "open";
   }
 
   /** Queues `waiting` in its place. */
@@ -162,42 +170,54 @@ export class Scope {
     if (index >= 0) this.#waiters.splice(index, 1);
   }
 
-  /** A scope silent this long (four of its usual round trips, if longer) while it has attempts in flight answers nothing. */
-  get lostAfterInMs(): number {
-    return Math.max(QUIET_IN_MS, 4 * this.control.smoothedInMs);
-  }
-
-  /** Whether its oldest live attempt went unanswered past `lostAfterInMs`, with nothing served meanwhile. */
-  silent(at: number): boolean {
+  /**
+   * When its attempts in flight are taken for lost: the scope silent (nothing served, the oldest
+   * unanswered) for four of its usual round trips, a quarter second at least. `Infinity` with none in flight.
+   */
+  lostAt(): number {
     const oldest = this.live.values().next().value;
-    return oldest !== undefined && at - oldest.sentAt >= this.lostAfterInMs && at - this.control.servedAt >= this.lostAfterInMs;
+    if (oldest === undefined) return Infinity;
+    return Math.max(oldest.sentAt, this.control.servedAt) + Math.max(QUIET_IN_MS, 4 * this.control.smoothedInMs);
   }
 
   /**
-   * Sets the one timer for when the next waiter's turn comes, or the oldest live attempt would be
+   * Sets the one timer for when the next waiter's turn comes, or its attempts in flight would be
    * lost (which frees the window); `unref()`ed, and only while there are waiters.
    */
-  schedule(at: number, onTimer: (scope: Scope) => void): void {
+  schedule(at: number, onCheck: (scope: Scope) => void): void {
     if (this.#waiters.length === 0) return this.#clearTimer();
-    const oldest = this.live.values().next().value;
-    const wakeAt = Math.min(this.nextSendAt(at), oldest === undefined ? Infinity : oldest.sentAt + this.lostAfterInMs);
+    const wakeAt = Math.min(this.nextSendAt(at), this.lostAt());
     if (wakeAt === this.#timerAt || wakeAt === Infinity) return;
     this.#clearTimer();
     this.#timerAt = wakeAt;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#timerAt = Infinity;
-      onTimer(this);
+      this.checkSoon(onCheck);
     }, Math.max(1, wakeAt - at));
     this.#timer.unref?.();
   }
 
-  /** Nothing queued, nothing in flight, no trouble of its own: nothing left to remember. */
-  isRetirable(): boolean {
-    return this.#waiters.length === 0 && this.live.size === 0 && !this.control.troubled;
+  /**
+   * Checks the scope once the answers already received are read: a timer, or an operation's own,
+   * that runs late after the process was held up (a long synchronous task, a starved CPU) runs before
+   * the answers that came meanwhile, which would find a serving scope silent. An immediate runs after them.
+   */
+  checkSoon(onCheck: (scope: Scope) => void): void {
+    if (this.#checkPending) return;
+    this.#checkPending = true;
+    setImmediate(() => {
+      this.#checkPending = false;
+      onCheck(this);
+    });
   }
 
-  /** Stops the timer and wakes every waiter (the breaker is disposed of: they ask again and pass). */
+  /** Nothing queued and no trouble of its own: nothing left to remember (its attempts in flight are answered unwatched). */
+  isRetirable(): boolean {
+    return this.#waiters.length === 0 && !this.control.troubled;
+  }
+
+  /** Stops the timer and wakes every waiter (the breaker is disposed of, or forgot it: they ask again). */
   clear(): void {
     this.#clearTimer();
     for (const waiting of this.#waiters.splice(0)) waiting.dismiss();

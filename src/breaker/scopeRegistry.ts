@@ -10,13 +10,18 @@ export class ScopeRegistry<T> {
   readonly #maxEntries: number;
   readonly #idleTtlInMs: number;
   readonly #isRetirable: (value: T) => boolean;
+  readonly #onEvict: (value: T) => void;
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  /** `idleTtlInMs`: an entry unused this long goes at the next sweep (`Infinity`: never; no timer then). */
-  constructor(maxEntries: number, idleTtlInMs: number, isRetirable: (value: T) => boolean) {
+  /**
+   * `idleTtlInMs`: an entry unused this long goes at the next sweep (`Infinity`: never; no timer then).
+   * `onEvict`: told of every entry forgotten by the bound or the sweep. Times are `performance.now()`'s.
+   */
+  constructor(maxEntries: number, idleTtlInMs: number, isRetirable: (value: T) => boolean, onEvict: (value: T) => void) {
     this.#maxEntries = maxEntries;
     this.#idleTtlInMs = idleTtlInMs;
     this.#isRetirable = isRetirable;
+    this.#onEvict = onEvict;
   }
 
   get size(): number {
@@ -24,11 +29,11 @@ export class ScopeRegistry<T> {
   }
 
   /** The value for `key`, marked as just used. */
-  touch(key: string): T | undefined {
+  touch(key: string, at: number): T | undefined {
     const slot = this.#slots.get(key);
     if (slot === undefined) return undefined;
     this.#slots.delete(key);
-    slot.usedAt = Date.now();
+    slot.usedAt = at;
     this.#slots.set(key, slot);
     return slot.value;
   }
@@ -39,10 +44,10 @@ export class ScopeRegistry<T> {
   }
 
   /** Adds `value` as the most recently used, forgetting the least recently used beyond the bound. */
-  add(key: string, value: T): T {
+  add(key: string, value: T, at: number): T {
     this.#slots.delete(key);
-    this.#slots.set(key, { value, usedAt: Date.now() });
-    if (this.#slots.size > this.#maxEntries) this.#slots.delete(this.#slots.keys().next().value as string);
+    this.#slots.set(key, { value, usedAt: at });
+    if (this.#slots.size > this.#maxEntries) this.#forget(this.#slots.keys().next().value as string);
     if (this.#timer === undefined && this.#idleTtlInMs !== Infinity) {
       // Every half TTL, within a tenth of a second and a minute: the TTL is honoured, and a sweep costs nothing.
       this.#timer = setInterval(() => this.sweep(), Math.min(Math.max(this.#idleTtlInMs / 2, 100), 60_000));
@@ -58,9 +63,15 @@ export class ScopeRegistry<T> {
 
   /** Forgets every entry idle for the TTL, and every retirable one. */
   sweep(): void {
-    const cutoff = Date.now() - this.#idleTtlInMs;
-    for (const [key, slot] of this.#slots) if (slot.usedAt <= cutoff || this.#isRetirable(slot.value)) this.#slots.delete(key);
+    const cutoff = performance.now() - this.#idleTtlInMs;
+    for (const [key, slot] of this.#slots) if (slot.usedAt <= cutoff || this.#isRetirable(slot.value)) this.#forget(key);
     if (this.#slots.size === 0) this.clear();
+  }
+
+  #forget(key: string): void {
+    const slot = this.#slots.get(key);
+    this.#slots.delete(key);
+    if (slot !== undefined) this.#onEvict(slot.value);
   }
 
   /** Forgets everything and stops the timer. */

@@ -5,37 +5,30 @@ import { BUCKET_IN_MS, RateMeter } from "./rateMeter.js";
 
 /**
  * What an answer says of the scope that gave it: `served` (a success), `answered` (404, 409, 403,
- * 501...: it answers, but served nothing of the traffic asked), `throttled` (503 ServerBusy, 500
- * OperationTimedOut, 429: past what it serves now), `failed` (no answer: a reset, a refused
- * connection, a 500 or 502, or an attempt taken for lost).
+ * 501...: it answers, but served nothing of the traffic asked), `throttled` (past what it serves
+ * now: 503 ServerBusy, 500 OperationTimedOut, 429, and timeouts, ours or the server's), `failed` (it
+ * did not serve: a reset, a refused connection, a 500 or 502, or an attempt taken for lost).
  */
 export type Evidence = "served" | "answered" | "throttled" | "failed";
 
 /** What an attempt's outcome class says of the scope; undefined: nothing (aborted). */
-export function evidenceOf(outcomeClass: OutcomeClass): Evidence | undefined {
-  switch (outcomeClass) {
-    case "success":
-      return "served";
-    case "permanent":
-      return "answered";
-    case "throttled":
-    case "timeout":
-      return "throttled";
-    case "transient":
-      return "failed";
-    case "aborted":
-      return undefined;
-  }
-}
+export const evidenceOf = (outcomeClass: OutcomeClass): Evidence | undefined => EVIDENCE_OF[outcomeClass];
+
+const EVIDENCE_OF: Readonly<Record<OutcomeClass, Evidence | undefined>> = {
+  success: "served",
+  permanent: "answered",
+  throttled: "throttled",
+  timeout: "throttled",
+  transient: "failed",
+  aborted: undefined,
+};
 
 /** What every controller of one breaker shares, resolved once. */
 export interface ControllerSettings {
   /** How often a scope that serves nothing is probed: its rate while out. */
   readonly probeIntervalInMs: number;
   /** Unserved answers in a row (nothing served between) that make a scope out. */
-  readonly failuresToOut: number;
-  /** Partitions its unserved answers must come from before it acts on them: 1 for a partition, {@link SPREAD} for an account. */
-  readonly spread: number;
+  readonly unservedToOut: number;
   /** Whether throttles teach a rate (`pacing: false`: only out and back). */
   readonly pacing: boolean;
 }
@@ -166,10 +159,10 @@ export class ScopeController {
    * attempt waited for its turn, so the limit is what held it (it grows only then). Returns the turn taken.
    */
   answer(evidence: Evidence, sentAt: number, at: number, limited: boolean): Turn | undefined {
-    return evidence === "served" || evidence === "answered" ? this.#answered(evidence, sentAt, at, limited) : this.#unservedAnswer(evidence, sentAt, at);
+    return evidence === "served" || evidence === "answered" ? this.#replied(evidence, sentAt, at, limited) : this.#unservedAnswer(evidence, sentAt, at);
   }
 
-  #answered(evidence: "served" | "answered", sentAt: number, at: number, limited: boolean): Turn | undefined {
+  #replied(evidence: "served" | "answered", sentAt: number, at: number, limited: boolean): Turn | undefined {
     // Unknown when the attempt was sent before the scope was watched.
     const roundTripInMs = Number.isFinite(sentAt) ? Math.max(1, at - sentAt) : this.#fastestInMs;
     // Only a success is the scope serving: a 403 or a 501 is its front end answering, and ends no run of failures.
@@ -207,9 +200,9 @@ export class ScopeController {
   #unservedAnswer(evidence: "throttled" | "failed", sentAt: number, at: number): Turn | undefined {
     this.#unserved += 1;
     if (evidence === "failed") this.#failures += 1;
-    const enough = this.#s.failuresToOut;
-    const spread = this.spreadAt(at) >= this.#s.spread;
-    if (spread && (this.#failures >= enough || (this.#unserved >= enough && at - this.#servedAt >= QUIET_IN_MS))) {
+    // An account's unserved answer is its evidence only when they come from several partitions (partitionBreaker.ts).
+    const enough = this.#s.unservedToOut;
+    if (this.#failures >= enough || (this.#unserved >= enough && at - this.#servedAt >= QUIET_IN_MS)) {
       if (this.#out) return undefined;
       this.#out = true;
       this.#plateau = Infinity;
@@ -219,7 +212,7 @@ export class ScopeController {
       return "out";
     }
     // A throttle while it serves: learnt once a quarter second is measured, and once per round.
-    if (evidence !== "throttled" || !this.#s.pacing || this.#out || sentAt < this.#changedAt || !spread) return undefined;
+    if (evidence !== "throttled" || !this.#s.pacing || this.#out || sentAt < this.#changedAt) return undefined;
     if (this.#served.spanInMs(at) < QUIET_IN_MS) return undefined;
     // What it served is its capacity; with nothing served since the last change (the meter still holds
     // the time before), nothing is learnt of it and the rate halves.

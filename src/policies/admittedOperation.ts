@@ -1,6 +1,6 @@
 // An operation as the attempt gate, the retry budget and the observers see it: its request and
-// record, the admission its next attempt goes on, a paced slot held while it is waited for (and
-// given back when it is not sent on), the retries it spends, and each attempt as it is recorded.
+// record, the admission its next attempt goes on, its place in a scope's queue while it waits (given
+// back when it is not sent on), the retries it spends, and each attempt as it is recorded.
 // It carries out decideNext's `admit` and `take-retry` steps and writes what the gate and the
 // budget answered into the facts; it decides nothing. A base class of Operation rather than a
 // field: one object per operation, not two, and this state stays private.
@@ -57,9 +57,9 @@ export abstract class AdmittedOperation {
   }
 
   /**
-   * What ends a wait early, if anything: for a circuit or a paced slot, the gate's last answer
-   * (its circuit closing, its queue let out); for a backoff, the partition the attempt failed on
-   * (the same, for a retry the gate would now let go at once); nothing for the budget.
+   * What ends a wait early, if anything: for a circuit or a pacing wait, its turn (the gate's last
+   * answer); for a backoff, the partition the attempt failed on going out or coming back; nothing
+   * for the budget.
    */
   protected wakeFor(on: "circuit" | "pacing" | "backoff" | "budget"): WakeSource | undefined {
     if (on === "budget") return undefined;

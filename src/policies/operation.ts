@@ -168,6 +168,8 @@ export class Operation extends AdmittedOperation {
     // The built-in budget granted it (decideNext read it); a budget of one's own that refuses here lets this read go uncounted.
     if (step.spendsRetry === true) this.s.budget?.tryRetry();
     this.#facts.secondaryFrom = this.#facts.point === "gate" ? "gate" : "attempt";
+    // Read instead of waiting for the gate: its place in the queue goes back (a turn granted meanwhile would go unsent).
+    if (this.#facts.secondaryFrom === "gate") this.leaveQueue();
     (this.#secondary as SecondaryRoute).redirect(this.request, this.#primaryFailures);
     return startAttempt(this.request, this.#deadline - step.reserveInMs, this.s.tryTimeoutInMs, now, this.s.deadlines);
   }
@@ -258,7 +260,7 @@ export class Operation extends AdmittedOperation {
     return waits === undefined ? this.caller.mayStartWait(reason) : waits.mayWait(reason);
   }
 
-  /** Carries out a wait, as a waiter of the caller policy; a backoff counts as a retry, a paced slot is kept for the gate to confirm. */
+  /** Carries out a wait, as a waiter of the caller policy; a backoff counts as a retry, a wait for the gate toward the next attempt's paced delay. */
   #wait(step: WaitStep): Promise<SleepEnd> {
     if (step.on === "backoff") this.#retries += 1;
     if (step.on === "pacing") this.waitedForGate(step.delayInMs);

@@ -98,9 +98,8 @@ export interface ResilientRetryPolicyOptions {
    */
   retryBudget?: RetryBudget | RetryBudgetOptions | false;
   /**
-   * Uniform random source in [0, 1] that spreads polls while a half-open circuit's probe
-   * is out, and waits for an empty retry budget, over [t, 2t] (the backoff strategies
-   * take a `random` of their own). Answers outside [0, 1] are clamped (NaN reads as 0.5).
+   * Uniform random source in [0, 1] that spreads the polls of an empty retry budget over
+   * [t, 2t] (the backoff strategies take a `random` of their own). Answers outside [0, 1] are clamped (NaN reads as 0.5).
    * Defaults to `Math.random`; tests pin it.
    */
   random?: () => number;

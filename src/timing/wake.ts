@@ -2,8 +2,8 @@ import type { AbortSignalLike } from "@azure/abort-controller";
 import { createAbortablePromise } from "@azure/core-util";
 
 /**
- * Something a waiter may be woken by before its sleep ends: a circuit that closes, a paced
- * queue let out at once. `listen` returns a function that stops listening (call it when the
+ * Something a waiter may be woken by before its sleep ends: its turn in a scope's queue, a
+ * partition going out or coming back. `listen` returns a function that stops listening (call it when the
  * sleep ends the other way, so a long outage keeps no finished waiter).
  */
 export interface WakeSource {
@@ -11,10 +11,10 @@ export interface WakeSource {
 }
 
 /**
- * The waiters of one thing (a circuit, a paced queue), woken all at once when it happens: a
- * probe that finds a partition back lets every operation waiting on it go in the same moment,
- * instead of each finding out at its next poll. Memory is one entry per sleeping waiter, none
- * once they have woken or stopped listening.
+ * The waiters of one event (a partition going out or coming back, for the operations backing off
+ * after a failure there), woken all at once when it happens: each asks the gate again, which
+ * hands out turns one by one. Memory is one entry per sleeping waiter, none once they have woken
+ * or stopped listening.
  */
 export class WakeList implements WakeSource {
   readonly #waiters = new Set<() => void>();
@@ -35,7 +35,7 @@ export class WakeList implements WakeSource {
   }
 }
 
-/** A source that fires when either of two does (a slot of a paced partition in a paced account waits for both). */
+/** A source that fires when either of two does (a backoff after a failure wakes on its partition or its account). */
 export function eitherWake(a: WakeSource | undefined, b: WakeSource | undefined): WakeSource | undefined {
   if (a === undefined || b === undefined) return a ?? b;
   return {

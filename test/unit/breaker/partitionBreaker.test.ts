@@ -47,13 +47,19 @@ function takeOut(breaker: PartitionBreaker, pk: string): void {
   expect(breaker.stateOf(key(pk))).toBe("open");
 }
 
-/** Waits on `wait` until its turn (woken) or its delay, then asks again; returns what the breaker answers then. */
+/** Waits on `wait` until its turn (woken) or its delay, then asks again until it is no wait; returns what the breaker answers then. */
 function askAgainWhenDue(breaker: PartitionBreaker, target: string, wait: Wait): Admission {
   let woken = false;
   const stop = wait.wake?.listen(() => (woken = true));
   for (let waited = 0; !woken && waited < wait.delayInMs; waited += 1) vi.advanceTimersByTime(1);
   stop?.();
-  return admit(breaker, target, { waited: wait, retry: true });
+  const again = admit(breaker, target, { waited: wait, retry: true });
+  return again.decision === "wait" && again !== wait && !woken ? askAgainWhenDue(breaker, target, again) : again;
+}
+
+/** Asks again with `admission` when it is a wait, after its delay (as the loop does); a send or a refusal is returned as is. */
+function askAgain(breaker: PartitionBreaker, target: string, admission: Admission): Admission {
+  return admission.decision === "wait" ? askAgainWhenDue(breaker, target, admission) : admission;
 }
 
 const breakers: PartitionBreaker[] = [];
@@ -242,9 +248,14 @@ describe("createPartitionBreaker: a partition that serves nothing", () => {
     }
     expect(hung.every((a) => a.decision === "send")).toBe(true);
     vi.advanceTimersByTime(QUIET_IN_MS);
-    // The next ask finds them lost: the partition serves nothing.
-    expect(admit(breaker, "p1")).toMatchObject({ decision: "wait", reason: "circuit" });
+    // The next ask finds the partition silent: it waits while the answers already received are read (none).
+    const next = admit(breaker, "p1");
+    expect(next).toMatchObject({ decision: "wait" });
+    expect(breaker.stateOf(key("p1"))).toBe("closed");
+    vi.advanceTimersByTime(1);
+    // Then they are lost: the partition serves nothing, and the waiter waits for its probe.
     expect(breaker.stateOf(key("p1"))).toBe("open");
+    expect(admit(breaker, "p1", { waited: next as Wait, retry: true })).toMatchObject({ decision: "wait", reason: "circuit" });
   });
 
   it("a probe taken for lost that answers late does not free the place of the probe out after it", () => {
@@ -262,13 +273,19 @@ describe("createPartitionBreaker: a partition that serves nothing", () => {
 });
 
 describe("createPartitionBreaker: a hot partition", () => {
-  /** Every other attempt served: a partition at twice its capacity, over a second. */
+  /** Every other answer served: a partition at about twice its capacity, over a second; a waiter asks again when woken, as the loop does. */
   function runHot(breaker: PartitionBreaker, pk: string): number {
     let waited = 0;
+    let answers = 0;
+    const go = (admission: Admission): void => {
+      if (admission.decision === "send") breaker.record(addressOf(pk), admission, result(answers++ % 2 === 0 ? "success" : "throttled"));
+      if (admission.decision !== "wait") return;
+      waited += 1;
+      admission.wake?.listen(() => setTimeout(() => go(admit(breaker, pk, { waited: admission, retry: true })), 0));
+    };
     for (let i = 0; i < 100; i++) {
       vi.advanceTimersByTime(10);
-      const admission = attempt(breaker, pk, i % 2 === 0 ? "success" : "throttled");
-      if (admission.decision === "wait") waited += 1;
+      go(admit(breaker, pk));
     }
     return waited;
   }
@@ -364,6 +381,17 @@ describe("createPartitionBreaker: an account that serves nothing", () => {
     expect(sent + letGo).toBeLessThanOrEqual(10 + 10 * 6);
     expect(letGo).toBeLessThan(50);
     expect(breaker.stateOf(ACCOUNT)).not.toBe("closed");
+  });
+
+  it("resets from two partitions, nothing served, are theirs; from three, the account's", () => {
+    const breaker = make();
+    for (let i = 0; i < 10; i++) attempt(breaker, `p${i % 2}`, "transient");
+    expect(breaker.stateOf(ACCOUNT)).toBe("closed");
+    expect(breaker.openScopes().sort()).toEqual([key("p0"), key("p1")]);
+    // The first two are their partitions' (spread over fewer than three), the next five the account's: out at its fifth.
+    const other = make();
+    for (let i = 0; i < 7; i++) attempt(other, `p${i % 3}`, "transient");
+    expect(other.stateOf(ACCOUNT)).toBe("open");
   });
 
   it("a partition of a serving account that fails alone is out on its own, and does not take the account out", () => {
@@ -498,6 +526,116 @@ describe("createPartitionBreaker: bounded state", () => {
     expect(breaker.size).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
     expect(attempts(breaker, "p1", "transient", 10, 1)).toEqual(Array.from({ length: 10 }, () => SEND_NOW));
+  });
+});
+
+describe("createPartitionBreaker: what a second reading found", () => {
+  it("after the trouble, the sweep forgets every scope with nothing left to limit, attempts in flight or not: the success path holds nothing again", () => {
+    const breaker = make({ idleTtlInMs: 200 });
+    attempt(breaker, "p0", "throttled");
+    expect(breaker.size).toBe(2);
+    // Steady load: two attempts always in flight, over ten partitions, each answered 10 ms after it went.
+    let inFlight: { pk: string; sent: Admission }[] = [];
+    for (let t = 0; t < 3_000; t += 10) {
+      for (const { pk, sent } of inFlight) if (sent.decision === "send") breaker.record(addressOf(pk), sent, result("success"));
+      inFlight = [0, 1].map((i) => ({ pk: `p${(t / 10 + i) % 10}`, sent: admit(breaker, `p${(t / 10 + i) % 10}`) }));
+      vi.advanceTimersByTime(10);
+    }
+    expect(breaker.size).toBe(0);
+    expect(admit(breaker, "p3")).toBe(SEND_NOW);
+    // The answers to attempts sent under the forgotten scopes make no state.
+    for (const { pk, sent } of inFlight) if (sent.decision === "send") breaker.record(addressOf(pk), sent, result("success"));
+    expect(breaker.size).toBe(0);
+  });
+
+  it("a scope that serves while its oldest attempt hangs takes it for lost only once it has been silent for the loss time", () => {
+    const breaker = make();
+    takeOut(breaker, "p1");
+    const probe = askAgainWhenDue(breaker, "p1", admit(breaker, "p1") as Wait) as Send;
+    breaker.record(addressOf("p1"), probe, result("success"));
+    // Back: one attempt hangs, the others are served, ten a second.
+    const hung = admit(breaker, "p1");
+    expect(hung.decision).toBe("send");
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    for (let i = 0; i < 50; i++) {
+      vi.advanceTimersByTime(20);
+      const turn = askAgain(breaker, "p1", admit(breaker, "p1"));
+      if (turn.decision === "send") breaker.record(addressOf("p1"), turn, result("success"));
+    }
+    // Never silent: the hung attempt is still in flight, and no timer was set for a moment already past.
+    expect(breaker.stateOf(key("p1"))).toBe("closed");
+    expect(timers.mock.calls.length).toBeLessThan(150);
+  });
+
+  it("probes that overlap (a probe period shorter than the loss time): one answering leaves the next one out", () => {
+    const breaker = make({ resetTimeoutInMs: 100 });
+    takeOut(breaker, "p1");
+    const first = askAgainWhenDue(breaker, "p1", admit(breaker, "p1") as Wait) as Send;
+    const second = askAgainWhenDue(breaker, "p1", admit(breaker, "p1") as Wait) as Send;
+    expect([first.probe, second.probe]).toEqual([true, true]);
+    vi.advanceTimersByTime(50);
+    breaker.record(addressOf("p1"), first, result("throttled"));
+    // The second is still out: a caller that may wait 30 ms waits for its answer, and the circuit reads half-open.
+    expect(admit(breaker, "p1", { queueForInMs: 30 })).toMatchObject({ decision: "wait", reason: "circuit" });
+    expect(breaker.stateOf(key("p1"))).toBe("half_open");
+  });
+
+  it("a late 404 to an attempt taken for lost does not bring its partition back; a late success does", () => {
+    const breaker = make();
+    attempt(breaker, "p1", "throttled");
+    const hung = Array.from({ length: 5 }, () => admit(breaker, "p1") as Send);
+    vi.advanceTimersByTime(QUIET_IN_MS);
+    admit(breaker, "p1", { queueForInMs: 0 });
+    vi.advanceTimersByTime(1);
+    expect(breaker.stateOf(key("p1"))).toBe("open");
+    breaker.record(addressOf("p1"), hung[0] as Send, result("permanent"));
+    expect(breaker.stateOf(key("p1"))).toBe("open");
+    breaker.record(addressOf("p1"), hung[1] as Send, result("success"));
+    expect(breaker.stateOf(key("p1"))).toBe("closed");
+  });
+
+  it("statusOf a partition never seen, of an account that serves nothing: not available, as admit would say", () => {
+    const breaker = make();
+    for (let t = 0; t < 400; t += 5) {
+      vi.advanceTimersByTime(5);
+      attempt(breaker, `p${(t / 5) % 10}`, "throttled");
+    }
+    expect(breaker.stateOf(ACCOUNT)).not.toBe("closed");
+    const status = breaker.statusOf(key("never-seen"));
+    expect(status.state).toMatch(/open|half_open/);
+    expect(admit(breaker, "never-seen", { queueForInMs: 0 }).decision).not.toBe("send");
+    expect(breaker.refusesNow(addressOf("never-seen"))).toBe(true);
+  });
+
+  it("an Azurite path-style URL gets its account's scope too when only the breaker knows the service", () => {
+    const breaker = make({ service: "blob" });
+    const blob = (name: string) => readRequestAddress(createPipelineRequest({ url: `http://127.0.0.1:10000/devstoreaccount1/photos/${name}`, method: "GET" }));
+    attempt(breaker, blob("a.jpg"), "transient");
+    expect(breaker.size).toBe(2);
+    for (let i = 0; i < 9; i++) attempt(breaker, blob(`${i % 3}.jpg`), "transient");
+    expect(breaker.stateOf("blob|devstoreaccount1")).toBe("open");
+  });
+
+  it("a turn given back (its operation ended before sending) lets the next waiter go at once", () => {
+    const breaker = make();
+    takeOut(breaker, "p1");
+    const probe = askAgainWhenDue(breaker, "p1", admit(breaker, "p1") as Wait) as Send;
+    vi.advanceTimersByTime(2);
+    breaker.record(addressOf("p1"), probe, result("success"));
+    // Back at one attempt per round trip (2 ms): fill the window, then queue one more.
+    const sent: Send[] = [];
+    let queued: Admission = admit(breaker, "p1");
+    for (let i = 0; i < 10 && queued.decision === "send"; i++) {
+      sent.push(queued);
+      vi.advanceTimersByTime(2);
+      queued = admit(breaker, "p1");
+    }
+    expect(queued.decision).toBe("wait");
+    let woken = false;
+    (queued as Wait).wake?.listen(() => (woken = true));
+    breaker.release(addressOf("p1"), sent[0] as Send);
+    expect(woken).toBe(true);
+    expect(admit(breaker, "p1", { waited: queued as Wait, retry: true }).decision).toBe("send");
   });
 });
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { DEMAND_SHARE, QUIET_IN_MS, ScopeController, type ControllerSettings, type Evidence } from "../../../src/flow/scopeController.js";
 
-const SETTINGS: ControllerSettings = { probeIntervalInMs: 300, failuresToOut: 5, spread: 1, pacing: true };
+const SETTINGS: ControllerSettings = { probeIntervalInMs: 300, unservedToOut: 5, pacing: true };
 
 interface Draw {
   /** Between two callers arriving (ms). */
@@ -111,9 +111,9 @@ describe("ScopeController, properties over random faults", () => {
         const o = run(d);
         const askedPerMs = 1 / d.gapInMs;
         // Finding out: the callers of a quarter second and a few round trips (throttles) or five in a row (failures).
-        const findingOut = askedPerMs * (QUIET_IN_MS + 4 * d.roundTripInMs) + SETTINGS.failuresToOut;
+        const findingOut = askedPerMs * (QUIET_IN_MS + 4 * d.roundTripInMs) + SETTINGS.unservedToOut;
         const probes = d.faultInMs / SETTINGS.probeIntervalInMs + 1;
-        const bound = findingOut + probes + o.trickles * (SETTINGS.failuresToOut + 2) + 2;
+        const bound = findingOut + probes + o.trickles * (SETTINGS.unservedToOut + 2) + 2;
         expect(o.intoFault).toBeLessThanOrEqual(bound);
       }),
       { numRuns: Number(process.env.RUNS ?? 150) },

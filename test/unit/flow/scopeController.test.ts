@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEMAND_SHARE, HOLD_ANSWERS, QUIET_IN_MS, ScopeController, type ControllerSettings, type Evidence } from "../../../src/flow/scopeController.js";
 
 /** A partition's settings: probed every 300 ms while out, out after 5 unserved answers in a row. */
-const PARTITION: ControllerSettings = { probeIntervalInMs: 300, failuresToOut: 5, spread: 1, pacing: true };
+const PARTITION: ControllerSettings = { probeIntervalInMs: 300, unservedToOut: 5, pacing: true };
 
 /** A scope under test with its own clock: `send` and `answer` move nothing; `at` is set by the test. */
 function scope(settings: ControllerSettings = PARTITION, fastestInMs?: number) {
@@ -223,21 +223,8 @@ describe("ScopeController: the window", () => {
   });
 });
 
-describe("ScopeController: an account (spread 3)", () => {
-  const ACCOUNT: ControllerSettings = { ...PARTITION, probeIntervalInMs: 100, spread: 3 };
-
-  it("failures from fewer than three partitions never make it out", () => {
-    const s = scope(ACCOUNT);
-    for (let i = 0; i < 20; i++) s.answer("failed", 100 + i, 1, true, i % 2 === 0 ? "p1" : "p2");
-    expect(s.control.out).toBe(false);
-  });
-
-  it("from three, in a row, it is out", () => {
-    const s = scope(ACCOUNT);
-    let turn;
-    for (let i = 0; i < 6 && turn === undefined; i++) turn = s.answer("failed", 100 + i, 1, true, `p${i % 3}`);
-    expect(turn).toBe("out");
-  });
+describe("ScopeController: the evidence an account reads", () => {
+  const ACCOUNT: ControllerSettings = { ...PARTITION, probeIntervalInMs: 100 };
 
   it("reads the spread of its last unserved answers of the last second", () => {
     const s = scope(ACCOUNT);

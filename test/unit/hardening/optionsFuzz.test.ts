@@ -280,7 +280,7 @@ const breakerSpec: Spec = {
   resetTimeoutInMs: ms(1, DAY),
   consecutiveFailures: number(1, 1_000_000, { integer: true, allowInfinity: true }),
   pacing: { valid: fc.boolean(), invalid: fc.oneof(junk.filter((v) => typeof v !== "boolean"), fc.constantFrom<unknown>(0, 1, "false", { decreaseFactor: 0.7 }, { minRatePerSecond: 1 })) },
-  maxScopes: number(1, 10_000_000, { integer: true }),
+  maxScopes: number(2, 10_000_000, { integer: true }),
   idleTtlInMs: ms(1, DAY, { allowInfinity: true }),
 };
 
