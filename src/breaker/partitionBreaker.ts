@@ -45,12 +45,9 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
    * unserved answer), made where missing, and a partition's always made while its account has state.
    */
   const routeOf = ({ partition: key, account: accountKey, service }: ScopeKeys, at: number, trouble: boolean): Route => {
-    let account = accountKey === undefined ? undefined : registry.touch(accountKey, at);
-    if (account === undefined && trouble && accountKey !== undefined) account = registry.add(accountKey, new Scope(accountKey, service, undefined, at, accountSettings), at);
-    let partition = registry.touch(key, at);
-    if (partition === undefined && (trouble || account !== undefined)) {
-      partition = registry.add(key, new Scope(key, service, accountKey, at, partitionSettings, account?.control.fastestInMs), at);
-    }
+    const held = (scopeKey: string, make: boolean, scope: () => Scope): Scope | undefined => registry.touch(scopeKey, at) ?? (make ? registry.add(scopeKey, scope(), at) : undefined);
+    const account = accountKey === undefined ? undefined : held(accountKey, trouble, () => new Scope(accountKey, service, undefined, at, accountSettings));
+    const partition = held(key, trouble || account !== undefined, () => new Scope(key, service, accountKey, at, partitionSettings, account?.control.fastestInMs));
     return { from: key, partition, account };
   };
 

@@ -21,6 +21,7 @@ export class Attempt implements Send {
   readonly paced: boolean;
   /** The scopes it probes: its gates that were out when it went. */
   readonly probes: readonly Scope[];
+  readonly probe: boolean;
   /** It waited for its turn: the limit held it, so its answer may grow the limit. */
   readonly waited: boolean;
   #settled = false;
@@ -30,12 +31,9 @@ export class Attempt implements Send {
     this.route = route;
     this.paced = gates.some((gate) => gate.control.ratePerSecond !== Infinity);
     this.probes = gates.filter((gate) => gate.control.out);
+    this.probe = this.probes.length > 0;
     this.waited = waited;
     for (const scope of this.probes) scope.probesOut += 1;
-  }
-
-  get probe(): boolean {
-    return this.probes.length > 0;
   }
 
   /** Leaves the scopes that count it in flight; false when it had already (taken for lost, or given back). */

@@ -37,13 +37,9 @@ export interface ControllerSettings {
 export type Turn = "out" | "back";
 
 /**
- * One scope's controller. Its state is one rate: attempts a second (`Infinity`: no limit), with at
- * most `rate × fastest round trip × GAIN` in flight. **Out** (serves nothing): one probe per
- * `probeIntervalInMs`. **Back** at the first answer that is no failure: one attempt per round
- * trip, doubling each round trip while attempts wait and answers find no queue. **A throttle**
- * while it serves: the rate drops to what it served (the plateau), past which it doubles only
- * after {@link HOLD_ANSWERS} served answers. An answer to an attempt sent before the last change is
- * no news. docs/flow-control.md gives the whole model.
+ * One scope's controller (docs/flow-control.md gives the model). Its state is one rate: attempts a
+ * second (`Infinity`: no limit), with at most `rate × fastest round trip × GAIN` in flight; out, one
+ * probe per `probeIntervalInMs`. An answer to an attempt sent before the last change is no news.
  */
 export class ScopeController {
   /** Attempts per second; `Infinity`: no limit. */
