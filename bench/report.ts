@@ -793,7 +793,7 @@ function busySection(c: ComeBackResult): string[] {
         `| ${COMEBACK_BUSY_SHAPE_LABELS[shape]} | ${COMEBACK_LABELS[runs[0]!.configuration]} | ${span(runs.map((r) => r.elapsedInMs / 1000), 1)} | ${sec(sum((r) => r.elapsedInMs))} | ` +
           `${runs === ours ? `${span(runs.map((r) => r.ratioToSdk), 2)}x | ${busyTotalRatio(ours, sdk)}x` : "1x | 1x"} | ${span(runs.map((r) => r.busyAnswers))} | ${sum((r) => r.busyAnswers)} | ` +
           `${sum((r) => r.spells)} | ${sec(sum((r) => r.spellCallsInMs) / Math.max(1, sum((r) => r.spells)), 2)} | ` +
-          `${round(sum((r) => r.afterSpellInMs) / Math.max(1, sum((r) => r.afterSpellCalls)), 1)} / ${round(sum((r) => r.elapsedInMs - r.spellCallsInMs) / Math.max(1, sum((r) => r.calls - r.spells)), 1)} | ` +
+          `${round(sum((r) => r.afterSpellInMs) / Math.max(1, sum((r) => r.afterSpellCalls)), 1)} / ${round(sum((r) => r.elapsedInMs - r.spellCallsInMs - r.afterSpellInMs) / Math.max(1, sum((r) => r.calls - r.spells - r.afterSpellCalls)), 1)} | ` +
           `${span(runs.map((r) => r.slowestUnitInMs / 1000), 2)} | ${runs.filter((r) => r.finished).length} / ${runs.length} |`,
       );
     }
@@ -811,7 +811,7 @@ function busySection(c: ComeBackResult): string[] {
       `call at a time), one shape after the other. A caller not done after ${seconds(b.maxInMs)} is stopped: its time, and its ratio, are then a lower bound.`,
     "",
     "- **Busy answers**: attempts into the busy spells. **Spells met**: calls that met a busy answer (one per spell a caller met), and their time, per spell, which is what a spell cost. " +
-      "**After a spell**: the calls that started in the second after such a call, ms per call, against every other call's: what pacing after a spell would cost.",
+      "**After a spell**: the calls that started in the second after such a call, ms per call, against the other calls' (the caller's own time between calls included): what pacing after a spell would cost.",
     "",
     "| shape | configuration | time, s | in all, s | to the SDK default's, same seed | in total | busy answers | in all | spells met | per spell met, s | ms per call after a spell / other | slowest round or test, s | finished |",
     "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
