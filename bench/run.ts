@@ -5,7 +5,8 @@
 //   npm run bench -- --only=overhead      runs some benchmarks, prints JSON, writes nothing
 //   npm run bench -- --smoke              tiny settings, prints JSON, writes nothing
 //   npm run bench -- --only=NAME --merge  runs some benchmarks and puts their results into
-//                                         bench/results/latest.json (the rest kept), then writes docs
+//                                         bench/results/latest.json (the rest kept, and the come-back
+//                                         parts not run), then writes docs
 //   npm run bench -- --only=comeback --seeds=3 --faults=throttle,frozen --configs=package,sdk-default --parts=faults
 //                                         the come-back benchmark, narrowed: --seeds=N, --first-seed=N,
 //                                         --faults= (throttle, frozen, refused, rebalancing),
@@ -21,7 +22,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { applySections, renderCharts, renderSections, type BenchResults } from "./report.js";
 import { BENCHMARKS, runBenchmarks, type BenchmarkName } from "./runBenchmarks.js";
-import type { ComeBackConfiguration, ComeBackFault, ComeBackOverrides, ComeBackPart } from "./comeBack.js";
+import { mergeComeBack, type ComeBackConfiguration, type ComeBackFault, type ComeBackOverrides, type ComeBackPart } from "./comeBack.js";
 import type { FamilyConfiguration, FamilyOverrides } from "./faultFamily.js";
 
 const ROOT = new URL("../", import.meta.url);
@@ -93,7 +94,9 @@ if (flag("report-only")) {
   if (!smoke && only !== undefined && flag("merge")) {
     // Only the benchmarks' own keys: the machine section keeps describing the full run.
     const { schema: _schema, startedAt: _startedAt, elapsedInMs: _elapsed, command: _command, smoke: _smoke, machine: _machine, unhandledRejections, ...ran } = results;
-    const merged = { ...(JSON.parse(readFileSync(RESULTS, "utf8")) as BenchResults), ...ran };
+    const kept = JSON.parse(readFileSync(RESULTS, "utf8")) as BenchResults;
+    const merged = { ...kept, ...ran };
+    if (ran.comeBack !== undefined) merged.comeBack = mergeComeBack(kept.comeBack, ran.comeBack);
     if (unhandledRejections !== undefined && unhandledRejections.length > 0) merged.unhandledRejections = [...(merged.unhandledRejections ?? []), ...unhandledRejections];
     writeFileSync(RESULTS, JSON.stringify(merged, null, 2) + "\n");
     console.log(`merged ${only.join(", ")} into ${RESULTS}`);

@@ -19,7 +19,7 @@ const FAST_TRANSIENT = Object.freeze({ baseDelayInMs: 40, minDelayInMs: 10, maxD
 
 /** Tables and Queue: one preset, since a queue is one partition that rebalances as a table's does (below). */
 const TABLE_AND_QUEUE: Readonly<ServicePreset> = Object.freeze({
-  retry: Object.freeze({ maxRetries: 6, baseDelayInMs: 500, minDelayInMs: 250, maxDelayInMs: 10_000, jitter: 0.2 }),
+  retry: Object.freeze({ maxRetries: 6, baseDelayInMs: 375, minDelayInMs: 375, maxDelayInMs: 10_000, jitter: 0.2 }),
   backoff: Object.freeze({ transient: FAST_TRANSIENT }),
   maxElapsedInMs: 60_000,
   tryTimeoutInMs: 30_000,
@@ -27,14 +27,14 @@ const TABLE_AND_QUEUE: Readonly<ServicePreset> = Object.freeze({
 
 /**
  * Documented defaults per service (docs/retry.md explains each number).
- * - table: the guidance's formula from a 250 ms floor with a 500 ms step: waits of 650-850,
- *   1450-2050, 3050-4450, 6250-9250 ms, then 10 s. A partition that is offline for 10 s is
- *   ridden out even at the low end of the jitter (over 11 s in four retries), well inside a
- *   60 s deadline; 30 s per attempt matches the service's own operation timeout. The second
- *   wait is about the SDK default's (1-2 s): with 2020-2980 ms (a 100 ms floor and an 800 ms
- *   step, until this release), a caller making one call after another through a partition
- *   busy a second at a time paid about a second more per busy spell, since its first retry
- *   came while the partition was still busy (docs/benchmarks.md §9).
+ * - table: the guidance's formula with a 375 ms floor and step: waits of 675-825, 1275-1725,
+ *   2475-3525, 4875-7125 ms, then 10 s, the SDK default's means (750, 1500, 3000, 6000 ms)
+ *   with less jitter. A caller making one call after another meets a busy spell at its start
+ *   and pays two waits per spell of a second: as much as with the SDK default, and as many
+ *   attempts (650-850 then 1450-2050 ms cost 0.3 s more a spell; docs/benchmarks.md §9). A
+ *   partition offline for 10 s is ridden out even at the low end of the jitter (9.3 s in four
+ *   retries, 19 s in five), well inside a 60 s deadline; 30 s per attempt matches the
+ *   service's own operation timeout.
  * - queue: one partition per queue, same rebalancing behaviour as tables.
  * - blob: uploads and downloads of large blobs take long, so no per-attempt timeout by
  *   default and a 5-minute deadline; waits grow to 30 s like the storage SDK's.

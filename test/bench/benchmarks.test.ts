@@ -9,6 +9,7 @@ import {
 } from "../../bench/callerShapes.js";
 import {
   COMEBACK_BUSY_CONFIGURATIONS,
+  COMEBACK_BUSY_SHAPES,
   COMEBACK_CONFIGURATIONS,
   COMEBACK_FAULTS,
   COMEBACK_POOL_CONFIGURATIONS,
@@ -234,13 +235,19 @@ describe("benchmarks (smoke configuration)", () => {
       expect(r.succeeded).toBeLessThanOrEqual(r.operations - r.notStarted);
     }
     expect(pool.find((r) => r.configuration === "no-retry")!.healthyShareOfNoRetry).toBe(1);
-    expect(busy.map((r) => r.configuration)).toEqual([...COMEBACK_BUSY_CONFIGURATIONS]);
+    expect(busy.map((r) => `${r.shape}/${r.configuration}`)).toEqual(COMEBACK_BUSY_SHAPES.flatMap((shape) => COMEBACK_BUSY_CONFIGURATIONS.map((c) => `${shape}/${c}`)));
+    const { upserts, rounds, tests } = settings.busy;
     for (const r of busy) {
-      expectFigures(r, ["elapsedInMs", "ratioToSdk", "attempts", "busyAnswers"]);
-      // Both callers finish, and every round's paged query returns the upserted rows.
+      expectFigures(r, ["elapsedInMs", "ratioToSdk", "attempts", "busyAnswers", "calls", "spells", "spellCallsInMs", "afterSpellCalls", "afterSpellInMs", "slowestUnitInMs"]);
+      // Every caller finishes: each round's paged query returns the upserted rows, each test's query its entity.
       expect(r.finished).toBe(true);
-      expect(r.queried).toBe(settings.busy.upserts * settings.busy.rounds);
-      expect(r.attempts).toBeGreaterThanOrEqual(settings.busy.upserts * settings.busy.rounds);
+      expect(r.queried).toBe(r.shape === "rounds" ? upserts * rounds : tests);
+      // Rounds: the upserts, then the pages and the pager's end (which asks nothing); tests: five calls each.
+      expect(r.calls).toBe(r.shape === "rounds" ? rounds * (upserts + Math.ceil(upserts / settings.busy.pageSize) + 1) : 5 * tests);
+      expect(r.attempts).toBeGreaterThanOrEqual(r.shape === "rounds" ? r.calls - rounds : r.calls);
+      // A spell met is a call that met at least one busy answer.
+      expect(r.spells).toBeLessThanOrEqual(r.busyAnswers);
+      expect(r.spells + r.afterSpellCalls).toBeLessThanOrEqual(r.calls);
     }
   });
 

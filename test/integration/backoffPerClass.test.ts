@@ -48,13 +48,13 @@ describe("backoff per outcome class, table preset, real TableClient", () => {
     expect((await env.directTableClient(table).getEntity<{ value: number }>("p1", "r1")).value).toBe(1);
   });
 
-  it("the same reset waited 650 ms or more with one backoff for every class (backoff: {})", async () => {
+  it("the same reset waited 675 ms or more with one backoff for every class (backoff: {})", async () => {
     const retries = install({ backoff: {} });
     env.simulator.addFault({ kind: "resetBeforeForward", match: { partition: "p1" }, count: 1 });
     await client.createEntity({ partitionKey: "p1", rowKey: "r1" });
     expect(waits(retries)).toHaveLength(1);
-    expect(retries[0]?.delayInMs).toBeGreaterThanOrEqual(650);
-    expect(retries[0]?.delayInMs).toBeLessThanOrEqual(850);
+    expect(retries[0]?.delayInMs).toBeGreaterThanOrEqual(675);
+    expect(retries[0]?.delayInMs).toBeLessThanOrEqual(825);
   });
 
   it("a throttle and a timeout keep the guidance's backoff", async () => {
@@ -65,11 +65,11 @@ describe("backoff per outcome class, table preset, real TableClient", () => {
     await client.upsertEntity({ partitionKey: "p3", rowKey: "r1" });
     const [throttled, timeout] = retries;
     expect(throttled?.reason).toBe("throttled");
-    expect(throttled?.delayInMs).toBeGreaterThanOrEqual(650);
-    expect(throttled?.delayInMs).toBeLessThanOrEqual(850);
+    expect(throttled?.delayInMs).toBeGreaterThanOrEqual(675);
+    expect(throttled?.delayInMs).toBeLessThanOrEqual(825);
     expect(timeout?.reason).toBe("timeout");
-    expect(timeout?.delayInMs).toBeGreaterThanOrEqual(650);
-    expect(timeout?.delayInMs).toBeLessThanOrEqual(850);
+    expect(timeout?.delayInMs).toBeGreaterThanOrEqual(675);
+    expect(timeout?.delayInMs).toBeLessThanOrEqual(825);
     expect(env.simulator.count({ partition: "p2" })).toBe(2);
     expect(env.simulator.count({ partition: "p3" })).toBe(2);
   });
@@ -80,7 +80,7 @@ describe("backoff per outcome class, table preset, real TableClient", () => {
     env.simulator.addFault({ kind: "resetBeforeForward", match: { partition: "p4" }, count: 1 });
     await client.upsertEntity({ partitionKey: "p4", rowKey: "r1" });
     expect(retries.map((r) => r.reason)).toEqual(["throttled", "transient"]);
-    // One backoff for every class would make it the second retry: 1450 ms or more.
+    // One backoff for every class would make it the second retry: 1275 ms or more.
     expect(retries[1]?.delayInMs).toBeGreaterThanOrEqual(42);
     expect(retries[1]?.delayInMs).toBeLessThanOrEqual(58);
   });

@@ -154,8 +154,22 @@ describe("the presets, wherever they are quoted", () => {
     expect(row(policy, "`tryTimeoutInMs`")[1]).toBe(`${TABLE.tryTimeoutInMs} (table, queue), ${BLOB.tryTimeoutInMs} = none (blob)`);
     expect(QUEUE.maxElapsedInMs).toBe(TABLE.maxElapsedInMs);
     expect(QUEUE.tryTimeoutInMs).toBe(TABLE.tryTimeoutInMs);
-    const [waits] = quoted(prose("docs/retry.md"), /the \*low\* end of the jitter the table preset waits ((?:\d+, )+\d+ and \d+) ms/);
-    expect(list(waits as string).map(num)).toEqual(lowEndWaits(TABLE.retry).slice(0, 4));
+    const [waits, four, fifth, five, middleFour] = quoted(
+      prose("docs/retry.md"),
+      /the \*low\* end of the jitter the table preset waits ((?:\d+, )+\d+ and \d+) ms \(([\d.]+) s of cover in four retries\), then (\d+) ms \((\d+) s in five\): a partition offline for 10 s is ridden out with a retry to spare \(from the middle of the jitter up, in four: ([\d.]+) s\)/,
+    );
+    const low = lowEndWaits(TABLE.retry);
+    expect(list(waits as string).map(num)).toEqual(low.slice(0, 4));
+    expect(num(fifth as string)).toBe(low[4]);
+    const cover = (waitsInMs: number[], retries: number) => waitsInMs.slice(0, retries).reduce((sum, wait) => sum + wait, 0) / 1000;
+    expect([num(four as string), num(five as string)]).toEqual([Math.round(cover(low, 4) * 10) / 10, Math.round(cover(low, 5))]);
+    // Ridden out at the low end within the retries, with one left: the fifth lands past 10 s.
+    expect([cover(low, 5) > 10, TABLE.retry.maxRetries > 5]).toEqual([true, true]);
+    const middle = Array.from({ length: TABLE.retry.maxRetries }, (_, i) => (lowEnd(TABLE.retry, i + 1) + highEnd(TABLE.retry, i + 1)) / 2);
+    expect(num(middleFour as string)).toBe(cover(middle, 4));
+    // The SDK default's means, which the prose says the preset's waits keep: 1000 x 2^n, half fixed and half random.
+    const [means] = quoted(prose("docs/retry.md"), /The waits' means are the SDK default's \(((?:\d+, )+\d+) ms;/);
+    expect(list(means as string).map(num)).toEqual(middle.slice(0, 4));
   });
 
   it("migration.md: the presets beside the SDKs' defaults", () => {

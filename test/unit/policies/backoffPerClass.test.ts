@@ -178,23 +178,24 @@ describe("installResilience: the presets' backoff per class", () => {
     const client = scripted("reset", "reset", "busy", "timedOut", "internal", "ok");
     const { response } = await run(install(), client);
     expect(response?.status).toBe(200);
-    // transient: 10 + 32 x 1, 10 + 32 x 3; throttled then timeout, one curve: 100 + 640 x 1, 100 + 640 x 3; transient again: 10 + 32 x 7.
-    expect(gaps(client.times)).toEqual([42, 106, 650, 1450, 234]);
+    // transient: 10 + 32 x 1, 10 + 32 x 3; throttled then timeout, one curve: 375 + 300 x 1, 375 + 300 x 3; transient again: 10 + 32 x 7.
+    expect(gaps(client.times)).toEqual([42, 106, 675, 1275, 234]);
   });
 
-  it("the high end of the ranges: a reset's first retry waits 58 ms, not the 850 ms of a throttle", async () => {
+  it("the high end of the ranges: a reset's first retry waits 58 ms, not the 825 ms of a throttle", async () => {
     vi.spyOn(Math, "random").mockReturnValue(1);
     const client = scripted("reset", "busy", "ok");
     await run(install(), client);
-    expect(gaps(client.times)).toEqual([58, 850]);
+    // 10 + 48 x 1; 375 + 450 x 1.
+    expect(gaps(client.times)).toEqual([58, 825]);
   });
 
   it("an exponential retry config keeps the preset's per-class waits; a strategy of your own applies to every class", async () => {
     vi.spyOn(Math, "random").mockReturnValue(0);
     const tuned = scripted("reset", "busy", "ok");
     await run(install({ retry: { strategy: "exponential", maxRetries: 4, baseDelayInMs: 500 } }), tuned);
-    // baseDelayInMs 500 with the preset's minDelayInMs 250 and jitter 0.2: 250 + 400 x 1.
-    expect(gaps(tuned.times)).toEqual([42, 650]);
+    // baseDelayInMs 500 with the preset's minDelayInMs 375 and jitter 0.2: 375 + 400 x 1.
+    expect(gaps(tuned.times)).toEqual([42, 775]);
     const own = scripted("reset", "busy", "ok");
     await run(install({ retry: { strategy: "fixed", delayInMs: 250 } }), own);
     expect(gaps(own.times)).toEqual([250, 250]);
@@ -205,7 +206,7 @@ describe("installResilience: the presets' backoff per class", () => {
     const uniform = scripted("reset", "timedOut", "ok");
     await run(install({ backoff: {} }), uniform);
     // retry (the guidance's) for both: retry 1 then retry 2.
-    expect(gaps(uniform.times)).toEqual([650, 1450]);
+    expect(gaps(uniform.times)).toEqual([675, 1275]);
     const completed = scripted("reset", "ok");
     await run(install({ backoff: { transient: { strategy: "exponential", baseDelayInMs: 100 } } }), completed);
     // baseDelayInMs 100 with the preset transient's minDelayInMs 10 and jitter 0.2: 10 + 80 x 1.
