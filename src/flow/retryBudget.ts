@@ -28,9 +28,10 @@ export const DEFAULT_RETRY_BUDGET_OPTIONS = Object.freeze({
 
 /**
  * A retry budget: a token bucket whose tokens expire with the window. Every request deposits
- * `retryRatio` of a token, every retry withdraws one, and `minRetriesPerSecond` per second of the
- * window are always there: however many operations fail at once, the window's retries stay within
- * reserve + retryRatio × its requests, and cannot multiply the load of a throttled account.
+ * `retryRatio` of a token, every retry withdraws one (given back when it succeeds), and
+ * `minRetriesPerSecond` per second of the window are always there: however many operations fail
+ * at once, the window's failed retries stay within reserve + retryRatio × its requests, and cannot
+ * multiply the load of a throttled account.
  */
 export interface RetryBudget {
   /** Counts one request (an operation's first attempt); `at`: `performance.now()` if just read (a budget with its own `now` ignores it). */

@@ -5,8 +5,11 @@ import { DEFAULT_RETRY_BUDGET_OPTIONS } from "../../src/flow/retryBudget.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 
 // A whole account throttled (every request 503 ServerBusy for 4 s): with the default retry
-// budget, the attempts that reach the service stay within requests + reserve + retryRatio x
-// requests; without it, every operation retries on its own and the load multiplies.
+// budget, the attempts answered with the throttle stay within requests + reserve + retryRatio x
+// requests; without it, every operation retries on its own and the load multiplies. The bound is
+// on attempts into the throttle, not on all attempts: a retry that succeeds (one landing after the
+// throttle's end) gives its retry back (`refund`), so the budget binds while retries keep failing;
+// on a loaded machine more retries land after the end, and the total passed the bound (454 for 400).
 
 const env = withTableSimulator({ seed: 5 });
 const OPERATIONS = 200;
@@ -23,6 +26,8 @@ beforeEach(async () => {
 
 interface Run {
   attempts: number;
+  /** Attempts answered with the throttle. */
+  intoFault: number;
   succeeded: number;
   budgetExhausted: number;
   elapsedInMs: number;
@@ -54,6 +59,7 @@ async function throttledRun(options: InstallResilienceOptions): Promise<Run> {
   const rejected = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
   return {
     attempts: env.simulator.count({ method: "POST" }),
+    intoFault: env.simulator.count({ method: "POST", fault: "serverBusy" }),
     succeeded: results.length - rejected.length,
     budgetExhausted: rejected.filter((r) => getRetryInfo(r.reason)?.stopReason === "budget-exhausted").length,
     elapsedInMs,
@@ -71,27 +77,27 @@ function boundOf(run: Run): number {
 }
 
 describe("account-wide throttling and the retry budget", () => {
-  it("with the defaults (an open-loop caller), the budget defers retries: attempts stay within the bound and every operation succeeds", async () => {
+  it("with the defaults (an open-loop caller), the budget defers retries: attempts into the throttle stay within the bound and every operation succeeds", async () => {
     const run = await throttledRun({});
     const bound = boundOf(run);
     console.info(
-      `retry budget (open loop), account throttled ${OUTAGE_IN_MS} ms: ${run.attempts} attempts for ${OPERATIONS} operations ` +
+      `retry budget (open loop), account throttled ${OUTAGE_IN_MS} ms: ${run.attempts} attempts (${run.intoFault} into the throttle) for ${OPERATIONS} operations ` +
         `(bound ${bound}; ${run.succeeded} succeeded, ${run.budgetExhausted} surfaced with budget-exhausted) in ${Math.round(run.elapsedInMs)} ms`,
     );
-    expect(run.attempts).toBeLessThanOrEqual(bound);
+    expect(run.intoFault).toBeLessThanOrEqual(bound);
     expect(run.budgetExhausted).toBe(0);
     expect(run.succeeded).toBe(OPERATIONS);
     expect(run.metricText).not.toContain('azure_storage_local_refusals_total{service="table",reason="budget"}');
   }, 90_000);
 
-  it("a failFast caller: total attempts stay within requests + reserve + retryRatio x requests, the excess fails at once", async () => {
+  it("a failFast caller: attempts into the throttle stay within requests + reserve + retryRatio x requests, the excess fails at once", async () => {
     const run = await throttledRun({ caller: { failFast: true } });
     const bound = boundOf(run);
     console.info(
-      `retry budget (failFast), account throttled ${OUTAGE_IN_MS} ms: ${run.attempts} attempts for ${OPERATIONS} operations ` +
+      `retry budget (failFast), account throttled ${OUTAGE_IN_MS} ms: ${run.attempts} attempts (${run.intoFault} into the throttle) for ${OPERATIONS} operations ` +
         `(bound ${bound}; ${run.succeeded} succeeded, ${run.budgetExhausted} surfaced with budget-exhausted) in ${Math.round(run.elapsedInMs)} ms`,
     );
-    expect(run.attempts).toBeLessThanOrEqual(bound);
+    expect(run.intoFault).toBeLessThanOrEqual(bound);
     expect(run.budgetExhausted).toBeGreaterThan(0);
     expect(run.metricText).toContain(`azure_storage_local_refusals_total{service="table",reason="budget"} ${run.budgetExhausted}`);
     expect(run.metricText).toContain(`azure_storage_retry_budget_exhausted_total{service="table"} ${run.budgetExhausted}`);
