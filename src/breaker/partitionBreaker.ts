@@ -3,7 +3,7 @@
 // scope whose evidence it is. Its interface is partitionBreakerInterface.ts.
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import { evidenceOf, GAIN, SPREAD, type ControllerSettings, type Evidence } from "../flow/scopeController.js";
+import { evidenceOf, isAccountsEvidence, SPREAD, type ControllerSettings, type Evidence } from "../flow/scopeController.js";
 import { eitherWake } from "../timing/wake.js";
 import { SEND_NOW, type Admission, type AdmissionRequest, type Send } from "./attemptGate.js";
 import { CircuitAnnouncer } from "./circuitAnnouncer.js";
@@ -160,12 +160,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     if (route.account !== undefined) pump(route.account, at);
   };
 
-  /**
-   * Hands an answer to the scopes whose evidence it is: a served one to both; an unserved one to the account
-   * when it serves nothing, or when its failures come from several partitions and this one fails at most GAIN
-   * times as often as the account as a whole (every partition of a throttled account fails about as much; one
-   * offline among serving ones fails far more), else to the partition.
-   */
+  /** Hands an answer to the scopes whose evidence it is: a served one to both; an unserved one as {@link isAccountsEvidence} says. */
   const learn = (evidence: Evidence, sentAt: number, at: number, route: Route, limited: boolean): void => {
     const { from, partition, account } = route;
     const unserved = evidence === "throttled" || evidence === "failed";
@@ -174,15 +169,14 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       partition?.control.observe(unserved, from, at);
       account?.control.observe(unserved, from, at);
     }
-    const accountsOwn =
-      unserved &&
-      account !== undefined &&
-      (partition === undefined || account.control.out || (account.control.spreadAt(at) >= SPREAD && partition.control.unservedShare <= GAIN * account.control.unservedShare));
+    const accountsOwn = unserved && account !== undefined && isAccountsEvidence(partition?.control, account.control, at);
     for (const scope of [partition, account]) {
       if (scope === undefined || (unserved && (scope === account) !== accountsOwn)) continue;
       const turn = scope.control.answer(evidence, sentAt, at, limited || scope.waiting > 0);
       if (turn !== undefined) {
         announcer.announce(scope, turn === "out" ? "open" : "closed");
+        // An account out holds all its partitions' attempts: what they learnt before is stale by its return.
+        if (turn === "out" && scope === account) for (const other of registry.values()) if (other.accountKey === account.key) other.control.forgetLimit(at);
         // Whoever backs off after a failure here asks again now: it waits for the probe, or goes.
         scope.sleepers.wakeAll();
       }

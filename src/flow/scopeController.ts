@@ -61,7 +61,7 @@ export class ScopeController {
   #smoothedInMs = 0;
   /** The last attempt's slot: the next goes `1 / rate` after it. */
   #lastSlotAt = -Infinity;
-  readonly #served: RateMeter;
+  #served: RateMeter;
   /** First attempts: what the scope's callers ask. */
   readonly #asked: RateMeter;
   /** The share unserved of about the last {@link EVIDENCE_ANSWERS} answers. */
@@ -161,6 +161,8 @@ export class ScopeController {
   #replied(evidence: "served" | "answered", sentAt: number, at: number, limited: boolean): Turn | undefined {
     // Unknown when the attempt was sent before the scope was watched.
     const roundTripInMs = Number.isFinite(sentAt) ? Math.max(1, at - sentAt) : this.#fastestInMs;
+    // Back: what it served before and while it was out is no measure of what it serves now.
+    if (this.#out) this.#served = new RateMeter(at);
     // Only a success is the scope serving: a 403 or a 501 is its front end answering, and ends no run of failures.
     if (evidence === "served") {
       this.#served.count(at);
@@ -207,12 +209,12 @@ export class ScopeController {
       this.#lastSlotAt = at;
       return "out";
     }
-    // A throttle while it serves: learnt once a quarter second is measured, and once per round.
+    // A throttle while it serves, once per round: what it served is its capacity, once a quarter second is
+    // measured. Before that (just back, its ramp cut short), or with nothing served since the last change (the
+    // meter still holds the time before), nothing is learnt of its capacity and the rate halves; a scope not
+    // limited yet is not limited on so little (a table's ranges each throttled once are never cut).
     if (evidence !== "throttled" || !this.#s.pacing || this.#out || sentAt < this.#changedAt) return undefined;
-    if (this.#served.spanInMs(at) < QUIET_IN_MS) return undefined;
-    // What it served is its capacity; with nothing served since the last change (the meter still holds
-    // the time before), nothing is learnt of it and the rate halves.
-    const serving = this.#servedAt >= this.#changedAt;
+    const serving = this.#served.spanInMs(at) >= QUIET_IN_MS && this.#servedAt >= this.#changedAt;
     const served = serving ? this.#served.ratePerSecond(at) : this.#rate / 2;
     if (!(served > 0) || served === Infinity) return undefined;
     const floor = 1000 / this.#s.probeIntervalInMs;
@@ -222,11 +224,32 @@ export class ScopeController {
     return undefined;
   }
 
+  /** Its account went out: a limit learnt before is no measure of what it serves once the account is back. */
+  forgetLimit(at: number): void {
+    if (this.#out || this.#rate === Infinity) return;
+    this.#plateau = Infinity;
+    this.#change(at, Infinity);
+  }
+
   #change(at: number, rate: number): void {
     this.#rate = rate;
     this.#changedAt = at;
     this.#held = 0;
   }
+}
+
+/**
+ * Whether a partition's unserved answer is its account's evidence: when the account serves nothing, or
+ * when its failures come from several partitions and either the account is limited already (a paced
+ * account trying past its capacity throttles a few attempts on each partition: noise, not their own
+ * trouble) or this partition fails no more than GAIN times as often as the account as a whole, nor more
+ * often than it serves (every partition of a throttled account fails about as much; one offline among
+ * serving ones fails far more). Otherwise it is the partition's own.
+ */
+export function isAccountsEvidence(partition: ScopeController | undefined, account: ScopeController, at: number): boolean {
+  if (partition === undefined || account.out) return true;
+  if (account.spreadAt(at) < SPREAD) return false;
+  return account.ratePerSecond !== Infinity || partition.unservedShare <= Math.max(GAIN * account.unservedShare, 0.5);
 }
 
 /**

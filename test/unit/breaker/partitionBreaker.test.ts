@@ -405,6 +405,19 @@ describe("createPartitionBreaker: an account that serves nothing", () => {
     expect(breaker.stateOf(ACCOUNT)).toBe("closed");
   });
 
+  it("an account out forgets its partitions' limits: back, they are not held to what they served before", () => {
+    const breaker = make();
+    // p0 hot alone (its own limit), then the whole account fails.
+    for (let i = 0; i < 100; i++) {
+      vi.advanceTimersByTime(5);
+      attempt(breaker, "p0", i % 2 === 0 ? "success" : "throttled");
+    }
+    expect(breaker.pacedScopes().map((p) => p.scope)).toEqual([key("p0")]);
+    for (let i = 0; i < 20; i++) attempt(breaker, `p${1 + (i % 9)}`, "transient");
+    expect(breaker.stateOf(ACCOUNT)).toBe("open");
+    expect(breaker.pacedScopes()).toEqual([]);
+  });
+
   it("an account throttled for a share of its requests is paced at what it serves; its partitions are not", () => {
     const breaker = make();
     for (let i = 0; i < 400; i++) {

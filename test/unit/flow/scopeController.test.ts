@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEMAND_SHARE, HOLD_ANSWERS, QUIET_IN_MS, ScopeController, type ControllerSettings, type Evidence } from "../../../src/flow/scopeController.js";
+import { DEMAND_SHARE, HOLD_ANSWERS, isAccountsEvidence, QUIET_IN_MS, ScopeController, type ControllerSettings, type Evidence } from "../../../src/flow/scopeController.js";
 
 /** A partition's settings: probed every 300 ms while out, out after 5 unserved answers in a row. */
 const PARTITION: ControllerSettings = { probeIntervalInMs: 300, unservedToOut: 5, pacing: true };
@@ -169,6 +169,29 @@ describe("ScopeController: back", () => {
     expect(s.control.ratePerSecond).toBe(2000);
   });
 
+  it("a throttle during its ramp halves it at once, with less than a quarter second measured since it came back", () => {
+    const s = outThenBack(2);
+    s.control.sent(501);
+    s.answer("served", 503, 2, true);
+    expect(s.control.ratePerSecond).toBe(1000);
+    // 20 ms after coming back: what it served before and while out is no measure; the ramp is cut in half.
+    s.answer("throttled", 520, 2, true);
+    expect(s.control.ratePerSecond).toBe(500);
+  });
+
+  it("forgetLimit (its account went out): a partition's limit and capacity are forgotten; one out stays out", () => {
+    const s = scope();
+    serveSteadily(s, 0, 30, 10);
+    s.answer("throttled", 300);
+    expect(s.control.ratePerSecond).toBeLessThan(Infinity);
+    s.control.forgetLimit(310);
+    expect(s.control.ratePerSecond).toBe(Infinity);
+    const out = scope();
+    for (let i = 0; i < 5; i++) out.answer("failed", 100 + i);
+    out.control.forgetLimit(110);
+    expect(out.control.out).toBe(true);
+  });
+
   it("does not grow on an answer that found a queue, nor on one to an attempt sent before the last change", () => {
     const s = outThenBack(2);
     s.answer("served", 520, 19, true);
@@ -234,5 +257,50 @@ describe("ScopeController: the evidence an account reads", () => {
     // Three unserved answers of four, over about the last eight: a share of about a third.
     s.control.observe(false, "p4", 40);
     expect(s.control.unservedShare).toBeCloseTo(0.289, 3);
+  });
+});
+
+describe("isAccountsEvidence: whose is a partition's unserved answer", () => {
+  const ACCOUNT: ControllerSettings = { ...PARTITION, probeIntervalInMs: 100 };
+  /** An account whose last answers were `unserved` of `of`, its failures from `partitions` partitions; limited when `limited`. */
+  function account(unserved: number, of: number, partitions: number, limited = false): ScopeController {
+    const control = new ScopeController(0, ACCOUNT);
+    for (let i = 0; i < of; i++) control.observe(i < unserved, `p${i % partitions}`, 100 + i);
+    if (limited) {
+      for (let i = 0; i < 5; i++) control.answer("failed", -Infinity, 110 + i, false);
+      control.answer("served", 118, 120, false);
+    }
+    return control;
+  }
+  /** A partition whose last `of` answers were `unserved` of them. */
+  function partition(unserved: number, of: number): ScopeController {
+    const control = new ScopeController(0, PARTITION);
+    for (let i = 0; i < of; i++) control.observe(i >= of - unserved, "p0", 100 + i);
+    return control;
+  }
+
+  it("the account's while it serves nothing, or with no partition to blame", () => {
+    const out = account(6, 6, 1);
+    for (let i = 0; i < 5; i++) out.answer("failed", 100, 110 + i, false);
+    expect(out.out).toBe(true);
+    expect(isAccountsEvidence(partition(8, 8), out, 120)).toBe(true);
+    expect(isAccountsEvidence(undefined, account(1, 8, 1), 120)).toBe(true);
+  });
+
+  it("the partition's when its failures come from fewer than three partitions (one hot key is no account's trouble)", () => {
+    expect(isAccountsEvidence(partition(2, 8), account(8, 8, 2), 120)).toBe(false);
+  });
+
+  it("spread over three: the account's unless this partition fails more than twice as often as it, and more often than it serves", () => {
+    expect(isAccountsEvidence(partition(3, 8), account(8, 16, 3), 120)).toBe(true);
+    expect(isAccountsEvidence(partition(8, 8), account(3, 16, 3), 120)).toBe(false);
+    // A few throttles in a row (a third of its last answers) against an account that mostly serves: still the account's.
+    expect(isAccountsEvidence(partition(3, 8), account(3, 16, 3), 120)).toBe(true);
+  });
+
+  it("spread over three with the account limited already: the account's, however much this partition fails", () => {
+    const limited = account(3, 16, 3, true);
+    expect(limited.ratePerSecond).toBeLessThan(Infinity);
+    expect(isAccountsEvidence(partition(8, 8), limited, 200)).toBe(true);
   });
 });
