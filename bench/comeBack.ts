@@ -16,7 +16,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { odata, type TableClient } from "@azure/data-tables";
 import { Registry } from "prom-client";
 import { getRetryInfo, installResilience, isResilienceError, type InstallResilienceOptions } from "../src/index.js";
-import { DEVSTORE_ACCOUNT_NAME, startAzurite, startRebalancingSimulator, type FaultRule, type RebalancingSimulator } from "azure-storage-resilience/testing";
+import { DEVSTORE_ACCOUNT_NAME, startRebalancingSimulator, type FaultRule, type RebalancingSimulator } from "azure-storage-resilience/testing";
 import { mulberry32 } from "../tools/load/mulberry32.js";
 import { percentile, round } from "../tools/report/stats.js";
 import { textTable } from "../tools/report/textTable.js";
@@ -24,6 +24,7 @@ import { isLocalFailure, refusedCounter } from "./callerShapes.js";
 import { span } from "./pacing.js";
 import { tableClient } from "./tableConfigurations.js";
 import { benchTableName, failureReason } from "./workload.js";
+import { withTableAzurite } from "./withTableAzurite.js";
 
 /** The faults of the open loop. */
 export const COMEBACK_FAULTS = ["throttle", "frozen", "refused", "rebalancing"] as const;
@@ -956,10 +957,5 @@ export function comeBackSettings(base: ComeBackSettings, overrides: ComeBackOver
  *   const result = await measureComeBack({ seeds: 3, faults: ["throttle"], parts: ["faults"] });
  */
 export async function measureComeBack(overrides: ComeBackOverrides = {}, log: (line: string) => void = (line) => console.error(line)): Promise<ComeBackResult> {
-  const azurite = await startAzurite({ services: ["table"] });
-  try {
-    return await runComeBack(azurite.tableUrl, comeBackSettings(FULL_COMEBACK_SETTINGS, { keepRecords: true, ...overrides }), log);
-  } finally {
-    await azurite.stop();
-  }
+  return withTableAzurite((tableUrl) => runComeBack(tableUrl, comeBackSettings(FULL_COMEBACK_SETTINGS, { keepRecords: true, ...overrides }), log));
 }

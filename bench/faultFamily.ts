@@ -15,7 +15,7 @@ import type { PipelinePolicy } from "@azure/core-rest-pipeline";
 import type { TableClient } from "@azure/data-tables";
 import { Registry } from "prom-client";
 import { installResilience, type ResilienceHandle } from "../src/index.js";
-import { DEVSTORE_ACCOUNT_NAME, startAzurite, startRebalancingSimulator, type FaultRule, type RebalancingSimulator, type RequestRecord } from "azure-storage-resilience/testing";
+import { DEVSTORE_ACCOUNT_NAME, startRebalancingSimulator, type FaultRule, type RebalancingSimulator, type RequestRecord } from "azure-storage-resilience/testing";
 import { mulberry32 } from "../tools/load/mulberry32.js";
 import { percentile, round } from "../tools/report/stats.js";
 import {
@@ -44,6 +44,7 @@ import { familySummary, familyWorstCases, worstLatencySeed, type FamilyChart, ty
 import { machineInfo } from "./machine.js";
 import { tableClient } from "./tableConfigurations.js";
 import { benchTableName, failureReason } from "./workload.js";
+import { withTableAzurite } from "./withTableAzurite.js";
 
 /** The configurations: the package's defaults (`installResilience(client)`), the SDK's default retry, no retry. */
 export const FAMILY_CONFIGURATIONS = COMEBACK_CONFIGURATIONS;
@@ -503,10 +504,5 @@ export function familySettings(base: FamilySettings, overrides: FamilyOverrides 
  *   const result = await measureFaultFamily({ seeds: 1, firstSeed: 7 });
  */
 export async function measureFaultFamily(overrides: FamilyOverrides = {}, log: (line: string) => void = (line) => console.error(line)): Promise<FamilyResult> {
-  const azurite = await startAzurite({ services: ["table"] });
-  try {
-    return await runFaultFamily(azurite.tableUrl, familySettings(FULL_FAMILY_SETTINGS, { keepRecords: true, ...overrides }), log);
-  } finally {
-    await azurite.stop();
-  }
+  return withTableAzurite((tableUrl) => runFaultFamily(tableUrl, familySettings(FULL_FAMILY_SETTINGS, { keepRecords: true, ...overrides }), log));
 }

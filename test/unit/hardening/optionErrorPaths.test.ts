@@ -16,6 +16,7 @@ import {
 } from "../../../src/index.js";
 import { createRetryStrategy } from "../../../src/backoff/createRetryStrategy.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
+import { thrown } from "../../support/thrown.js";
 
 // One style for every option error: a TypeError or RangeError whose message starts with the
 // option's full dotted path as the caller wrote it, from installResilience's options down, or
@@ -136,15 +137,6 @@ const FACTORY_CASES: Array<[string, () => unknown, string]> = [
   ["createOpenTelemetryMetricsObserver", () => createOpenTelemetryMetricsObserver("table", { meter: {} as never }), "meter"],
   ["createRetryLogObserver", () => createRetryLogObserver({ service: "file" as never }), "service"],
 ];
-
-function thrown(action: () => unknown): Error {
-  try {
-    action();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("nothing was thrown");
-}
 
 describe("every option error starts with the option's full dotted path", () => {
   it.each(INSTALL_CASES)("installResilience(client, %j) -> %s", (options, path) => {

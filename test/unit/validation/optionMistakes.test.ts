@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { installResilience, resilientRetryPolicy } from "../../../src/index.js";
 import { DEVSTORE_ACCOUNT_KEY, DEVSTORE_ACCOUNT_NAME } from "../../../src/testing/azurite/devstoreAccount.js";
+import { thrown } from "../../support/thrown.js";
 
 // The mistakes a newcomer makes with options (issue 37, item 6), each caught when the client is
 // set up, by the one schema every options object goes through: a value in seconds where
@@ -11,15 +12,6 @@ const credential = new AzureNamedKeyCredential(DEVSTORE_ACCOUNT_NAME, DEVSTORE_A
 const tableClient = () => new TableClient("https://acct.table.core.windows.net", "orders", credential);
 const install = (options: Record<string, unknown>) => installResilience(tableClient(), { metrics: false, ...options } as never).dispose();
 const policy = (options: Record<string, unknown>) => resilientRetryPolicy(options as never);
-
-function thrown(action: () => unknown): Error {
-  try {
-    action();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("nothing was thrown");
-}
 
 describe("a millisecond option given in seconds", () => {
   it("tryTimeoutInMs: 0.5 (half a second) is refused, naming the option, the value and the mistake", () => {
