@@ -145,9 +145,16 @@ export class ScopeController {
 
   /** Partitions among its last unserved answers of the last second: are its failures spread? */
   spreadAt(at: number): number {
-    const partitions = new Set<string>();
-    for (const { from, at: seen } of this.#recent) if (at - seen < 2 * BUCKET_IN_MS) partitions.add(from);
-    return partitions.size;
+    return new Set(this.#lately(at).map(({ from }) => from)).size;
+  }
+
+  /** Its last unserved answers of the last second (at most {@link EVIDENCE_ANSWERS}). */
+  unservedLately(at: number): number {
+    return this.#lately(at).length;
+  }
+
+  #lately(at: number): { from: string; at: number }[] {
+    return this.#recent.filter(({ at: seen }) => at - seen < 2 * BUCKET_IN_MS);
   }
 
   /**
@@ -240,15 +247,17 @@ export class ScopeController {
 
 /**
  * Whether a partition's unserved answer is its account's evidence: when the account serves nothing, or
- * when its failures come from several partitions and either the account is limited already (a paced
- * account trying past its capacity throttles a few attempts on each partition: noise, not their own
- * trouble) or this partition fails no more than GAIN times as often as the account as a whole, nor more
- * often than it serves (every partition of a throttled account fails about as much; one offline among
- * serving ones fails far more). Otherwise it is the partition's own.
+ * when its failures come from several partitions, this one has failed before (a table being split
+ * throttles each range once while the account serves all it is sent: a first failure is no sign of the
+ * account's capacity), and either the account is limited already (a paced account trying past its
+ * capacity throttles a few attempts on each partition: noise, not their own trouble) or this partition
+ * fails no more than GAIN times as often as the account as a whole, nor more often than it serves (every
+ * partition of a throttled account fails about as much; one offline among serving ones fails far more).
+ * Otherwise it is the partition's own.
  */
 export function isAccountsEvidence(partition: ScopeController | undefined, account: ScopeController, at: number): boolean {
   if (partition === undefined || account.out) return true;
-  if (account.spreadAt(at) < SPREAD) return false;
+  if (account.spreadAt(at) < SPREAD || partition.unservedLately(at) < 2) return false;
   return account.ratePerSecond !== Infinity || partition.unservedShare <= Math.max(GAIN * account.unservedShare, 0.5);
 }
 

@@ -388,9 +388,11 @@ describe("createPartitionBreaker: an account that serves nothing", () => {
     for (let i = 0; i < 10; i++) attempt(breaker, `p${i % 2}`, "transient");
     expect(breaker.stateOf(ACCOUNT)).toBe("closed");
     expect(breaker.openScopes().sort()).toEqual([key("p0"), key("p1")]);
-    // The first two are their partitions' (spread over fewer than three), the next five the account's: out at its fifth.
+    // The first of each partition is its own (a first failure is no sign of the account's), the next five the account's.
     const other = make();
     for (let i = 0; i < 7; i++) attempt(other, `p${i % 3}`, "transient");
+    expect(other.stateOf(ACCOUNT)).toBe("closed");
+    attempt(other, "p1", "transient");
     expect(other.stateOf(ACCOUNT)).toBe("open");
   });
 

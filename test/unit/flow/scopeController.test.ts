@@ -287,6 +287,11 @@ describe("isAccountsEvidence: whose is a partition's unserved answer", () => {
     expect(isAccountsEvidence(undefined, account(1, 8, 1), 120)).toBe(true);
   });
 
+  it("the partition's at its first failure, however spread the account's (a table being split throttles each range once)", () => {
+    expect(isAccountsEvidence(partition(1, 8), account(8, 8, 8), 120)).toBe(false);
+    expect(isAccountsEvidence(partition(2, 8), account(8, 8, 8), 120)).toBe(true);
+  });
+
   it("the partition's when its failures come from fewer than three partitions (one hot key is no account's trouble)", () => {
     expect(isAccountsEvidence(partition(2, 8), account(8, 8, 2), 120)).toBe(false);
   });
