@@ -216,11 +216,11 @@ export class ScopeController {
       this.#lastSlotAt = at;
       return "out";
     }
-    // A throttle while it serves, once per round: what it served is its capacity, once a quarter second is
-    // measured. Before that (just back, its ramp cut short), or with nothing served since the last change (the
-    // meter still holds the time before), nothing is learnt of its capacity and the rate halves; a scope not
-    // limited yet is not limited on so little (a table's ranges each throttled once are never cut).
-    if (evidence !== "throttled" || !this.#s.pacing || this.#out || sentAt < this.#changedAt) return undefined;
+    // A throttle while it serves, once per round, and not its first in a second (a table being split throttles
+    // each range once): what it served is its capacity, once a quarter second is measured. Before that (just
+    // back, its ramp cut short), or with nothing served since the last change (the meter still holds the time
+    // before), nothing is learnt of its capacity and the rate halves; a scope not limited yet is not limited on so little.
+    if (evidence !== "throttled" || !this.#s.pacing || this.#out || sentAt < this.#changedAt || this.unservedLately(at) < 2) return undefined;
     const serving = this.#served.spanInMs(at) >= QUIET_IN_MS && this.#servedAt >= this.#changedAt;
     const served = serving ? this.#served.ratePerSecond(at) : this.#rate / 2;
     if (!(served > 0) || served === Infinity) return undefined;
