@@ -3,7 +3,7 @@
 // scope whose evidence it is. Its interface is partitionBreakerInterface.ts.
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import { evidenceOf, isAccountsEvidence, SPREAD, type ControllerSettings, type Evidence } from "../flow/scopeController.js";
+import { EVIDENCE_OF, isAccountsEvidence, SPREAD, type ControllerSettings, type Evidence } from "../flow/scopeController.js";
 import { eitherWake } from "../timing/wake.js";
 import { SEND_NOW, type Admission, type AdmissionRequest, type Send } from "./attemptGate.js";
 import { CircuitAnnouncer } from "./circuitAnnouncer.js";
@@ -134,7 +134,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
 
   const record = (address: RequestAddress, sent: Send, result: AttemptResult): void => {
     if (disposed) return;
-    const evidence = evidenceOf(result.outcomeClass);
+    const evidence = EVIDENCE_OF[result.outcomeClass];
     if (sent instanceof Attempt && isHeld(sent.route)) {
       const at = now();
       // Taken for lost already: only a success still says something, and its round trip is unknown.
