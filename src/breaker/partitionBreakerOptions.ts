@@ -76,6 +76,3 @@ export const resolvePartitionBreakerOptions = optionsObject(
     },
   },
 );
-
-/** {@link PartitionBreakerOptions} validated, with defaults applied. */
-export type ResolvedPartitionBreakerOptions = ReturnType<typeof resolvePartitionBreakerOptions>;
