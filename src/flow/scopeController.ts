@@ -35,7 +35,6 @@ export class ScopeController {
   /** The capacity learnt at the last throttle while serving; `Infinity` while unknown. */
   #plateau = Infinity;
   #out = false;
-  /** The one "last served" clock of the scope. */
   #servedAt: number;
   /** The last change of the rate: answers to attempts sent before it are no news. */
   #changedAt = -Infinity;
@@ -113,12 +112,10 @@ export class ScopeController {
     return inFlight >= this.window() ? Infinity : Math.max(at, this.#lastSlotAt + 1000 / this.#rate);
   }
 
-  /** An operation's first attempt: what the scope's callers ask. */
   asked(at: number): void {
     this.#asked.count(at);
   }
 
-  /** An attempt goes now, under this scope's rate. */
   sent(at: number): void {
     this.#lastSlotAt = this.#rate === Infinity ? at : Math.max(at, this.#lastSlotAt + 1000 / this.#rate);
   }
