@@ -1,5 +1,4 @@
-// The per-partition gate: admit carries out what the scopes' controllers decide, record hands each answer to
-// the scope whose evidence it is (docs/flow-control.md, "The model"). Its interface is partitionBreakerInterface.ts.
+// The per-partition gate, carrying out what its scopes' controllers decide (docs/flow-control.md); its interface is partitionBreakerInterface.ts.
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
 import { EVIDENCE_OF, isAccountsEvidence, SPREAD, type ControllerSettings, type Evidence } from "../flow/scopeController.js";
@@ -165,7 +164,6 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       const turn = scope.control.answer(evidence, sentAt, at, limited || scope.waiting > 0);
       if (turn !== undefined) {
         announcer.announce(scope, turn === "out" ? "open" : "closed");
-        // An account out holds all its partitions' attempts: what they learnt before is stale by its return.
         if (turn === "out" && scope === account) for (const other of registry.values()) if (other.accountKey === account.key) other.control.forgetLimit(at);
         // Whoever backs off after a failure here asks again now: it waits for the probe, or goes.
         scope.sleepers.wakeAll();
