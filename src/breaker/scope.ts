@@ -55,9 +55,7 @@ export class Waiting implements Wait, WakeSource {
   /** When the operation first waited: the later, the sooner its turn. */
   readonly since: number;
   readonly wake: WakeSource = this;
-  /** The attempt its turn let go, once granted. */
   granted: Attempt | undefined;
-  /** The scope it is queued for, while it is. */
   queue: Scope | undefined;
   /** Granted or dismissed: it wakes as soon as it listens (its turn may come between its sleeps). */
   #over = false;
@@ -76,12 +74,10 @@ export class Waiting implements Wait, WakeSource {
     return () => undefined;
   }
 
-  /** Leaves the queue it is in (its turn came, or it was given up). */
   leave(): void {
     this.queue?.dequeue(this);
   }
 
-  /** Its turn: `attempt` is let go for it. */
   grant(attempt: Attempt): void {
     this.granted = attempt;
     this.dismiss();
@@ -126,7 +122,6 @@ export class Scope {
     return this.#waiters.length;
   }
 
-  /** The operation whose turn is next. */
   get next(): Waiting | undefined {
     return this.#waiters.at(-1);
   }
