@@ -9,9 +9,7 @@ import type { WakeSource } from "../timing/wake.js";
  * `release`. All are synchronous and must not throw.
  */
 export interface AttemptGate {
-  /** May an attempt for `address` go out now? */
   admit(address: RequestAddress, ask: AdmissionRequest): Admission;
-  /** The attempt `sent` came back with `result`. */
   record(address: RequestAddress, sent: Send, result: AttemptResult): void;
   /** `admission` will not be used (its operation ended, was let go, or waits for the retry budget): what it holds goes back. */
   release?(address: RequestAddress, admission: Send | Wait): void;
@@ -58,7 +56,6 @@ export interface Refusal {
   readonly reason: "circuit-open" | "paced";
   /** The partition scope refused, e.g. `"table|acct|orders|pk-1"`. */
   readonly scope: string;
-  /** When to ask again. */
   readonly retryAfterInMs: number;
 }
 

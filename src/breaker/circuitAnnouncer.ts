@@ -1,9 +1,8 @@
-// Telling the log and the transition listeners about a circuit's changes of state, once each.
 import { logger } from "../logging/logger.js";
 import type { CircuitState, CircuitTransition } from "./partitionBreakerInterface.js";
 import type { Scope } from "./scope.js";
 
-/** One breaker's transition listeners, and the one place its circuits' changes are logged and delivered. */
+/** One breaker's transition listeners, and the one place its circuits' changes are logged and delivered, once each. */
 export class CircuitAnnouncer {
   readonly #listeners = new Set<(transition: CircuitTransition) => void>();
 
@@ -26,10 +25,7 @@ export class CircuitAnnouncer {
     }
   }
 
-  /**
-   * Announces the change time made since the breaker last looked (open → half-open happens by time,
-   * with no call to return it: it is announced where an attempt next meets the circuit; queries announce nothing).
-   */
+  /** Announces a change made by time alone (open → half-open) where an attempt next meets the circuit; queries announce nothing. */
   observe(scope: Scope, at: number): void {
     this.announce(scope, scope.stateAt(at));
   }

@@ -1,9 +1,7 @@
-// The per-partition gate: one controller per scope (flow/scopeController.ts), a partition and its account
-// running the same code. admit carries out what the controllers decide; record hands each answer to the
-// scope whose evidence it is. Its interface is partitionBreakerInterface.ts.
+// The per-partition gate, carrying out what its scopes' controllers decide (docs/flow-control.md); its interface is partitionBreakerInterface.ts.
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { AttemptResult } from "../classification/attemptResult.js";
-import { evidenceOf, isAccountsEvidence, SPREAD, type ControllerSettings, type Evidence } from "../flow/scopeController.js";
+import { EVIDENCE_OF, isAccountsEvidence, SPREAD, type ControllerSettings, type Evidence } from "../flow/scopeController.js";
 import { eitherWake } from "../timing/wake.js";
 import { SEND_NOW, type Admission, type AdmissionRequest, type Send } from "./attemptGate.js";
 import { CircuitAnnouncer } from "./circuitAnnouncer.js";
@@ -16,10 +14,8 @@ import { ScopeRegistry } from "./scopeRegistry.js";
 export type { PartitionBreaker } from "./partitionBreakerInterface.js";
 
 /**
- * Creates a {@link PartitionBreaker}. State is made at a scope's first unserved answer (until then no
- * attempt is even scoped); while an account has state, its attempts are watched under their partition
- * and the account, so that one that never answers is seen. At most `maxScopes` scopes are kept; one
- * `unref()`ed timer forgets those idle for `idleTtlInMs` and those with nothing left to limit.
+ * Creates a {@link PartitionBreaker}. It holds no state until a scope's first unserved answer, and at most
+ * `maxScopes` scopes; one `unref()`ed timer forgets those idle for `idleTtlInMs` or with nothing left to limit.
  *
  * @example
  * const breaker = createPartitionBreaker({ service: "table" });
@@ -40,10 +36,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const keysOf = createScopeKeyReader(o.getScope, o.service);
   let disposed = false;
 
-  /**
-   * The scopes an attempt on `keys` goes under, as the registry holds them; with `trouble` (a first
-   * unserved answer), made where missing, and a partition's always made while its account has state.
-   */
+  /** The scopes an attempt on `keys` goes under; made where missing with `trouble`, and a partition's while its account has state. */
   const routeOf = ({ partition: key, account: accountKey, service }: ScopeKeys, at: number, trouble: boolean): Route => {
     const held = (scopeKey: string, make: boolean, scope: () => Scope): Scope | undefined => registry.touch(scopeKey, at) ?? (make ? registry.add(scopeKey, scope(), at) : undefined);
     const account = accountKey === undefined ? undefined : held(accountKey, trouble, () => new Scope(accountKey, service, undefined, at, accountSettings));
@@ -101,8 +94,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   /** Queued for `gate`'s next send, or refused when that is further off than the caller may wait. */
   const wait = (gate: Scope, route: Route, at: number, ask: AdmissionRequest, waited: Waiting | undefined): Admission => {
     const out = gate.control.out;
-    // Until the next send (the newest goes first): the next probe when out; when the window is full, an answer
-    // freeing it, or its attempts taken for lost.
+    // Until the next send, or the next probe when out; with the window full, until an answer or a loss frees it.
     const untilInMs = Math.max(0, Math.min(gate.nextSendAt(at), gate.lostAt()) - at);
     waited?.leave();
     // While a probe is out, its answer may bring the scope back at any moment: the caller waits what it may for it.
@@ -114,10 +106,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     return waiting;
   };
 
-  /**
-   * Grants `scope`'s waiters their turns while it may let attempts go, newest first (one blocked by its
-   * other gate moves to that gate's queue), then sets its timer for the next.
-   */
+  /** Grants `scope`'s waiters their turns while it may let attempts go (docs/flow-control.md, "Turns"), then sets its timer. */
   const pump = (scope: Scope, at: number): void => {
     for (let next = scope.next; next !== undefined && mayGo(scope, at); next = scope.next) {
       next.leave();
@@ -134,7 +123,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
 
   const record = (address: RequestAddress, sent: Send, result: AttemptResult): void => {
     if (disposed) return;
-    const evidence = evidenceOf(result.outcomeClass);
+    const evidence = EVIDENCE_OF[result.outcomeClass];
     if (sent instanceof Attempt && isHeld(sent.route)) {
       const at = now();
       // Taken for lost already: only a success still says something, and its round trip is unknown.
@@ -175,7 +164,6 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       const turn = scope.control.answer(evidence, sentAt, at, limited || scope.waiting > 0);
       if (turn !== undefined) {
         announcer.announce(scope, turn === "out" ? "open" : "closed");
-        // An account out holds all its partitions' attempts: what they learnt before is stale by its return.
         if (turn === "out" && scope === account) for (const other of registry.values()) if (other.accountKey === account.key) other.control.forgetLimit(at);
         // Whoever backs off after a failure here asks again now: it waits for the probe, or goes.
         scope.sleepers.wakeAll();
@@ -184,10 +172,7 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
     }
   };
 
-  /**
-   * Checks `scope` once the answers already received are read: silent past its loss time, it answers
-   * nothing, and every attempt it has in flight is taken for lost, as a failure (five are it out).
-   */
+  /** Silent past its loss time, every attempt `scope` has in flight is taken for lost, as a failure (docs/flow-control.md, "Each kind of answer"). */
   const onCheck = (scope: Scope): void => {
     if (disposed) return;
     const at = now();

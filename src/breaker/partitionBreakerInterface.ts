@@ -1,12 +1,10 @@
-// What a partition breaker is to its users (the public `PartitionBreaker`) and to the retry policy (its
-// internal AttemptGate half); made by createPartitionBreaker (partitionBreaker.ts).
+// What a partition breaker is to its users (the public `PartitionBreaker`) and to the retry policy (its internal AttemptGate half).
 import type { StorageService } from "../address/partitionScope.js";
 import type { AttemptGate } from "./attemptGate.js";
 
 /**
- * What a dispatcher can ask before it sends (`handle.partitionStatus(...)`,
- * `breaker.statusOf(scope)`): is this partition taking attempts now, and if not, when to
- * come back. Cheap and synchronous.
+ * Is this partition taking attempts now, and if not, when to come back: what a dispatcher can ask
+ * before it sends (`handle.partitionStatus(...)`, `breaker.statusOf(scope)`). Cheap and synchronous.
  */
 export interface PartitionStatus {
   /** `healthy`: no trouble known; `paced`: throttled lately, attempts spaced; `open`/`half_open`: its circuit. */
@@ -23,11 +21,9 @@ export interface PartitionStatus {
 export const HEALTHY_PARTITION: PartitionStatus = Object.freeze({ state: "healthy", available: true, retryAfterInMs: 0 });
 
 /**
- * The retry policy's gate (its `gate` option): one controller per partition scope, and one per
- * account running the same code (docs/flow-control.md). A scope that answers throttled while it
- * serves is *paced* at what it serves (a hot partition keeps being served at its capacity); one
- * that serves nothing is *out* (its circuit is open): only probes go, one per reset period, until
- * one is served. A client with no trouble holds no state and costs nothing.
+ * The retry policy's gate (its `gate` option): one controller per partition scope, and one per account
+ * (docs/flow-control.md). A scope throttled while it serves is *paced* at what it serves; one that serves
+ * nothing is *out* (its circuit open): only probes go, one per reset period. No trouble: no state, no cost.
  */
 export interface PartitionBreaker {
   /** Scopes with state (at most `maxScopes`): trouble in their recent past, or watched while their account has some. */
@@ -38,22 +34,15 @@ export interface PartitionBreaker {
   openScopes(): string[];
   /** Keys of the scopes whose circuit is half-open (a probe is allowed or in flight). */
   halfOpenScopes(): string[];
-  /**
-   * Whether the scope takes an attempt now, and when to come back: for a dispatcher that
-   * asks before it sends (a queue consumer). Cheap and synchronous; changes nothing.
-   */
+  /** Whether the scope takes an attempt now, and when to come back (for a dispatcher that asks first: a queue consumer); changes nothing. */
   statusOf(scope: string): PartitionStatus;
-  /**
-   * Scopes whose attempts are paced, with their current send rate (attempts/s): partitions
-   * (`level: "partition"`, keyed as `statusOf` takes them) and accounts throttling as a whole
-   * (`level: "account"`, keyed `service|account`), whose rate every attempt to them also keeps.
-   */
+  /** Scopes whose attempts are paced, with their current send rate: partitions, and accounts throttling as a whole (whose rate every attempt to them also keeps). */
   pacedScopes(): readonly {
     /** The scope key (no secrets): a partition's names account, table or container, and partition; an account's is `service|account`. */
     scope: string;
     /** Attempts per second. */
     ratePerSecond: number;
-    /** A partition, or a whole account throttling as a whole (docs/flow-control.md). Absent: a partition. */
+    /** A partition (keyed as `statusOf` takes it), or an account throttling as a whole (docs/flow-control.md). Absent: a partition. */
     level?: "partition" | "account";
   }[];
   /**
@@ -61,10 +50,7 @@ export interface PartitionBreaker {
    * `closed` (paced, or unserved answers since they last served). Watched scopes with none are not counted.
    */
   stateCounts(): Record<"closed" | "open" | "half_open", number>;
-  /**
-   * Calls `listener` on every circuit's change of state (`scope` is the partition's scope
-   * key, no secrets); returns a function that unsubscribes.
-   */
+  /** Calls `listener` on every circuit's change of state (`scope`: its scope key, no secrets); returns a function that unsubscribes. */
   onTransition(listener: (transition: { service: StorageService; scope: string; from: "closed" | "open" | "half_open"; to: "closed" | "open" | "half_open" }) => void): () => void;
   /** Shuts every circuit down and stops every timer; later attempts pass straight through. Idempotent. */
   dispose(): void;

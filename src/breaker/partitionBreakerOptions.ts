@@ -8,10 +8,7 @@ import { choiceOption, isFunction, numberOption, optionsObject, optionWhere, typ
  * Every one is optional; docs/flow-control.md explains the model and each default.
  */
 export interface PartitionBreakerOptions {
-  /**
-   * The service the requests go to, needed to scope Azurite's path-style URLs.
-   * Defaults to detection from the host; `installResilience` passes its own.
-   */
+  /** The service the requests go to, for Azurite's path-style URLs. Defaults to detection from the host (`installResilience` passes its own). */
   service?: StorageService;
   /**
    * Your own scope key for a request (no secrets: it is logged and put in errors);
@@ -76,6 +73,3 @@ export const resolvePartitionBreakerOptions = optionsObject(
     },
   },
 );
-
-/** {@link PartitionBreakerOptions} validated, with defaults applied. */
-export type ResolvedPartitionBreakerOptions = ReturnType<typeof resolvePartitionBreakerOptions>;

@@ -1,5 +1,4 @@
-// One scope the breaker watches (a partition, or its account): its controller, the attempts it has in
-// flight, the operations queued for it, and the one timer that lets them go.
+// One scope the breaker watches (a partition, or its account): what its controller's decisions are applied to.
 import { QUIET_IN_MS, ScopeController, type ControllerSettings } from "../flow/scopeController.js";
 import { WakeList, type WakeSource } from "../timing/wake.js";
 import type { Send, Wait } from "./attemptGate.js";
@@ -56,9 +55,7 @@ export class Waiting implements Wait, WakeSource {
   /** When the operation first waited: the later, the sooner its turn. */
   readonly since: number;
   readonly wake: WakeSource = this;
-  /** The attempt its turn let go, once granted. */
   granted: Attempt | undefined;
-  /** The scope it is queued for, while it is. */
   queue: Scope | undefined;
   /** Granted or dismissed: it wakes as soon as it listens (its turn may come between its sleeps). */
   #over = false;
@@ -77,12 +74,10 @@ export class Waiting implements Wait, WakeSource {
     return () => undefined;
   }
 
-  /** Leaves the queue it is in (its turn came, or it was given up). */
   leave(): void {
     this.queue?.dequeue(this);
   }
 
-  /** Its turn: `attempt` is let go for it. */
   grant(attempt: Attempt): void {
     this.granted = attempt;
     this.dismiss();
@@ -95,11 +90,7 @@ export class Waiting implements Wait, WakeSource {
   }
 }
 
-/**
- * A scope with trouble in its recent past, or watched while its account has some. The controller
- * decides; this keeps what the decisions are applied to: the live attempts (in the order sent),
- * the waiters (newest first), the operations backing off after a failure here, and one timer.
- */
+/** A scope with trouble in its recent past, or watched while its account has some. */
 export class Scope {
   readonly key: string;
   readonly service: ScopeKeys["service"];
@@ -131,7 +122,6 @@ export class Scope {
     return this.#waiters.length;
   }
 
-  /** The operation whose turn is next. */
   get next(): Waiting | undefined {
     return this.#waiters.at(-1);
   }
@@ -152,7 +142,6 @@ export class Scope {
     return this.probesOut > 0 || this.due(at) ? "half_open" : "open";
   }
 
-  /** Queues `waiting` in its place. */
   enqueue(waiting: Waiting): void {
     waiting.queue = this;
     const waiters = this.#waiters;
@@ -161,27 +150,20 @@ export class Scope {
     waiters.splice(index, 0, waiting);
   }
 
-  /** `waiting` leaves the queue (its turn came, or it was given up). */
   dequeue(waiting: Waiting): void {
     waiting.queue = undefined;
     const index = this.#waiters.indexOf(waiting);
     if (index >= 0) this.#waiters.splice(index, 1);
   }
 
-  /**
-   * When its attempts in flight are taken for lost: the scope silent (nothing served, the oldest
-   * unanswered) for four of its usual round trips, a quarter second at least. `Infinity` with none in flight.
-   */
+  /** When its attempts in flight are taken for lost (docs/flow-control.md, "Each kind of answer", no answer); `Infinity` with none. */
   lostAt(): number {
     const oldest = this.live.values().next().value;
     if (oldest === undefined) return Infinity;
     return Math.max(oldest.sentAt, this.control.servedAt) + Math.max(QUIET_IN_MS, 4 * this.control.smoothedInMs);
   }
 
-  /**
-   * Sets the one timer for when the next waiter's turn comes, or its attempts in flight would be
-   * lost (which frees the window); `unref()`ed, and only while there are waiters.
-   */
+  /** Sets the one `unref()`ed timer, only while there are waiters, for the next turn or the next loss (which frees the window). */
   schedule(at: number, onCheck: (scope: Scope) => void): void {
     if (this.#waiters.length === 0) return this.#clearTimer();
     const wakeAt = Math.min(this.nextSendAt(at), this.lostAt());
@@ -196,11 +178,7 @@ export class Scope {
     this.#timer.unref?.();
   }
 
-  /**
-   * Checks the scope once the answers already received are read: a timer, or an operation's own,
-   * that runs late after the process was held up (a long synchronous task, a starved CPU) runs before
-   * the answers that came meanwhile, which would find a serving scope silent. An immediate runs after them.
-   */
+  /** Checks the scope after pending I/O: docs/flow-control.md, "Silence is judged after the answers already read". */
   checkSoon(onCheck: (scope: Scope) => void): void {
     if (this.#checkPending) return;
     this.#checkPending = true;

@@ -1,4 +1,3 @@
-// Which breaker scopes an operation's address maps to, under the breaker's own options.
 import { STORAGE_SERVICES, type StorageService } from "../address/partitionScope.js";
 import type { RequestAddress } from "../address/requestAddress.js";
 import type { PartitionBreakerOptions } from "./partitionBreakerOptions.js";

@@ -1,9 +1,7 @@
 /**
- * The breaker's scopes by key: at most `maxEntries`, least recently used first, and swept of the
- * idle and the retirable by one `unref()`ed timer that runs only while it holds any. A `Map`
- * keeps insertion order, so a touch is delete + set and the oldest entry is the first key. (No
- * LRU library: the sweep also retires entries in use that have nothing left to remember, which
- * an LRU's age alone does not give, and a Map gives the rest in a few lines.)
+ * The breaker's scopes by key: at most `maxEntries`, least recently used first (a `Map` keeps insertion order: a
+ * touch is delete + set), swept of the idle and the retirable by one `unref()`ed timer while it holds any. No LRU
+ * library: the sweep also retires entries in use that have nothing left to remember, which age alone does not give.
  */
 export class ScopeRegistry<T> {
   readonly #slots = new Map<string, { value: T; usedAt: number }>();
@@ -13,10 +11,7 @@ export class ScopeRegistry<T> {
   readonly #onEvict: (value: T) => void;
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  /**
-   * `idleTtlInMs`: an entry unused this long goes at the next sweep (`Infinity`: never; no timer then).
-   * `onEvict`: told of every entry forgotten by the bound or the sweep. Times are `performance.now()`'s.
-   */
+  /** Times are `performance.now()`'s; `idleTtlInMs` `Infinity`: no sweep, no timer; `onEvict` hears of every entry forgotten by the bound or the sweep. */
   constructor(maxEntries: number, idleTtlInMs: number, isRetirable: (value: T) => boolean, onEvict: (value: T) => void) {
     this.#maxEntries = maxEntries;
     this.#idleTtlInMs = idleTtlInMs;

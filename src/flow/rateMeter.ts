@@ -1,9 +1,7 @@
-// A rate in constant memory: events counted in two half-second buckets (what a scope serves, what its callers ask).
-
 /** Events are counted in buckets this long; the rate is read over the current and the previous one. */
 export const BUCKET_IN_MS = 500;
 
-/** Counts events in two half-second buckets; `now` is passed in. */
+/** A rate in constant memory: events counted in two half-second buckets; `now` is passed in. */
 export class RateMeter {
   #bucketStart: number;
   #current = 0;
@@ -28,6 +26,7 @@ export class RateMeter {
 
   /** Events per second over the last one to two buckets (0 before any). */
   ratePerSecond(now: number): number {
+    // The span first: reading it rolls the buckets.
     const spanInMs = this.spanInMs(now);
     return ((this.#current + this.#previous) * 1000) / Math.max(spanInMs, 1);
   }

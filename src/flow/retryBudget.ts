@@ -2,10 +2,7 @@ import { isFunction, numberOption, optionsObject, optionWhere, type OptionsShape
 
 /** Options of {@link createRetryBudget}. Every one is optional. */
 export interface RetryBudgetOptions {
-  /**
-   * Retries allowed as a fraction of the requests (first attempts) seen in the window,
-   * Finagle's `percentCanRetry`. 0 allows only the floor below. Defaults to 0.5.
-   */
+  /** Retries as a fraction of the requests (first attempts) in the window (Finagle's `percentCanRetry`); 0: only the floor. Defaults to 0.5. */
   retryRatio?: number;
   /** Retries allowed per second whatever the request rate, so a quiet client can still retry. Defaults to 10. */
   minRetriesPerSecond?: number;

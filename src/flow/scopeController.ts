@@ -1,20 +1,12 @@
-// The one model of flow control (docs/flow-control.md): a scope's send rate, learnt from its answers.
-// A partition is a scope; its account is a parent scope that runs this same code. Pure: time is passed in.
+// One scope's send rate, learnt from its answers (docs/flow-control.md, "The model"). Pure: time is passed in.
 import type { OutcomeClass } from "../classification/outcomeClass.js";
 import { BUCKET_IN_MS, RateMeter } from "./rateMeter.js";
 
-/**
- * What an answer says of the scope that gave it: `served` (a success), `answered` (404, 409, 403,
- * 501...: it answers, but served nothing of the traffic asked), `throttled` (past what it serves
- * now: 503 ServerBusy, 500 OperationTimedOut, 429, and timeouts, ours or the server's), `failed` (it
- * did not serve: a reset, a refused connection, a 500 or 502, or an attempt taken for lost).
- */
+/** What an answer says of the scope that gave it (docs/flow-control.md, "Each kind of answer"); `failed` includes an attempt taken for lost. */
 export type Evidence = "served" | "answered" | "throttled" | "failed";
 
 /** What an attempt's outcome class says of the scope; undefined: nothing (aborted). */
-export const evidenceOf = (outcomeClass: OutcomeClass): Evidence | undefined => EVIDENCE_OF[outcomeClass];
-
-const EVIDENCE_OF: Readonly<Record<OutcomeClass, Evidence | undefined>> = {
+export const EVIDENCE_OF: Readonly<Record<OutcomeClass, Evidence | undefined>> = {
   success: "served",
   permanent: "answered",
   throttled: "throttled",
@@ -36,18 +28,13 @@ export interface ControllerSettings {
 /** A change of the scope's state that its waiters must hear of: it went out (serves nothing), or came back. */
 export type Turn = "out" | "back";
 
-/**
- * One scope's controller (docs/flow-control.md gives the model). Its state is one rate: attempts a
- * second (`Infinity`: no limit), with at most `rate × fastest round trip × GAIN` in flight; out, one
- * probe per `probeIntervalInMs`. An answer to an attempt sent before the last change is no news.
- */
+/** One scope's controller; a partition's account runs the same code. */
 export class ScopeController {
   /** Attempts per second; `Infinity`: no limit. */
   #rate = Infinity;
   /** The capacity learnt at the last throttle while serving; `Infinity` while unknown. */
   #plateau = Infinity;
   #out = false;
-  /** The one "last served" clock of the scope. */
   #servedAt: number;
   /** The last change of the rate: answers to attempts sent before it are no news. */
   #changedAt = -Infinity;
@@ -125,12 +112,10 @@ export class ScopeController {
     return inFlight >= this.window() ? Infinity : Math.max(at, this.#lastSlotAt + 1000 / this.#rate);
   }
 
-  /** An operation's first attempt: what the scope's callers ask. */
   asked(at: number): void {
     this.#asked.count(at);
   }
 
-  /** An attempt goes now, under this scope's rate. */
   sent(at: number): void {
     this.#lastSlotAt = this.#rate === Infinity ? at : Math.max(at, this.#lastSlotAt + 1000 / this.#rate);
   }
@@ -170,7 +155,6 @@ export class ScopeController {
     const roundTripInMs = Number.isFinite(sentAt) ? Math.max(1, at - sentAt) : this.#fastestInMs;
     // Back: what it served before and while it was out is no measure of what it serves now.
     if (this.#out) this.#served = new RateMeter(at);
-    // Only a success is the scope serving: a 403 or a 501 is its front end answering, and ends no run of failures.
     if (evidence === "served") {
       this.#served.count(at);
       this.#servedAt = at;
@@ -205,7 +189,6 @@ export class ScopeController {
   #unservedAnswer(evidence: "throttled" | "failed", sentAt: number, at: number): Turn | undefined {
     this.#unserved += 1;
     if (evidence === "failed") this.#failures += 1;
-    // An account's unserved answer is its evidence only when they come from several partitions (partitionBreaker.ts).
     const enough = this.#s.unservedToOut;
     if (this.#failures >= enough || (this.#unserved >= enough && at - this.#servedAt >= QUIET_IN_MS)) {
       if (this.#out) return undefined;
@@ -216,10 +199,8 @@ export class ScopeController {
       this.#lastSlotAt = at;
       return "out";
     }
-    // A throttle while it serves, once per round, and not its first in a second (a table being split throttles
-    // each range once): what it served is its capacity, once a quarter second is measured. Before that (just
-    // back, its ramp cut short), or with nothing served since the last change (the meter still holds the time
-    // before), nothing is learnt of its capacity and the rate halves; a scope not limited yet is not limited on so little.
+    // docs/flow-control.md, "Each kind of answer", throttled: from its second throttle in a second, once per round, the rate drops
+    // to what it served (a quarter second measured, a success since the last change), or else halves (a ramp cut short).
     if (evidence !== "throttled" || !this.#s.pacing || this.#out || sentAt < this.#changedAt || this.unservedLately(at) < 2) return undefined;
     const serving = this.#served.spanInMs(at) >= QUIET_IN_MS && this.#servedAt >= this.#changedAt;
     const served = serving ? this.#served.ratePerSecond(at) : this.#rate / 2;
@@ -245,43 +226,23 @@ export class ScopeController {
   }
 }
 
-/**
- * Whether a partition's unserved answer is its account's evidence: when the account serves nothing, or
- * when its failures come from several partitions, this one has failed before (a table being split
- * throttles each range once while the account serves all it is sent: a first failure is no sign of the
- * account's capacity), and either the account is limited already (a paced account trying past its
- * capacity throttles a few attempts on each partition: noise, not their own trouble) or this partition
- * fails no more than GAIN times as often as the account as a whole, nor more often than it serves (every
- * partition of a throttled account fails about as much; one offline among serving ones fails far more).
- * Otherwise it is the partition's own.
- */
+/** Whether a partition's unserved answer is its account's evidence: docs/flow-control.md, "The account's evidence". */
 export function isAccountsEvidence(partition: ScopeController | undefined, account: ScopeController, at: number): boolean {
   if (partition === undefined || account.out) return true;
   if (account.spreadAt(at) < SPREAD || partition.unservedLately(at) < 2) return false;
   return account.ratePerSecond !== Infinity || partition.unservedShare <= Math.max(GAIN * account.unservedShare, 0.5);
 }
 
-/**
- * Nothing served for this long, with failures in a row, is out; an attempt unanswered this long is
- * lost; a capacity is learnt over at least this long. A partition at capacity answers successes
- * every few milliseconds between its throttles.
- */
+/** Quiet, lost, and a capacity measured (docs/flow-control.md, "The constants"): a partition at capacity serves every few ms between throttles. */
 export const QUIET_IN_MS = 250;
 
 /** Past the plateau (its capacity learnt), served answers at the rate it holds before it doubles: a probe costs a throttle in about five. */
 export const HOLD_ANSWERS = 4;
 
-/**
- * A scope that serves anything is never paced below this share of what its callers ask, and a
- * rate past what they ask over this share holds nothing back: a throttle that serves a share
- * whatever the rate (other clients' load) does not take the scope to its probes.
- */
+/** Never paced below this share of what the callers ask (a throttle serving a share whatever the rate is others' load), nor limited past it. */
 export const DEMAND_SHARE = 1 / 4;
 
-/**
- * In flight at most rate × fastest round trip × GAIN; an answer slower than GAIN × the fastest (+ GAIN ms) found a
- * queue; a partition failing more than GAIN times as often as its account is its own trouble (partitionBreaker.ts).
- */
+/** The window (rate × fastest × GAIN), the no-queue test (GAIN × fastest + GAIN ms), a partition's failures against its account's. */
 export const GAIN = 2;
 
 /** The answers the unserved share is taken over, and the unserved answers an account's spread is read from. */
