@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark, writes bench/results/latest.json, and regenerates
 // the tables in docs/benchmarks.md and the docs/bench-*.svg charts from it.
-//   npm run bench                         full run (about 6 minutes), writes results and docs
+//   npm run bench                         full run (about 40 minutes on 2 cores), writes results and docs
 //   npm run bench -- --report-only        regenerates docs from bench/results/latest.json
 //   npm run bench -- --only=overhead      runs some benchmarks, prints JSON, writes nothing
 //   npm run bench -- --smoke              tiny settings, prints JSON, writes nothing
@@ -46,6 +46,21 @@ for (const [name, number] of [["SIGINT", 2], ["SIGTERM", 15]] as const) {
 }
 
 const args = process.argv.slice(2);
+
+// A flag misspelt, or `--help`, must not start the full run (about 40 minutes) as if none were given.
+const KNOWN = ["report-only", "only", "smoke", "merge", "seeds", "first-seed", "faults", "configs", "parts", "together", "records"];
+const USAGE = readFileSync(fileURLToPath(import.meta.url), "utf8").split("\nimport ")[0]!.replace(/^\/\/ ?/gm, "");
+if (args.includes("--help") || args.includes("-h")) {
+  console.log(USAGE);
+  process.exit(0);
+}
+for (const arg of args) {
+  const name = /^--([a-z-]+)(=.*)?$/.exec(arg)?.[1];
+  if (name === undefined || !KNOWN.includes(name)) {
+    console.error(`bench: unknown argument ${JSON.stringify(arg)}; known: ${KNOWN.map((k) => `--${k}`).join(", ")} (npm run bench -- --help)`);
+    process.exit(2);
+  }
+}
 const flag = (name: string) => args.includes(`--${name}`);
 const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(`--${name}=`.length);
 const onlyArg = value("only");
