@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Registry } from "prom-client";
 import { installResilience, type ResilienceHandle } from "../../src/index.js";
+import { DEMAND_SHARE } from "../../src/flow/scopeController.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
 import { sampleValue, samplesOf, sumOf } from "../unit/metrics/metricsTestKit.js";
 
@@ -66,7 +67,10 @@ describe("pacing metrics on a hot partition", () => {
     };
     const hotOps = (HOT_OPS_PER_SECOND * DURATION_IN_MS) / 1000;
     const coolOps = (COOL_OPS_PER_SECOND * DURATION_IN_MS) / 1000;
-    for (let i = 0; i < hotOps; i++) schedule("hot", (i * 1000) / HOT_OPS_PER_SECOND, i);
+    // The hot partition's operations come in bunches of 10 every 100 ms: once it is paced, some must wait for
+    // their turns however late the machine runs the timers (spread evenly, a starved machine's lagging
+    // arrivals each found their turn due, and none waited).
+    for (let i = 0; i < hotOps; i++) schedule("hot", Math.floor(i / 10) * 100, i);
     for (let i = 0; i < coolOps; i++) schedule(COOL[i % COOL.length] as string, (i * 1000) / COOL_OPS_PER_SECOND, i);
     const results = await Promise.all(operations);
     clearInterval(scraper);
@@ -93,12 +97,13 @@ describe("pacing metrics on a hot partition", () => {
     expect(figures.maxOpen).toBe(0);
     // The cool partitions were never paced: no rate series but the hot partition's.
     expect(scrapes.every((s) => s.otherRates === 0)).toBe(true);
-    // Its rate was read while paced: at least the floor, and within twice what it was offered (the
-    // rate regrows toward the send rate measured at its last cut, retries included, and past it).
+    // Its rate was read while paced: at least the floor, and below what its callers ask over DEMAND_SHARE
+    // (the model lets go of a limit past that: docs/flow-control.md). Regrowing past the capacity it learnt,
+    // the rate may pass what was offered (213/s once, at load 12).
     expect(figures.hotRates.length).toBeGreaterThan(0);
     for (const rate of figures.hotRates) {
       expect(rate).toBeGreaterThanOrEqual(1);
-      expect(rate).toBeLessThanOrEqual(2 * HOT_OPS_PER_SECOND);
+      expect(rate).toBeLessThan(HOT_OPS_PER_SECOND / DEMAND_SHARE);
     }
     // Attempts waited for their slots, and only paced ones were observed: at most one per attempt to the hot partition.
     expect(figures.pacedAttempts).toBeGreaterThan(0);

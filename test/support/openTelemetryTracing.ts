@@ -201,8 +201,10 @@ export function expectExplained(call: ExplainedCall, waitedFor: readonly string[
     expect(Number(wait.attributes["azure.storage.wait.planned_ms"])).toBeGreaterThan(0);
     expect(Number(wait.attributes["azure.storage.wait.actual_ms"])).toBeGreaterThanOrEqual(0);
   }
-  // The trace explains the call's time: what its events account for is the span's duration, within 5 %.
-  expect(Math.abs(call.durationInMs - call.accountedInMs)).toBeLessThanOrEqual(0.05 * call.durationInMs);
+  // The trace explains the call's time: what its events account for is the span's duration, within 5 %, or
+  // 50 ms: on a starved machine (load 10 and more) the process waited 22 ms to be scheduled between events
+  // of a 277 ms call. 50 ms is half the shortest wait these tests plan (100 ms), so a wait left out still fails.
+  expect(Math.abs(call.durationInMs - call.accountedInMs)).toBeLessThanOrEqual(Math.max(0.05 * call.durationInMs, 50));
   const waitedInMs = waits.reduce((total, e) => total + Number(e.attributes["azure.storage.wait.actual_ms"]), 0);
   expect(call.method.attributes["azure.storage.attempts"]).toBe(call.attempts.length);
   expect(Number(call.method.attributes["azure.storage.waited_ms"])).toBeCloseTo(waitedInMs, 0);
