@@ -421,7 +421,8 @@ async function withStreams<K extends string, T>(
   }
 }
 
-interface Outcome {
+/** One operation's end, as the come-back and fault-family benchmarks record it. */
+export interface Outcome {
   op: PlannedOperation;
   endInMs: number;
   ok: boolean;

@@ -27,6 +27,7 @@ import {
   SMOKE_COMEBACK_SETTINGS,
   type ComeBackConfiguration,
   type ComeBackSettings,
+  type Outcome,
   type PlannedOperation,
 } from "./comeBack.js";
 import {
@@ -209,14 +210,6 @@ function refusalRecorder(onRefused: (trickle: boolean) => void): PipelinePolicy 
       }
     },
   };
-}
-
-interface Outcome {
-  op: PlannedOperation;
-  endInMs: number;
-  ok: boolean;
-  local: boolean;
-  reason?: string;
 }
 
 /** The payload of an operation's entity: its index first, so the store check knows it is this write's. */
