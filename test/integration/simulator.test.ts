@@ -1,4 +1,5 @@
 import { isRestError, type RestError } from "@azure/core-rest-pipeline";
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,6 +13,9 @@ import { classify } from "../../src/classification/classify.js";
 import { installResilience } from "../../src/install/installResilience.js";
 import { startAzurite } from "../../src/testing/azurite/startAzurite.js";
 import { uniqueTableName, withTableSimulator } from "../support/withAzurite.js";
+
+const EXIT_HOOKS = fileURLToPath(new URL("../../scripts/sourceHooks.ts", import.meta.url));
+const EXIT_WITHOUT_STOP = fileURLToPath(new URL("../fixtures/azuriteExit/exitWithoutStop.ts", import.meta.url));
 
 const fixture = withTableSimulator({ seed: 7 });
 const table = uniqueTableName("sim");
@@ -304,6 +308,23 @@ describe("startAzurite", () => {
       expect(started.map((child) => child.processGroup)).toEqual([ownProcessGroup()]);
     } finally {
       await azurite.stop();
+    }
+  });
+
+  it("a program that exits without stop() leaves no Azurite running and no work directory behind", async () => {
+    const temp = await mkdtemp(join(tmpdir(), "exit-without-stop-"));
+    try {
+      const child = spawn(process.execPath, ["--import", EXIT_HOOKS, EXIT_WITHOUT_STOP], { env: { ...process.env, TMPDIR: temp }, stdio: ["ignore", "pipe", "pipe"] });
+      let output = "";
+      child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+      expect(output).toContain("started");
+      expect(code).toBe(0);
+      // Its work directory (made in the temp folder it was given) went with it.
+      expect(await readdir(temp)).toEqual([]);
+    } finally {
+      await rm(temp, { recursive: true, force: true });
     }
   });
 

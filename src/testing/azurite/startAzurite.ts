@@ -1,7 +1,7 @@
 // Test tooling (the `/testing` entry): starts Azurite on a free loopback port and stops it. Over 250
 // lines: finding the binary, waiting for readiness and cleaning up on every path.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { createConnection, createServer } from "node:net";
@@ -126,6 +126,8 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
   const entryPoints = resolveEntryPoints(services, options.azuritePath);
   // Even in memory, Azurite creates its workspace folder (the working directory): keep it out of the caller's.
   const workDirectory = await mkdtemp(join(tmpdir(), "azurite-"));
+  liveWorkDirectories.add(workDirectory);
+  ensureExitHook();
   const started: ServiceProcess[] = [];
   try {
     const results = await Promise.allSettled(
@@ -146,6 +148,7 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
   } catch (error) {
     await Promise.all(started.map(stopProcess));
     await rm(workDirectory, { recursive: true, force: true });
+    liveWorkDirectories.delete(workDirectory);
     throw error;
   }
   return new AzuriteInstance(started, workDirectory);
@@ -205,6 +208,7 @@ class AzuriteInstance implements RunningAzurite {
     this.#stopping ??= (async () => {
       await Promise.all(this.#processes.map(stopProcess));
       await rm(this.#workDirectory, { recursive: true, force: true });
+      liveWorkDirectories.delete(this.#workDirectory);
     })();
     return this.#stopping;
   }
@@ -409,16 +413,22 @@ function signal(child: ChildProcess, name: NodeJS.Signals): void {
 }
 
 const liveProcesses = new Set<ChildProcess>();
+/** Work directories of instances not stopped yet: removed when the parent exits without stop(). */
+const liveWorkDirectories = new Set<string>();
 /** Children started `detached`, each the leader of its own process group. */
 const groupLeaders = new WeakSet<ChildProcess>();
 let exitHookInstalled = false;
 
-/** Kills children left running when the parent exits (a test run that crashed before stop()). */
+/**
+ * Kills children left running when the parent exits (a test run that crashed before stop()), and removes
+ * their work directories, which were otherwise left in the temp folder, one per such exit.
+ */
 function ensureExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.once("exit", () => {
     for (const child of liveProcesses) signal(child, "SIGKILL");
+    for (const directory of liveWorkDirectories) rmSync(directory, { recursive: true, force: true });
   });
 }
 
