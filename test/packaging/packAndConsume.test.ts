@@ -98,6 +98,8 @@ describe("the packed package", () => {
     expect(manifestTargets()).toContain("dist/esm/testing/index.js");
     expect(packedFiles.filter((f) => f.startsWith("docs/api/"))).toEqual([]);
     expect(packedFiles).toContain("README.md");
+    // package.json says MIT: the licence's text ships with it (npm adds LICENSE by itself when present).
+    expect(packedFiles).toContain("LICENSE");
     expect(packedFiles).toContain("docs/testing.md");
   });
 
