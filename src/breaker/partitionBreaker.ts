@@ -53,9 +53,8 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   /** Whether `scope` may let an attempt go now: a send is due, and it is not silent past its loss time (then it is checked first). */
   const mayGo = (scope: Scope, at: number): boolean => scope.due(at) && scope.lostAt() > at;
 
-  /** Lets an attempt go on `route` now: counted in flight under its scopes, a send taken from each of its gates. */
-  const send = (route: Route, at: number, waited: boolean): Attempt => {
-    const gates = gatesOf(route);
+  /** Lets an attempt go on `route` now: counted in flight under its scopes, a send taken from each of its `gates`. */
+  const send = (route: Route, gates: readonly Scope[], at: number, waited: boolean): Attempt => {
     const attempt = new Attempt(at, route, gates, waited);
     for (const scope of [route.partition, route.account]) scope?.live.add(attempt);
     for (const gate of gates) {
@@ -81,11 +80,12 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
       if (!ask.retry && waited === undefined) scope.control.asked(at);
     }
     // A newcomer goes when a send is due (the newest first); one asking again, when it is also next in its queue.
-    const blocked = gatesOf(route).find((gate) => !mayGo(gate, at) || (waited !== undefined && gate.waiting > 0 && gate.next !== waited));
+    const gates = gatesOf(route);
+    const blocked = gates.find((gate) => !mayGo(gate, at) || (waited !== undefined && gate.waiting > 0 && gate.next !== waited));
     if (blocked === undefined) {
       waited?.leave();
-      const attempt = send(route, at, waited !== undefined);
-      for (const gate of gatesOf(route)) pump(gate, at);
+      const attempt = send(route, gates, at, waited !== undefined);
+      for (const gate of gates) pump(gate, at);
       return attempt;
     }
     return wait(blocked, route, at, ask, waited);
@@ -110,9 +110,10 @@ export function createPartitionBreaker(options: PartitionBreakerOptions = {}): P
   const pump = (scope: Scope, at: number): void => {
     for (let next = scope.next; next !== undefined && mayGo(scope, at); next = scope.next) {
       next.leave();
-      const blocked = gatesOf(next.route).find((gate) => gate !== scope && !mayGo(gate, at));
+      const gates = gatesOf(next.route);
+      const blocked = gates.find((gate) => gate !== scope && !mayGo(gate, at));
       if (blocked === undefined) {
-        next.grant(send(next.route, at, true));
+        next.grant(send(next.route, gates, at, true));
       } else {
         blocked.enqueue(next);
         blocked.schedule(at, onCheck);
