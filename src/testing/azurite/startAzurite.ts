@@ -292,7 +292,6 @@ async function spawnService(service: StorageService, port: number, options: Serv
   const child = spawn(process.execPath, args, { cwd: options.workDirectory, env, stdio: ["ignore", "pipe", "pipe"], detached: options.detached });
   if (options.detached) groupLeaders.add(child);
   liveProcesses.add(child);
-  ensureExitHook();
   const output = { stdout: "", stderr: "" };
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (output.stdout = tail(output.stdout + chunk)));
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (output.stderr = tail(output.stderr + chunk)));
